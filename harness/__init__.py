@@ -1,0 +1,1 @@
+"""Replication-aware HA storage test harness."""

@@ -1,0 +1,76 @@
+"""fio for the harness: workload specs, argv building and output parsing (all pure).
+
+``spec`` says what to run, ``command`` turns it into fio's argv, ``result`` turns fio's output
+(JSON 2.x/3.x, status-interval streams, terse v3) into one normalised :class:`FioResult`.
+Running fio on a node is the remote layer's job; nothing here opens a connection or a file.
+"""
+
+from harness.fio.command import (
+    SAFE_PATH_CHARS,
+    Target,
+    build_fio_argv,
+    check_safe_path,
+    fio_version_argv,
+    parse_fio_version_output,
+)
+from harness.fio.result import (
+    DirectionStats,
+    DiskUtil,
+    FioOutputError,
+    FioResult,
+    FioVersion,
+    GroupResult,
+    SteadyStateResult,
+    parse_fio_json,
+    parse_fio_json_stream,
+    parse_fio_terse,
+    parse_last_fio_report,
+)
+from harness.fio.spec import (
+    DEFAULT_PERCENTILES,
+    PROFILES,
+    RW_MODES,
+    SS_METRICS,
+    VERIFY_ALGS,
+    Profile,
+    RwMode,
+    SsMetric,
+    SteadyState,
+    VerifySpec,
+    WorkloadSpec,
+    fio_size_text,
+    precondition_fill,
+)
+
+__all__ = [
+    "DEFAULT_PERCENTILES",
+    "PROFILES",
+    "RW_MODES",
+    "SAFE_PATH_CHARS",
+    "SS_METRICS",
+    "VERIFY_ALGS",
+    "DirectionStats",
+    "DiskUtil",
+    "FioOutputError",
+    "FioResult",
+    "FioVersion",
+    "GroupResult",
+    "Profile",
+    "RwMode",
+    "SsMetric",
+    "SteadyState",
+    "SteadyStateResult",
+    "Target",
+    "VerifySpec",
+    "WorkloadSpec",
+    "build_fio_argv",
+    "check_safe_path",
+    "fio_size_text",
+    "fio_version_argv",
+    "parse_fio_json",
+    "parse_fio_json_stream",
+    "parse_fio_terse",
+    "parse_fio_version_output",
+    "parse_last_fio_report",
+    "precondition_fill",
+]

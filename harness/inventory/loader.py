@@ -1,0 +1,59 @@
+"""Load an inventory file into a validated :class:`Inventory`, with file:line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from harness.errors import ConfigError
+from harness.inventory.models import Inventory
+from harness.yamlsafe import LoadedYaml, load_yaml_file, load_yaml_text
+
+__all__ = ["inventory_json_schema", "load_inventory", "parse_inventory"]
+
+
+def _format_errors(loaded: LoadedYaml, exc: ValidationError) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        line = loaded.line_of(loc)
+        where = f"{loaded.source}:{line}" if line else loaded.source
+        key = ".".join(str(p) for p in loc) or "(top level)"
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key (misspelled?)"
+        lines.append(f"{where}: {key}: {msg}")
+    return "invalid inventory:\n  " + "\n  ".join(lines)
+
+
+def _validate(loaded: LoadedYaml) -> Inventory:
+    if not isinstance(loaded.data, dict):
+        raise ConfigError(f"{loaded.source}: the inventory must be a mapping at the top level")
+    # Top-level `x-...` keys hold YAML anchors to reuse (as in docker-compose); nothing else
+    # is ignored.
+    data = {k: v for k, v in loaded.data.items() if not k.startswith("x-")}
+    try:
+        return Inventory.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_errors(loaded, exc)) from None
+
+
+def load_inventory(path: Path) -> Inventory:
+    """Read and validate ``path``.  Raises ConfigError naming file, line and key."""
+    return _validate(load_yaml_file(path))
+
+
+def parse_inventory(text: str, source: str = "<string>") -> Inventory:
+    """Validate inventory text (tests and tools that generate inventories)."""
+    return _validate(load_yaml_text(text, source))
+
+
+def inventory_json_schema() -> str:
+    """JSON Schema of the inventory, for editors (yaml-language-server)."""
+    schema: dict[str, Any] = Inventory.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "HA storage harness inventory"
+    return json.dumps(schema, indent=2, sort_keys=True)

@@ -1,0 +1,258 @@
+"""The inventory schema: nodes, DRBD pairs, the embedded lab, impairment and workload profiles.
+
+pydantic v2 models, all frozen and ``extra="forbid"`` so a misspelled key is an error that
+names the key, never a silently ignored setting.  Names that become remote command arguments
+(resources, interfaces, devices) are checked against tight patterns here, before any SSH
+connection is opened; the remote side re-checks them (defence in depth).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    model_validator,
+)
+
+from harness.units import UnitError, parse_duration, parse_rate_bits, parse_size
+
+__all__ = [
+    "AzLinkSpec",
+    "Inventory",
+    "LabSpec",
+    "NetworkProfileSpec",
+    "NodeSpec",
+    "PairSpec",
+    "ReplicationSpec",
+    "SshSpec",
+    "ThresholdSpec",
+]
+
+NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"
+RESOURCE_PATTERN = r"^[A-Za-z0-9_.+-]{1,64}$"
+IFACE_PATTERN = r"^[A-Za-z0-9_.:-]{1,15}$"
+DRBD_DEVICE_PATTERN = r"^/dev/drbd[0-9]{1,4}$"
+# Raw scratch devices for disk-only studies: plain kernel names only, never aliases that could
+# resolve somewhere else (by-id/by-uuid links are resolved and checked on the node instead).
+SCRATCH_DEVICE_PATTERN = r"^/dev/[a-z][a-z0-9]{1,31}$"
+ENV_NAME_PATTERN = r"^[A-Z_][A-Z0-9_]{0,63}$"
+
+
+def _duration(value: object) -> float:
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        try:
+            return parse_duration(value)
+        except UnitError as exc:
+            raise ValueError(str(exc)) from None
+    raise ValueError(f"expected a duration such as 2ms or 1.5s, got {value!r}")
+
+
+def _size(value: object) -> int:
+    if isinstance(value, str | int) and not isinstance(value, bool):
+        try:
+            return parse_size(value)
+        except UnitError as exc:
+            raise ValueError(str(exc)) from None
+    raise ValueError(f"expected a size such as 4k, 2GiB, got {value!r}")
+
+
+def _rate(value: object) -> float:
+    if isinstance(value, str):
+        try:
+            return parse_rate_bits(value)
+        except UnitError as exc:
+            raise ValueError(str(exc)) from None
+    raise ValueError(f"expected a rate such as 128mbit or 40MB/s, got {value!r}")
+
+
+def _ipv4(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected an IPv4 address as a string, got {value!r}")
+    try:
+        return str(ipaddress.IPv4Address(value))
+    except ipaddress.AddressValueError as exc:
+        raise ValueError(f"not an IPv4 address: {value!r} ({exc})") from None
+
+
+Duration = Annotated[float, BeforeValidator(_duration)]
+Size = Annotated[int, BeforeValidator(_size)]
+Rate = Annotated[float, BeforeValidator(_rate)]
+IPv4 = Annotated[str, BeforeValidator(_ipv4)]
+Name = Annotated[StrictStr, Field(pattern=NAME_PATTERN)]
+
+
+def _absolute(path: Path) -> Path:
+    if not path.is_absolute():
+        raise ValueError(f"must be an absolute path, got {str(path)!r}")
+    return path
+
+
+AbsPath = Annotated[Path, AfterValidator(_absolute)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SshSpec(_Model):
+    """How to reach a node.  Host keys are always checked against ``known_hosts``."""
+
+    host: StrictStr = Field(min_length=1, max_length=253, pattern=r"^[A-Za-z0-9_.:-]+$")
+    port: StrictInt = Field(22, ge=1, le=65535)
+    user: StrictStr = Field("root", pattern=r"^[a-z_][a-z0-9_-]{0,31}$")
+    key: AbsPath | None = Field(None, description="path of the private key file (mode 0600); never the key itself")
+    key_env: Annotated[StrictStr, Field(pattern=ENV_NAME_PATTERN)] | None = Field(
+        None, description="name of an environment variable holding the key file path"
+    )
+    known_hosts: AbsPath = Field(description="pinned host keys; unknown or changed keys are refused")
+    sudo: StrictBool = Field(False, description="run privileged commands with sudo -n (no password prompt)")
+    netns: Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")] | None = Field(
+        None, description="open the TCP connection from inside this network namespace (the embedded lab)"
+    )
+    connect_timeout: Duration = Field(10.0, gt=0, le=300)
+
+
+class ReplicationSpec(_Model):
+    """The node's address and interface on the replication path (what tc shapes)."""
+
+    ip: IPv4
+    iface: Annotated[StrictStr, Field(pattern=IFACE_PATTERN)]
+
+
+class NodeSpec(_Model):
+    """One machine of the cluster."""
+
+    az: Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
+    instance_type: StrictStr | None = None
+    volume: StrictStr | None = Field(None, description="volume for sizing, e.g. gp3:200GiB or io1:200GiB:8000")
+    hostname: StrictStr | None = Field(None, description="expected `uname -n`; a mismatch aborts (wrong cluster)")
+    ssh: SshSpec
+    replication: ReplicationSpec
+    scratch_devices: tuple[Annotated[StrictStr, Field(pattern=SCRATCH_DEVICE_PATTERN)], ...] = Field(
+        (), description="raw devices the harness may overwrite for disk-only studies"
+    )
+
+
+class PairSpec(_Model):
+    """A DRBD resource between two nodes; the harness writes only to its device on the primary."""
+
+    primary: Name
+    secondary: Name
+    resource: Annotated[StrictStr, Field(pattern=RESOURCE_PATTERN)]
+    device: Annotated[StrictStr, Field(pattern=DRBD_DEVICE_PATTERN)]
+    protocol: Literal["A", "B", "C"] = "C"
+    port: StrictInt = Field(7789, ge=1, le=65535, description="DRBD TCP port of the resource")
+
+    @model_validator(mode="after")
+    def _distinct(self) -> PairSpec:
+        if self.primary == self.secondary:
+            raise ValueError(f"primary and secondary are the same node {self.primary!r}")
+        return self
+
+
+class NetworkProfileSpec(_Model):
+    """Impairment of the replication path: added one-way delay on each selected node."""
+
+    delay: Duration = 0.0
+    jitter: Duration = 0.0
+    loss_pct: float = Field(0.0, ge=0, le=100)
+    rate: Rate | None = None
+    direction: Literal["both", "primary", "secondary"] = "both"
+
+
+class ThresholdSpec(_Model):
+    """Pass/fail bounds.  Absolute bounds apply per cell; ratios compare cells in one run."""
+
+    min_mib_s: dict[StrictStr, float] = Field(default_factory=dict, description="workload id glob -> MiB/s")
+    min_iops: dict[StrictStr, float] = Field(default_factory=dict, description="workload id glob -> IOPS")
+    max_p99_ms: dict[StrictStr, float] = Field(default_factory=dict, description="workload id glob -> ms")
+    multi_az_vs_single_az: float | None = Field(None, ge=0, le=1.5)
+    replicated_vs_local: float | None = Field(None, ge=0, le=1.5)
+    latency_model_tolerance: float = Field(0.25, gt=0, le=1)
+    rate_cap_band: tuple[float, float] = (0.8, 1.0)
+
+
+class AzLinkSpec(_Model):
+    """The emulated distance between AZs in the embedded lab (netem on the router guest)."""
+
+    delay: Duration = Field(0.001, ge=0, le=1.0, description="one-way delay added by the router")
+    jitter: Duration = Field(0.0, ge=0, le=1.0)
+    rate: Rate | None = None
+
+
+class LabSpec(_Model):
+    """Present only in the embedded lab's inventory: `harness lab up` boots this."""
+
+    netns: Annotated[StrictStr, Field(pattern=r"^[a-z][a-z0-9-]{0,14}$")] = "hlab"
+    state_dir: AbsPath = Path("/run/harness-lab")
+    guest_uid: StrictInt = Field(4242, ge=1000, le=65000, description="unprivileged host uid the guests run as")
+    guest_memory: Size = Field(256 * 1024**2, ge=64 * 1024**2)
+    disk_size: Size = Field(2 * 1024**3, ge=64 * 1024**2, description="sparse DRBD backing disk per node")
+    extra_disks: StrictInt = Field(2, ge=0, le=8, description="additional raw scratch disks per node")
+    disk_tmpfs_size: Size = Field(12 * 1024**3, description="cap on host RAM the disks may use")
+    boot_timeout: Duration = Field(60.0, gt=0)
+    az_link: AzLinkSpec = AzLinkSpec()
+
+
+class Inventory(_Model):
+    """A validated inventory.  Cross-field rules live in the validator below."""
+
+    name: Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
+    production: StrictBool = Field(False, description="refuse disruptive scenarios unless overridden twice")
+    lab: LabSpec | None = None
+    nodes: dict[Name, NodeSpec] = Field(min_length=2)
+    pairs: dict[Name, PairSpec] = Field(min_length=1)
+    network_profiles: dict[Name, NetworkProfileSpec] = Field(default_factory=dict)
+    thresholds: ThresholdSpec = ThresholdSpec()
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Inventory:
+        problems: list[str] = []
+        endpoints: dict[tuple[str, int, str | None], str] = {}
+        repl_ips: dict[str, str] = {}
+        for name, node in self.nodes.items():
+            key = (node.ssh.host, node.ssh.port, node.ssh.netns)
+            if key in endpoints:
+                problems.append(f"nodes {endpoints[key]!r} and {name!r} have the same ssh endpoint {key[0]}:{key[1]}")
+            endpoints[key] = name
+            if node.replication.ip in repl_ips:
+                problems.append(
+                    f"nodes {repl_ips[node.replication.ip]!r} and {name!r} share replication ip {node.replication.ip}"
+                )
+            repl_ips[node.replication.ip] = name
+            if node.ssh.key is not None and node.ssh.key_env is not None:
+                problems.append(f"node {name!r}: give ssh.key or ssh.key_env, not both")
+        devices: dict[tuple[str, str], str] = {}
+        resources: dict[tuple[str, str], str] = {}
+        for pname, pair in self.pairs.items():
+            for role in ("primary", "secondary"):
+                node_name = getattr(pair, role)
+                if node_name not in self.nodes:
+                    problems.append(f"pair {pname!r}: {role} {node_name!r} is not a node (known: {sorted(self.nodes)})")
+                    continue
+                dkey = (node_name, pair.device)
+                if dkey in devices:
+                    problems.append(f"pairs {devices[dkey]!r} and {pname!r} both use {pair.device} on {node_name!r}")
+                devices[dkey] = pname
+                rkey = (node_name, pair.resource)
+                if rkey in resources:
+                    problems.append(f"pairs {resources[rkey]!r} and {pname!r} both use resource {pair.resource!r}")
+                resources[rkey] = pname
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def placement(self, pair_name: str) -> Literal["same-az", "cross-az"]:
+        pair = self.pairs[pair_name]
+        same = self.nodes[pair.primary].az == self.nodes[pair.secondary].az
+        return "same-az" if same else "cross-az"

@@ -1,0 +1,43 @@
+#!/bin/sh
+# Stage-2 init of an embedded-lab guest, inside the overlay root.  Generic part: mounts,
+# identity, sshd; then the guest's own rendered boot script (network, DRBD or router).
+# Ends as a reaper loop: dash reaps any child (orphans included) while it waits for sleep.
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+mount -t proc proc /proc
+labnode=$(sed -n 's/.*labnode=\([^ ]*\).*/\1/p' /proc/cmdline)
+labdir=$(sed -n 's/.*labdir=\([^ ]*\).*/\1/p' /proc/cmdline)
+# The lab state directory may live under the host's /run, which the tmpfs below hides:
+# keep it reachable at /lab first.
+mkdir -p /lab
+mount --bind "$labdir" /lab
+labdir=/lab
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs -o mode=755 tmpfs /run
+mkdir -p /run/lock /run/sshd
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+# The host's /root (and its shell rc files, P1 in LAB-NOTES) must not leak in: 22 ms per fork.
+mount -t tmpfs -o mode=700 tmpfs /root
+mine="$labdir/guests/$labnode"
+hostname "$labnode"
+echo "$labnode" >/etc/hostname
+printf '127.0.0.1 localhost\n' >/etc/hosts
+# Root logs in with the lab key only.  rm first: an overlay copy-up would need to read the
+# host's /etc/shadow, which this unprivileged guest cannot (P2).
+rm -f /etc/shadow
+printf 'root:*:19000:0:99999:7:::\n' >/etc/shadow
+chmod 640 /etc/shadow
+rm -f /etc/ssh/ssh_host_*
+mkdir -p /run/lab-ssh /run/sshd
+cp "$mine/ssh_host_ed25519_key" /run/lab-ssh/ssh_host_ed25519_key
+cp "$labdir/keys/lab_key.pub" /run/lab-ssh/authorized_keys
+chmod 600 /run/lab-ssh/ssh_host_ed25519_key
+chmod 644 /run/lab-ssh/authorized_keys
+ip link set lo up
+/usr/sbin/sshd -f "$labdir/guest/sshd_config" -E /run/sshd.log
+. "$mine/boot.sh" >/run/lab-boot.log 2>&1 &
+while :; do sleep 3600; done
