@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 import os
 import shlex
-import socket
 import threading
 import time
 from collections.abc import Sequence
@@ -105,9 +104,7 @@ class Runner(Protocol):
 
     name: str
 
-    def run(
-        self, argv: Sequence[str], *, timeout: float, check: bool = True, sudo: bool = True
-    ) -> CommandResult: ...
+    def run(self, argv: Sequence[str], *, timeout: float, check: bool = True, sudo: bool = True) -> CommandResult: ...
 
     def run_script(self, script: str, *, timeout: float, check: bool = True, sudo: bool = True) -> CommandResult: ...
 
@@ -212,12 +209,12 @@ class SshNode:
                         "connect (pin it with `harness trust` after checking the fingerprint)"
                     ) from None
                 if isinstance(exc, paramiko.AuthenticationException):
-                    raise ConnectionLost(self.name, f"authentication failed for {self.spec.user}@{self.spec.host}") from None
+                    raise ConnectionLost(
+                        self.name, f"authentication failed for {self.spec.user}@{self.spec.host}"
+                    ) from None
                 raise ConnectionLost(self.name, f"{type(exc).__name__}: {exc}") from None
             except (OSError, EOFError) as exc:
-                raise ConnectionLost(
-                    self.name, f"cannot connect to {self.spec.host}:{self.spec.port}: {exc}"
-                ) from None
+                raise ConnectionLost(self.name, f"cannot connect to {self.spec.host}:{self.spec.port}: {exc}") from None
             transport = conn.transport
             if transport is not None:
                 transport.set_keepalive(15)
@@ -270,7 +267,7 @@ class SshNode:
             raise ConnectionLost(
                 self.name, f"`{label}` got no answer {timeout + _BACKSTOP:g} s after its node-side deadline"
             ) from None
-        except (ThreadException, paramiko.SSHException, EOFError, OSError, socket.timeout) as exc:
+        except (TimeoutError, ThreadException, paramiko.SSHException, EOFError, OSError) as exc:
             self.close()
             raise ConnectionLost(self.name, f"during `{label}`: {type(exc).__name__}: {exc}") from None
         duration = time.monotonic() - start
@@ -290,7 +287,8 @@ class SshNode:
     def put_text(self, path: str, text: str, *, mode: int = 0o644, timeout: float = 30.0) -> None:
         """Write ``text`` to ``path`` on the node (atomically, through a temp file)."""
         tmp = f"{path}.tmp.{os.getpid()}"
-        script = f"umask 077; cat > {shlex.quote(tmp)} && chmod {mode:o} {shlex.quote(tmp)} && mv -f {shlex.quote(tmp)} {shlex.quote(path)}"
+        qtmp, qpath = shlex.quote(tmp), shlex.quote(path)
+        script = f"umask 077; cat > {qtmp} && chmod {mode:o} {qtmp} && mv -f {qtmp} {qpath}"
         self._stdin_script(script, text, timeout)
 
     def _stdin_script(self, script: str, stdin_text: str, timeout: float) -> None:

@@ -27,7 +27,13 @@ __all__ = ["LoadedYaml", "load_yaml_file", "load_yaml_text"]
 Path_ = tuple[str | int, ...]
 
 _INT = re.compile(r"\A[-+]?(0|[1-9][0-9]*)\Z")
-_FLOAT = re.compile(r"\A[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
+# A float needs a dot or an exponent, and no leading zero ("010" stays a string).
+_FLOAT = re.compile(r"\A[-+]?(0|[1-9][0-9]*)?(\.[0-9]+([eE][-+]?[0-9]+)?|(\.[0-9]*)?[eE][-+]?[0-9]+)\Z")
+# Tags PyYAML's resolver assigns to untagged nodes; an explicit tag (`!!python/...`, `!foo`)
+# is anything else and is refused.
+_PLAIN_TAGS = {
+    f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "timestamp", "seq", "map", "merge")
+}
 _NULL = {"null", "Null", "NULL", "~", ""}
 _TRUE = {"true", "True", "TRUE"}
 _FALSE = {"false", "False", "FALSE"}
@@ -71,9 +77,9 @@ def _scalar(node: yaml.ScalarNode) -> Any:
 
 def _build(node: yaml.Node, path: Path_, lines: dict[Path_, int], source: str) -> Any:
     lines[path] = node.start_mark.line + 1
+    if node.tag not in _PLAIN_TAGS:
+        raise ConfigError(f"{source}:{node.start_mark.line + 1}: YAML tag {node.tag!r} is not allowed")
     if isinstance(node, yaml.ScalarNode):
-        if node.tag not in ("tag:yaml.org,2002:str", "tag:yaml.org,2002:null") and node.tag.startswith("!"):
-            raise ConfigError(f"{source}:{node.start_mark.line + 1}: custom YAML tags are not allowed")
         return _scalar(node)
     if isinstance(node, yaml.SequenceNode):
         return [_build(child, (*path, i), lines, source) for i, child in enumerate(node.value)]

@@ -38,6 +38,7 @@ from harness.fio.spec import (
     SteadyState,
     VerifySpec,
     WorkloadSpec,
+    fio_number_text,
     fio_size_text,
     precondition_fill,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "WorkloadSpec",
     "build_fio_argv",
     "check_safe_path",
+    "fio_number_text",
     "fio_size_text",
     "fio_version_argv",
     "parse_fio_json",

@@ -20,7 +20,7 @@ from typing import Final, Literal
 
 from harness.errors import ConfigError
 from harness.fio.result import FioOutputError, FioVersion
-from harness.fio.spec import WorkloadSpec
+from harness.fio.spec import WorkloadSpec, fio_number_text
 
 __all__ = [
     "SAFE_PATH_CHARS",
@@ -164,7 +164,7 @@ def build_fio_argv(
         argv += [f"--ss={ss.criterion}", f"--ss_dur={ss.duration_s}"]
         if ss.ramp_s:
             argv.append(f"--ss_ramp={ss.ramp_s}")
-    argv.append("--percentile_list=" + ":".join(f"{p:g}" for p in spec.percentiles))
+    argv.append("--percentile_list=" + ":".join(fio_number_text(p) for p in spec.percentiles))
     argv += [
         "--group_reporting=1",
         "--eta=never",

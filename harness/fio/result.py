@@ -301,7 +301,7 @@ def _direction(raw: object, where: str) -> DirectionStats:
     if clat is not None and "N" in clat:
         measured = runtime_ms > 0 and _number(clat, "N", f"{where}.{clat_key}") > 0
     else:
-        measured = runtime_ms > 0 and io_bytes > 0
+        measured = runtime_ms > 0 and (total_ios > 0 if total_ios is not None else io_bytes > 0)
     clat_mean = lat_mean = None
     percentiles: dict[float, float] = {}
     if measured and clat is not None:
@@ -444,7 +444,9 @@ def _result_from_document(doc: object) -> FioResult:
 
 # -- text → documents -------------------------------------------------------------------------
 
-_DOC_START: Final = re.compile(r"^[ \t]*\{", re.MULTILINE)
+# fio starts every report with "{" in column 0; nested objects are indented, so this also
+# finds where the next report of a --status-interval stream begins.
+_DOC_START: Final = re.compile(r"^\{", re.MULTILINE)
 _DECODER: Final = json.JSONDecoder()
 
 

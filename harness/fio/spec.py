@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import pairwise
 from types import MappingProxyType
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final, Literal, TypedDict, get_args
 
 from harness.errors import ConfigError
 from harness.units import UnitError, format_bytes, parse_duration, parse_size
@@ -39,18 +39,19 @@ __all__ = [
     "SteadyState",
     "VerifySpec",
     "WorkloadSpec",
+    "fio_number_text",
     "fio_size_text",
     "precondition_fill",
 ]
 
 RwMode = Literal["read", "write", "randread", "randwrite", "rw", "randrw"]
-RW_MODES: Final[tuple[str, ...]] = get_args(RwMode)
+RW_MODES: Final[tuple[RwMode, ...]] = get_args(RwMode)
 _MIXED_MODES: Final[frozenset[str]] = frozenset({"rw", "randrw"})
 _WRITE_MODES: Final[frozenset[str]] = frozenset({"write", "randwrite", "rw", "randrw"})
 _RANDOM_MODES: Final[frozenset[str]] = frozenset({"randread", "randwrite", "randrw"})
 
 SsMetric = Literal["iops", "iops_slope", "bw", "bw_slope"]
-SS_METRICS: Final[tuple[str, ...]] = get_args(SsMetric)
+SS_METRICS: Final[tuple[SsMetric, ...]] = get_args(SsMetric)
 
 #: Checksums fio 3.33 accepts for ``verify=`` (``fio --cmdhelp=verify``), minus ``meta``
 #: (obsolete), ``pattern`` (needs ``verify_pattern``) and ``null`` (pretends to verify, which
@@ -101,6 +102,14 @@ def fio_size_text(n: int) -> str:
         if n >= factor and n % factor == 0:
             return f"{n // factor}{suffix}"
     return str(n)
+
+
+def fio_number_text(x: float) -> str:
+    """Plain decimal text for fio option values: ``50000000.0 -> '50000000'``, ``99.9 -> '99.9'``.
+
+    ``f"{x:g}"`` would print ``5e+07``, which fio does not read back as the same number.
+    """
+    return f"{x:.6f}".rstrip("0").rstrip(".")
 
 
 @dataclass(frozen=True)
@@ -170,7 +179,7 @@ class SteadyState:
     @property
     def criterion(self) -> str:
         """The ``--ss`` value, e.g. ``iops:10%`` or ``bw_slope:0.5%``."""
-        return f"{self.metric}:{self.limit:g}{'%' if self.percent else ''}"
+        return f"{self.metric}:{fio_number_text(self.limit)}{'%' if self.percent else ''}"
 
     @classmethod
     def parse(cls, text: str, *, duration_s: int, ramp_s: int = 0) -> SteadyState:
@@ -182,7 +191,7 @@ class SteadyState:
         if metric not in SS_METRICS:
             raise ConfigError(f"steady state: unknown metric {metric!r} (use one of {list(SS_METRICS)})")
         return cls(
-            metric=metric,  # type: ignore[arg-type]  # checked against SS_METRICS above
+            metric=metric,
             limit=float(match[2]),
             percent=bool(match[3]),
             duration_s=duration_s,
@@ -360,6 +369,10 @@ class WorkloadSpec:
             raise _fail(what, f"fio reports at most {_MAX_PERCENTILES} percentiles, got {len(ps)}")
         if any(not 0 < p <= 100 for p in ps):
             raise _fail(what, f"percentiles must be in (0, 100], got {list(ps)}")
+        if any(round(p, 6) != p for p in ps):
+            raise _fail(
+                what, f"percentiles have at most 6 decimals (fio prints them with %f), got {list(ps)}"
+            )
         if any(b <= a for a, b in pairwise(ps)):
             raise _fail(what, f"percentiles must be strictly increasing, got {list(ps)}")
 
@@ -384,8 +397,9 @@ class WorkloadSpec:
     def check_fits(self, device_bytes: int) -> None:
         """Refuse a layout that runs past the end of the target (SAFE-3: size/offset vs the device).
 
-        fio would silently shrink or wrap the job; a too-small device usually means the wrong
-        device, so it is an error, not a warning.
+        Checked here, before anything runs, so the answer does not depend on how a given fio
+        version treats a job past the end of a device; and a device smaller than planned usually
+        means the wrong device, so it is an error, not a warning.
         """
         if device_bytes <= 0:
             raise _fail(self.name, f"target size must be positive, got {device_bytes} bytes")
@@ -449,9 +463,11 @@ class WorkloadSpec:
 
 
 def _whole_seconds(key: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ConfigError(f"workload {key}: expected a duration such as 5s, got {value!r}")
     try:
-        seconds = parse_duration(value)  # type: ignore[arg-type]
-    except (UnitError, TypeError) as exc:
+        seconds = parse_duration(value)
+    except UnitError as exc:
         raise ConfigError(f"workload {key}: {exc}") from exc
     if seconds != int(seconds):
         raise ConfigError(f"workload {key}: fio times are whole seconds here, got {value!r}")
@@ -459,9 +475,11 @@ def _whole_seconds(key: str, value: object) -> int:
 
 
 def _bytes(key: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise ConfigError(f"workload {key}: expected a size such as 4k or 1g, got {value!r}")
     try:
-        return parse_size(value)  # type: ignore[arg-type]
-    except (UnitError, TypeError) as exc:
+        return parse_size(value)
+    except UnitError as exc:
         raise ConfigError(f"workload {key}: {exc}") from exc
 
 
@@ -643,8 +661,15 @@ class Profile:
         return tuple(self.apply(base, size) for size in self.sizes)
 
 
+class _ProfileRow(TypedDict):
+    runtime: str
+    ramp: str
+    sizes: tuple[str, ...]
+    description: str
+
+
 # Data, not code: add a profile by adding a row.
-_PROFILE_TABLE: Final[dict[str, dict[str, object]]] = {
+_PROFILE_TABLE: Final[dict[str, _ProfileRow]] = {
     "quick": {
         "runtime": "5s",
         "ramp": "1s",
@@ -666,17 +691,15 @@ _PROFILE_TABLE: Final[dict[str, dict[str, object]]] = {
 }
 
 
-def _build_profiles(table: Mapping[str, Mapping[str, object]]) -> Mapping[str, Profile]:
+def _build_profiles(table: Mapping[str, _ProfileRow]) -> Mapping[str, Profile]:
     profiles: dict[str, Profile] = {}
     for name, row in table.items():
-        sizes = row["sizes"]
-        assert isinstance(sizes, tuple)
         profiles[name] = Profile(
             name=name,
             runtime_s=_whole_seconds("runtime", row["runtime"]),
             ramp_s=_whole_seconds("ramp", row["ramp"]),
-            sizes=tuple(_bytes("size", s) for s in sizes),
-            description=str(row["description"]),
+            sizes=tuple(_bytes("size", s) for s in row["sizes"]),
+            description=row["description"],
         )
     return MappingProxyType(profiles)
 

@@ -156,12 +156,7 @@ def validate_peer_ip(address: str | ipaddress.IPv4Address) -> ipaddress.IPv4Addr
             ) from None
     else:
         raise ConfigError(f"peer address must be a string, got {address!r}")
-    if (
-        ip.is_unspecified
-        or ip.is_multicast
-        or ip.is_loopback
-        or ip == ipaddress.IPv4Address("255.255.255.255")
-    ):
+    if ip.is_unspecified or ip.is_multicast or ip.is_loopback or ip == ipaddress.IPv4Address("255.255.255.255"):
         raise ConfigError(f"peer address {ip} is not a unicast host address")
     return ip
 

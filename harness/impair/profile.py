@@ -86,6 +86,7 @@ BURSTY_RATE_BITS = 10e6
 MAX_DELAY_S = 60.0
 MAX_RATE_BITS = 100e9
 MIN_RATE_BITS = 8e3  # 1 kB/s: tc converts to whole bytes per second
+MIN_TIME_S = 1e-6  # tc's time unit is the microsecond
 MIN_LOSS_PCT = 1e-6  # finer than netem's 2**-32 resolution is meaningless
 _U32_MAX = 2**32 - 1
 
@@ -142,18 +143,19 @@ class NetemProfile:
         loss = _number(f"{where}: loss_pct", self.loss_pct)
         rate = None if self.rate_bits is None else _number(f"{where}: rate_bits", self.rate_bits)
         if delay < 0 or jitter < 0:
-            raise ConfigError(
-                f"{where}: delay and jitter must not be negative (delay {delay}, jitter {jitter})"
-            )
+            raise ConfigError(f"{where}: delay and jitter must not be negative (delay {delay}, jitter {jitter})")
         if delay > MAX_DELAY_S:
             raise ConfigError(f"{where}: delay {delay:g}s is beyond the {MAX_DELAY_S:g}s the harness allows")
+        for label, value in (("delay", delay), ("jitter", jitter)):
+            if 0 < value < MIN_TIME_S:
+                # tc takes whole microseconds; a smaller value would silently become 0.
+                raise ConfigError(f"{where}: {label} {value:g}s is below tc's resolution of 1us")
         if jitter > delay:
             # netem would clamp negative delays and reorder heavily; it is never what was meant.
             raise ConfigError(f"{where}: jitter ({jitter:g}s) must not exceed delay ({delay:g}s)")
         if self.distribution is not None and self.distribution not in _DISTRIBUTIONS:
             raise ConfigError(
-                f"{where}: distribution must be one of {', '.join(_DISTRIBUTIONS)} or unset, "
-                f"got {self.distribution!r}"
+                f"{where}: distribution must be one of {', '.join(_DISTRIBUTIONS)} or unset, got {self.distribution!r}"
             )
         if self.distribution is not None and jitter == 0:
             # tc refuses it too: "distribution specified but no latency and jitter values".
@@ -168,9 +170,7 @@ class NetemProfile:
                 f"{format_rate_bits(MAX_RATE_BITS)}, got {rate:g} bit/s"
             )
         if self.direction not in _DIRECTIONS:
-            raise ConfigError(
-                f"{where}: direction must be one of {', '.join(_DIRECTIONS)}, got {self.direction!r}"
-            )
+            raise ConfigError(f"{where}: direction must be one of {', '.join(_DIRECTIONS)}, got {self.direction!r}")
         # Normalise ints to floats so equal profiles compare and hash equal.
         object.__setattr__(self, "delay_s", delay)
         object.__setattr__(self, "jitter_s", jitter)

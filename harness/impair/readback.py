@@ -25,7 +25,8 @@ The JSON shapes follow iproute2 6.1.0 (Debian 12, the lab guests' userland):
 * prio (tc/q_prio.c at iproute2/iproute2@c061b75895870010ea38979760dfb6806dd6fcbd):
   ``bands``, ``priomap`` (array; older code named it ``"priomap "``), ``multiqueue``.
   pfifo_fast prints through the same function.
-* u32 filters (tc/f_u32.c ``print_raw``, recorded): each key is an object under the key
+* u32 filters (tc/f_u32.c ``print_raw`` at Mu-L/iproute2@21a61425cb9a0993e422b1d2ee2f331b66548d86,
+  and recorded with the 6.1.0 binary): each key is an object under the key
   ``"match"`` -- repeated once per key *in the same JSON object* -- with ``value``/``mask``
   as unpadded hex strings (``"ad5010c"`` for 10.213.1.12) and ``off``.  The duplicate keys
   are kept here (a plain ``json.loads`` would silently keep only the last one).  With ``-p``
@@ -303,9 +304,7 @@ class Qdisc:
         ecn = opts.get("ecn", False) is True
         gap = _int(opts.get("gap", 0), f"{what}: gap")
         extras = tuple(key for key in _NETEM_EXTRAS if key in opts)
-        return NetemOptions(
-            limit, delay_s, jitter_s, delay_corr, loss_pct, loss_corr, rate_bytes, ecn, gap, extras
-        )
+        return NetemOptions(limit, delay_s, jitter_s, delay_corr, loss_pct, loss_corr, rate_bytes, ecn, gap, extras)
 
     def tbf(self) -> TbfOptions:
         what = f"{self.label()} options"
@@ -516,17 +515,13 @@ def _check_netem(problems: list[str], netem: NetemOptions, expected: NetemProfil
         ("jitter", netem.jitter_s, expected.jitter_s),
     ):
         if not _close(got, want, _TIME_ABS_S, _TIME_REL):
-            problems.append(
-                f"netem {name}: expected {format_duration(want)}, read back {format_duration(got)}"
-            )
+            problems.append(f"netem {name}: expected {format_duration(want)}, read back {format_duration(got)}")
     if not _close(netem.loss_pct, expected.loss_pct, _LOSS_ABS_PCT, _LOSS_REL):
         problems.append(f"netem loss: expected {expected.loss_pct:g}%, read back {netem.loss_pct:g}%")
     if netem.delay_correlation or netem.loss_correlation:
         problems.append("netem has a delay/loss correlation the harness never sets")
     if netem.rate_bytes is not None:
-        problems.append(
-            f"netem has its own rate ({format_rate_bits(netem.rate_bytes * 8)}); the harness uses tbf"
-        )
+        problems.append(f"netem has its own rate ({format_rate_bits(netem.rate_bytes * 8)}); the harness uses tbf")
     if netem.extras or netem.ecn or netem.gap:
         features = [*netem.extras, *(["ecn"] if netem.ecn else []), *(["gap"] if netem.gap else [])]
         problems.append(f"netem has features the harness never sets: {', '.join(features)}")
@@ -537,8 +532,7 @@ def _check_tbf(problems: list[str], tbf: TbfOptions, expected: NetemProfile, hz:
     want_rate = rate_bits / 8
     if not _close(tbf.rate_bytes, want_rate, _RATE_ABS_BYTES, _RATE_REL):
         problems.append(
-            f"tbf rate: expected {format_rate_bits(rate_bits)}, "
-            f"read back {format_rate_bits(tbf.rate_bytes * 8)}"
+            f"tbf rate: expected {format_rate_bits(rate_bits)}, read back {format_rate_bits(tbf.rate_bytes * 8)}"
         )
     burst = expected.tbf_burst_bytes(hz, mtu) or 0
     if not _close(tbf.burst_bytes, burst, _TBF_BURST_ABS, _TBF_REL):
@@ -599,9 +593,7 @@ def verify_applied(
     else:
         netem_q = netems[0]
         if netem_q.kind != "netem" or netem_q.parent != impaired_class:
-            problems.append(
-                f"netem: expected netem {NETEM_MAJOR:x}: parent {IMPAIRED_CLASS}, found {netem_q.label()}"
-            )
+            problems.append(f"netem: expected netem {NETEM_MAJOR:x}: parent {IMPAIRED_CLASS}, found {netem_q.label()}")
         else:
             try:
                 _check_netem(problems, netem_q.netem(), expected, expected.limit_packets(link_rate_bits, mtu))

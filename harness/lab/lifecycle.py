@@ -21,14 +21,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness.errors import ConfigError, InfraError
-from harness.inventory.models import Inventory, LabSpec
+from harness.inventory.models import AzLinkSpec, Inventory, LabSpec, SshSpec
 from harness.lab import topology as topo_mod
 from harness.lab.keys import generate_keypair, known_hosts_line, write_private_key
 from harness.lab.processes import find_lab_processes, stop_processes
 from harness.lab.topology import ROUTER, Guest, LabTopology, build_topology, guest_dir
 from harness.netns import connect_in_netns, netns_exists
 from harness.remote import SshNode
-from harness.inventory.models import SshSpec
 
 __all__ = ["REQUIRED_TOOLS", "Lab", "LabState", "check_host"]
 
@@ -129,7 +128,9 @@ class Lab:
         self.progress = progress
         state_dir = self.spec.state_dir
         if len(state_dir.parts) < 3:
-            raise ConfigError(f"lab.state_dir {state_dir} is too close to / to be removed safely; use e.g. /run/harness-lab")
+            raise ConfigError(
+                f"lab.state_dir {state_dir} is too close to / to be removed safely; use e.g. /run/harness-lab"
+            )
         self.state_dir = state_dir
 
     # -- paths ------------------------------------------------------------------------------
@@ -161,7 +162,9 @@ class Lab:
                 f"(state {self.state_dir}); see `harness lab status`, or clean it with `harness lab down`"
             )
         start = time.monotonic()
-        state = LabState(self.spec.netns, str(self.state_dir), str(self.inventory_path) if self.inventory_path else None)
+        state = LabState(
+            self.spec.netns, str(self.state_dir), str(self.inventory_path) if self.inventory_path else None
+        )
         try:
             self._prepare_state_dir(state)
             self.progress(f"lab: network namespace {self.spec.netns} with {len(self.topology.bridges)} bridges")
@@ -196,7 +199,9 @@ class Lab:
 
     def _prepare_state_dir(self, state: LabState) -> None:
         if self.state_dir.exists() and any(self.state_dir.iterdir()) and not (self.state_dir / MARKER).exists():
-            raise InfraError(f"{self.state_dir} exists, is not empty and is not a lab state directory; refusing to use it")
+            raise InfraError(
+                f"{self.state_dir} exists, is not empty and is not a lab state directory; refusing to use it"
+            )
         uid = self.spec.guest_uid
         self.state_dir.mkdir(mode=0o755, parents=True, exist_ok=True)
         os.chmod(self.state_dir, 0o755)  # guests read their files through hostfs as `uid` (P15)
@@ -237,7 +242,9 @@ class Lab:
             batch.append(f"link set {br.name} up")
         for guest in self.topology.guests:
             for nic in guest.nics:
-                batch.append(f"tuntap add dev {nic.tap} mode tap user {self.spec.guest_uid} group {self.spec.guest_uid}")
+                batch.append(
+                    f"tuntap add dev {nic.tap} mode tap user {self.spec.guest_uid} group {self.spec.guest_uid}"
+                )
                 batch.append(f"link set dev {nic.tap} master {nic.bridge} up")
         _run(["ip", "-n", ns, "-batch", "-"], stdin="\n".join(batch) + "\n")
 
@@ -248,9 +255,13 @@ class Lab:
             # Disks on tmpfs: repeatable (no host-disk noise); costs host RAM per block written.
             _run(
                 [
-                    "mount", "-t", "tmpfs", "-o",
+                    "mount",
+                    "-t",
+                    "tmpfs",
+                    "-o",
                     f"size={self.spec.disk_tmpfs_size},mode=0700,uid={uid},gid={uid}",
-                    f"harness-lab-disks-{self.spec.netns}", str(self.disks_dir),
+                    f"harness-lab-disks-{self.spec.netns}",
+                    str(self.disks_dir),
                 ]
             )
         os.chown(self.disks_dir, uid, uid)
@@ -266,8 +277,12 @@ class Lab:
         for guest in self.topology.guests:
             argv = topo_mod.uml_argv(self.inventory, self.topology, guest)
             with open(self.console_log(guest), "wb") as console:
-                proc = subprocess.Popen(  # noqa: S603 - argv built from validated topology
-                    argv, stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT, start_new_session=True
+                proc = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=console,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
                 )
             state.pids[guest.name] = proc.pid
             state.save()  # record each pid at once: `down` must find it even if we die now
@@ -335,7 +350,9 @@ class Lab:
             while pending:
                 for name in sorted(pending):
                     res = conns[name].run_script(
-                        "cat /run/lab-ready 2>/dev/null || cat /run/lab-failed 2>/dev/null", timeout=10, check=False
+                        "cat /run/lab-ready 2>/dev/null || cat /run/lab-failed 2>/dev/null",
+                        timeout=10,
+                        check=False,
                     )
                     if "failed" in res.stdout:
                         log = conns[name].run(["tail", "-n", "25", "/run/lab-boot.log"], timeout=10, check=False)
@@ -345,8 +362,12 @@ class Lab:
                 if pending:
                     if time.monotonic() > deadline:
                         guest = self.topology.guest(sorted(pending)[0])
-                        boot_log = conns[guest.name].run(["tail", "-n", "20", "/run/lab-boot.log"], timeout=10, check=False)
-                        raise InfraError(f"lab guest {guest.name} did not finish booting; its boot log:\n{boot_log.stdout}")
+                        boot_log = conns[guest.name].run(
+                            ["tail", "-n", "20", "/run/lab-boot.log"], timeout=10, check=False
+                        )
+                        raise InfraError(
+                            f"lab guest {guest.name} did not finish booting; its boot log:\n{boot_log.stdout}"
+                        )
                     time.sleep(0.2)
             state.timings["boot_scripts_s"] = round(time.monotonic() - (deadline - self.spec.boot_timeout), 2)
             while True:
@@ -358,6 +379,15 @@ class Lab:
                     details = "; ".join(f"{r.name}: {r.connection} {r.disk} {r.role}" for r in bad)
                     raise InfraError(f"DRBD resources not healthy after {self.spec.boot_timeout:g} s: {details}")
                 time.sleep(0.3)
+
+    def set_az_link(self, link: AzLinkSpec) -> None:
+        """Change the emulated AZ distance on the running lab (router netem), e.g. to test a
+        baseline comparison against a slower network."""
+        spec = self.spec.model_copy(update={"az_link": link})
+        router = self.topology.guest(ROUTER)
+        with self.connections((router,)) as conns:
+            for cmd in topo_mod.router_link_commands(spec, self.topology):
+                conns[ROUTER].run(cmd, timeout=15)
 
     # -- status helpers ---------------------------------------------------------------------
     def resource_states(self, conns: dict[str, SshNode]) -> list[ResourceState]:

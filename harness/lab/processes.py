@@ -11,6 +11,7 @@ command-line signature, so a recycled pid is never killed by mistake.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -73,10 +74,8 @@ def find_lab_processes(netns: str, state_dir: Path) -> list[LabProcess]:
 def _alive(pid: int) -> bool:
     # When this process started the guest (pytest boots the lab in-process), reap it so it
     # does not linger as our zombie.
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -93,10 +92,8 @@ def _alive(pid: int) -> bool:
 
 def _signal(pids: Iterable[int], sig: signal.Signals) -> None:
     for pid in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, sig)
-        except ProcessLookupError:
-            pass
 
 
 def stop_processes(netns: str, state_dir: Path, main_pids: Iterable[int], grace_s: float = 5.0) -> list[int]:

@@ -121,9 +121,13 @@ def build_topology(inv: Inventory) -> LabTopology:
     problems: list[str] = []
     if ROUTER in inv.nodes:
         problems.append(f"node name {ROUTER!r} is reserved for the lab's AZ router")
-    mgmt_nets = {ipaddress.IPv4Interface(f"{_ip(n.ssh.host, name, problems)}/24").network for name, n in inv.nodes.items()}
+    mgmt_nets = {
+        ipaddress.IPv4Interface(f"{_ip(n.ssh.host, name, problems)}/24").network for name, n in inv.nodes.items()
+    }
     if len(mgmt_nets) != 1:
-        problems.append(f"all lab nodes' ssh.host must share one /24 management subnet, got {sorted(map(str, mgmt_nets))}")
+        problems.append(
+            f"all lab nodes' ssh.host must share one /24 management subnet, got {sorted(map(str, mgmt_nets))}"
+        )
     key_path = spec.state_dir / "keys" / "lab_key"
     known_hosts = spec.state_dir / "known_hosts"
     az_subnets: dict[str, ipaddress.IPv4Network] = {}
@@ -173,7 +177,12 @@ def build_topology(inv: Inventory) -> LabTopology:
         net = az_subnets[node.az]
         nics = (
             Nic("vec0", f"t{gi}m", "br0", ipaddress.IPv4Interface(f"{node.ssh.host}/{mgmt.prefixlen}")),
-            Nic("vec1", f"t{gi}r", az_bridge[node.az], ipaddress.IPv4Interface(f"{node.replication.ip}/{net.prefixlen}")),
+            Nic(
+                "vec1",
+                f"t{gi}r",
+                az_bridge[node.az],
+                ipaddress.IPv4Interface(f"{node.replication.ip}/{net.prefixlen}"),
+            ),
         )
         via = net.network_address + _ROUTER_AZ_HOST
         routes = tuple((az_subnets[other], via) for other in azs if other != node.az)
@@ -208,7 +217,10 @@ def _netem_args(spec: LabSpec) -> list[str]:
 def router_link_commands(spec: LabSpec, topo: LabTopology) -> list[list[str]]:
     """tc commands that set AZ distance on every AZ leg of the router (idempotent)."""
     router = topo.guest(ROUTER)
-    return [["tc", "qdisc", "replace", "dev", nic.guest_iface, "root", "handle", "1:", *_netem_args(spec)] for nic in router.nics[1:]]
+    return [
+        ["tc", "qdisc", "replace", "dev", nic.guest_iface, "root", "handle", "1:", *_netem_args(spec)]
+        for nic in router.nics[1:]
+    ]
 
 
 def render_boot_script(inv: Inventory, topo: LabTopology, guest: Guest) -> str:
@@ -245,9 +257,9 @@ def render_boot_script(inv: Inventory, topo: LabTopology, guest: Guest) -> str:
             # is correct here (LAB-NOTES §4); never do this on disks that held data.
             lines.append(
                 "for i in $(seq 600); do "
-                f"[ \"$(drbdadm cstate {shlex.quote(res)})\" = Connected ] && break; sleep 0.1; done"
+                f'[ "$(drbdadm cstate {shlex.quote(res)})" = Connected ] && break; sleep 0.1; done'
             )
-            lines.append(f"[ \"$(drbdadm cstate {shlex.quote(res)})\" = Connected ]")
+            lines.append(f'[ "$(drbdadm cstate {shlex.quote(res)})" = Connected ]')
             lines.append(f"drbdadm new-current-uuid --clear-bitmap {shlex.quote(res)}")
             lines.append(f"drbdadm primary {shlex.quote(res)}")
         lines.append(f"# pair {pname}")
@@ -264,6 +276,9 @@ def render_drbd_conf(inv: Inventory) -> str:
         # ping-int 1 / ping-timeout 1 s: a lost peer is noticed in about 2 s instead of 11-20 s
         # (LAB-NOTES P7), which the failover scenario relies on.
         "  net { ping-int 1; ping-timeout 10; }",
+        # The 8.4 default resync controller manages ~250 KiB/s to ~24 MiB/s here; after a
+        # failover the old primary must catch up in seconds, not minutes (P7).
+        "  disk { c-plan-ahead 0; resync-rate 1000M; }",
         "}",
     ]
     for _pname, pair in sorted(inv.pairs.items()):
@@ -284,7 +299,16 @@ def uml_argv(inv: Inventory, topo: LabTopology, guest: Guest, linux: str = "/usr
     spec = _lab_spec(inv)
     state = spec.state_dir
     uid = str(spec.guest_uid)
-    argv = ["ip", "netns", "exec", topo.netns, "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    argv = [
+        "ip",
+        "netns",
+        "exec",
+        topo.netns,
+        "setpriv",
+        f"--reuid={uid}",
+        f"--regid={uid}",
+        "--clear-groups",
+    ]
     argv += [
         linux,
         f"umid={guest.umid(topo.netns)}",

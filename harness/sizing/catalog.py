@@ -28,8 +28,8 @@ __all__ = [
     "CpuCredits",
     "Defaults",
     "Ebs",
-    "FixedVolume",
     "Figure",
+    "FixedVolume",
     "InstanceStore",
     "InstanceStoreVolume",
     "InstanceType",
@@ -129,6 +129,11 @@ class _VolumeBase(_Frozen):
     io_unit_kib: Annotated[
         int, Field(gt=0, description="largest I/O counted as one operation against the IOPS limit")
     ]
+    network_attached: bool = Field(
+        default=True,
+        description="reached over the instance's EBS link (or its NIC when not EBS-optimized); "
+        "false for local disks",
+    )
     latency: Latency
     sources: SourceList
     as_of: dt.date
@@ -221,6 +226,12 @@ class InstanceStoreVolume(_VolumeBase):
     """The instance's local disks; their limits come from the instance's ``instance_store``."""
 
     model: Literal["instance_store"]
+
+    @model_validator(mode="after")
+    def _local(self) -> InstanceStoreVolume:
+        if self.network_attached:
+            raise ValueError("an instance-store volume is local: set network_attached: false")
+        return self
 
 
 VolumeType = Annotated[
@@ -407,7 +418,11 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 
 def _yaml_line(text: str, loc: Sequence[int | str]) -> int | None:
-    """Line (1-based) of the value at pydantic location ``loc``, for error messages."""
+    """Line (1-based) of the value at pydantic location ``loc``, for error messages.
+
+    Location parts that are not keys in the document (pydantic's tagged-union tags, or the
+    name of a missing field) are skipped, so the line is that of the closest enclosing value.
+    """
     try:
         node: yaml.Node | None = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError:
@@ -421,7 +436,7 @@ def _yaml_line(text: str, loc: Sequence[int | str]) -> int | None:
         else:
             match = None
         if match is None:
-            break
+            continue  # a union tag (e.g. "fixed") or a missing key: stay on the parent
         node = match
         line = match.start_mark.line + 1
     return line

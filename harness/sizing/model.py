@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from harness.errors import ConfigError
 from harness.sizing.catalog import (
@@ -49,11 +49,14 @@ __all__ = [
     "Phase",
     "Prediction",
     "Protocol",
+    "Requirement",
     "Scenario",
+    "SearchHit",
     "VolumePerformance",
     "VolumeSpec",
     "Workload",
     "predict",
+    "search",
     "volume_performance",
 ]
 
@@ -254,6 +257,13 @@ class VolumePerformance:
         return self.iops_bucket / (rate - self.baseline_iops)
 
 
+class _LatencyFields(TypedDict):
+    write_latency_s: float
+    read_latency_s: float
+    latency_estimate: bool
+    latency_note: str
+
+
 def volume_performance(
     name: str, volume: VolumeType, spec: VolumeSpec, instance: InstanceType
 ) -> VolumePerformance:
@@ -263,7 +273,7 @@ def volume_performance(
     per-GiB ratio, IOPS given for a type whose IOPS follow from its size, ...).
     """
     size = spec.size_gib
-    latency = {
+    latency: _LatencyFields = {
         "write_latency_s": volume.latency.write_ms / 1000,
         "read_latency_s": volume.latency.read_ms / 1000,
         "latency_estimate": volume.latency.estimate,
@@ -283,7 +293,7 @@ def volume_performance(
             baseline_iops=store.write_iops_4k,
             read_iops=store.read_iops_4k,
             notes=notes,
-            **latency,  # type: ignore[arg-type]
+            **latency,
         )
 
     if size is None:
@@ -313,7 +323,7 @@ def volume_performance(
             burst_bytes_s=burst_tput * MIB if burst_tput is not None else None,
             throughput_bucket="iops" if burst_tput is not None else None,
             notes=notes,
-            **latency,  # type: ignore[arg-type]
+            **latency,
         )
 
     if isinstance(volume, ProvisionedVolume):
@@ -356,7 +366,7 @@ def volume_performance(
             baseline_iops=effective,
             baseline_bytes_s=mib_s * MIB,
             notes=notes + tuple(extra_notes),
-            **latency,  # type: ignore[arg-type]
+            **latency,
         )
 
     if isinstance(volume, ThroughputBurstVolume):
@@ -375,7 +385,7 @@ def volume_performance(
             throughput_bucket="bytes" if bursts else None,
             bytes_bucket=volume.bucket_tib_per_tib * tib * TIB if bursts else None,
             notes=notes,
-            **latency,  # type: ignore[arg-type]
+            **latency,
         )
 
     if isinstance(volume, FixedVolume):
@@ -387,7 +397,7 @@ def volume_performance(
             baseline_iops=volume.iops,
             baseline_bytes_s=volume.mib_s * MIB,
             notes=notes,
-            **latency,  # type: ignore[arg-type]
+            **latency,
         )
     raise AssertionError(f"unhandled volume model {volume!r}")  # pragma: no cover
 
@@ -427,10 +437,25 @@ class _Limit:
     estimate: bool = False
     sources: tuple[str, ...] = ()
 
-    def capacity(self, balances: Mapping[str, float]) -> float:
-        if self.burst is not None and self.bucket is not None and balances.get(self.bucket, 0.0) > 0:
-            return self.burst
-        return self.baseline
+    def rate(self, balances: Mapping[str, float], buckets: Mapping[str, _Bucket]) -> float:
+        """Workload I/Os per second this limit allows given the current bucket balances.
+
+        With credits left the limit runs at its burst level.  With its bucket empty it runs at the
+        rate that spends credits exactly as fast as they are earned (never below its baseline):
+        a fluid view of "burst, run dry, refill a little, burst again".  For most limits that is
+        the baseline; for gp2 throughput in the 171-333 GiB band it is the baseline IOPS x the
+        I/O size when that exceeds the 128 MiB/s floor.
+        """
+        baseline = self.baseline / self.units_per_io
+        if self.burst is None or self.bucket is None:
+            return baseline
+        burst = self.burst / self.units_per_io
+        if balances.get(self.bucket, 0.0) > 0:
+            return burst
+        bucket = buckets.get(self.bucket)
+        if bucket is None:
+            return baseline
+        return max(baseline, min(burst, bucket.earn / bucket.units_per_io))
 
 
 #: limits that carry replication traffic; their raw rate also delays each replicated write
@@ -542,6 +567,11 @@ class Prediction:
     ``"mean over run"`` with one (time-weighted over the run, as fio reports).  ``sustained_*``
     is the lowest phase of the run (rates only fall as credits run out), the value a requirement
     must meet for the whole run.
+
+    ``write_time_s`` is the modelled time one write takes (protocol-dependent, at the sustained
+    link rate); ``write_time_budget_s`` is how long a write could take before the latency bound
+    would fall to the predicted rate; ``break_even_rtt_s`` is the RTT at which that happens
+    (synchronous protocols only).  They say how close latency is to binding.
     """
 
     scenario: Scenario
@@ -553,9 +583,11 @@ class Prediction:
     limits: tuple[LimitValue, ...]
     phases: tuple[Phase, ...]
     rtt_s: float | None
+    write_time_s: float | None = None
+    write_time_budget_s: float | None = None
+    break_even_rtt_s: float | None = None
     notes: tuple[str, ...] = ()
     estimates: tuple[str, ...] = ()
-    sources: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def bw(self) -> float:
@@ -601,6 +633,9 @@ class Prediction:
             "basis": self.basis,
             "sustained_bw_mib_s": self.sustained_bw / mib,
             "sustained_iops": self.sustained_iops,
+            "write_time_ms": _ms(self.write_time_s),
+            "write_time_budget_ms": _ms(self.write_time_budget_s),
+            "break_even_rtt_ms": _ms(self.break_even_rtt_s),
             "limits": {
                 value.key: {
                     "bw_mib_s": value.bw / mib,
@@ -652,6 +687,10 @@ class Prediction:
         }
 
 
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1000
+
+
 def _volume_text(spec: VolumeSpec) -> str:
     parts = [spec.type]
     if spec.size_gib is not None:
@@ -677,6 +716,8 @@ class _Build:
     buckets: list[_Bucket] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     estimates: list[str] = field(default_factory=list)
+    latency_estimated: bool = False
+    latency_sources: list[str] = field(default_factory=list)
 
     def add(self, limit: _Limit) -> None:
         if limit.units_per_io > 0:
@@ -703,14 +744,11 @@ class _Node:
     volume: VolumePerformance
     writes: float
     reads: float
+    ebs_backed: bool
 
     @property
     def name(self) -> str:
         return self.spec.instance_type
-
-    @property
-    def ebs_backed(self) -> bool:
-        return self.volume.type != "instance-store" and self.volume.read_iops is None
 
 
 def _gbps(value: float) -> float:
@@ -752,9 +790,7 @@ def _add_volume_limits(build: _Build, node: _Node, bs: int) -> None:
         detail = f"{perf.description}: {perf.baseline_iops:,.0f} IOPS"
         if perf.iops_bucket is not None and perf.burst_iops is not None:
             bucket_key = f"{role}.volume.io_credits"
-            build.add_bucket(
-                _Bucket(bucket_key, perf.iops_bucket, perf.baseline_iops, share * units)
-            )
+            build.add_bucket(_Bucket(bucket_key, perf.iops_bucket, perf.baseline_iops, share * units))
             detail += (
                 f" baseline, {perf.burst_iops:,.0f} burst from a {perf.iops_bucket / 1e6:g}M I/O-credit "
                 f"bucket ({perf.burst_seconds() or 0:,.0f} s at full burst)"
@@ -801,7 +837,9 @@ def _add_volume_limits(build: _Build, node: _Node, bs: int) -> None:
         )
     for text in perf.notes:
         build.note(f"{perf.type}: {text}")
+    build.latency_sources.extend(s for s in sources if s not in build.latency_sources)
     if perf.latency_estimate:
+        build.latency_estimated = True
         build.estimate(
             f"{perf.type} latency {perf.write_latency_s * 1000:g} ms write / "
             f"{perf.read_latency_s * 1000:g} ms read ({perf.latency_note})"
@@ -824,7 +862,9 @@ def _add_ebs_limits(build: _Build, node: _Node, bs: int) -> None:
     detail = f"{node.name} dedicated EBS link: {ebs.sustained_mbps:,.0f} Mbps"
     if max_bytes > base_bytes:
         byte_bucket = f"{role}.ebs.byte_credits"
-        build.add_bucket(_Bucket(byte_bucket, (max_bytes - base_bytes) * minutes * 60, base_bytes, share * bs))
+        build.add_bucket(
+            _Bucket(byte_bucket, (max_bytes - base_bytes) * minutes * 60, base_bytes, share * bs)
+        )
         detail += f" baseline, {ebs.max_mbps:,.0f} Mbps for {minutes:g} min per 24 h"
     build.add(
         _Limit(
@@ -846,7 +886,9 @@ def _add_ebs_limits(build: _Build, node: _Node, bs: int) -> None:
     if max_iops > ebs.sustained_iops:
         iops_bucket = f"{role}.ebs.iops_credits"
         build.add_bucket(
-            _Bucket(iops_bucket, (max_iops - ebs.sustained_iops) * minutes * 60, ebs.sustained_iops, share * units)
+            _Bucket(
+                iops_bucket, (max_iops - ebs.sustained_iops) * minutes * 60, ebs.sustained_iops, share * units
+            )
         )
         detail += f" baseline, {max_iops:,.0f} for {minutes:g} min per 24 h"
     build.add(
@@ -999,7 +1041,7 @@ def _resolve_nodes(scenario: Scenario, catalog: Catalog) -> tuple[_Node, _Node |
             perf = _replace_latency(perf, calibration.local_write_latency_s, read)
         elif calibration is not None and calibration.local_read_latency_s is not None:
             perf = _replace_latency(perf, perf.write_latency_s, calibration.local_read_latency_s)
-        return _Node(role, spec, instance, perf, writes, reads)
+        return _Node(role, spec, instance, perf, writes, reads, volume.network_attached)
 
     primary = node("primary", scenario.primary, workload.write_fraction, workload.read_fraction)
     peer_spec = scenario.peer_node
@@ -1021,7 +1063,9 @@ def _rtt(scenario: Scenario, catalog: Catalog, build: _Build) -> float | None:
     if scenario.rtt_s is not None:
         return scenario.rtt_s
     placement = catalog.placement(scenario.placement)
+    build.latency_sources.extend(s for s in placement.sources if s not in build.latency_sources)
     if placement.estimate:
+        build.latency_estimated = True
         build.estimate(f"{scenario.placement} RTT {placement.rtt_ms:g} ms ({placement.note})")
     return placement.rtt_ms / 1000
 
@@ -1050,6 +1094,9 @@ def _cpu_notes(build: _Build, nodes: Sequence[_Node]) -> None:
 # --------------------------------------------------------------------------------------------
 
 
+_RawPhase = tuple[float, float | None, float, str, dict[str, float], dict[str, float]]
+
+
 def _binding(rates: Mapping[str, float], order: Sequence[str]) -> tuple[str, float]:
     """The smallest rate and its key; near-ties go to the earliest key in ``order``."""
     lowest = min(rates.values())
@@ -1064,15 +1111,16 @@ def _simulate(
     buckets: Sequence[_Bucket],
     latency_rate: Callable[[Mapping[str, float]], float],
     duration_s: float | None,
-) -> list[tuple[float, float | None, float, str, dict[str, float]]]:
-    """Phases as (start, end, iops, binding key, iops allowed per limit)."""
+) -> list[_RawPhase]:
+    """Phases as (start, end, iops, binding key, iops allowed per limit, capacity per limit)."""
     balances = {bucket.key: bucket.capacity for bucket in buckets}
+    by_key = {bucket.key: bucket for bucket in buckets}
     order = [limit.key for limit in limits] + [LATENCY_KEY]
-    phases: list[tuple[float, float | None, float, str, dict[str, float]]] = []
+    phases: list[_RawPhase] = []
     now = 0.0
     for _ in range(len(buckets) + 2):
-        capacities = {limit.key: limit.capacity(balances) for limit in limits}
-        rates = {limit.key: capacities[limit.key] / limit.units_per_io for limit in limits}
+        rates = {limit.key: limit.rate(balances, by_key) for limit in limits}
+        capacities = {limit.key: rates[limit.key] * limit.units_per_io for limit in limits}
         rates[LATENCY_KEY] = latency_rate(capacities)
         key, rate = _binding(rates, order)
         drains = {
@@ -1086,9 +1134,9 @@ def _simulate(
         if duration_s is not None:
             end = min(end, duration_s)
         if math.isinf(end):
-            phases.append((now, None, rate, key, rates))
+            phases.append((now, None, rate, key, rates, capacities))
             return phases
-        phases.append((now, end, rate, key, rates))
+        phases.append((now, end, rate, key, rates, capacities))
         if duration_s is not None and end >= duration_s:
             return phases
         for bucket_key, drain in drains.items():
@@ -1119,7 +1167,9 @@ def predict(scenario: Scenario, catalog: Catalog) -> Prediction:
     nodes = [primary] if peer is None else [primary, peer]
     calibration = scenario.calibration
 
-    if calibration is not None and (calibration.local_bandwidth is not None or calibration.local_iops is not None):
+    if calibration is not None and (
+        calibration.local_bandwidth is not None or calibration.local_iops is not None
+    ):
         _add_calibrated_limits(build, nodes, calibration, bs)
     else:
         for node in nodes:
@@ -1185,16 +1235,15 @@ def predict(scenario: Scenario, catalog: Catalog) -> Prediction:
             bottleneck=key,
             limits=rates,
         )
-        for start, end, rate, key, rates in raw
+        for start, end, rate, key, rates, _ in raw
     )
+    final_path = path_rate(raw[-1][5])
     if scenario.duration_s is None:
         basis: Literal["steady state", "mean over run"] = "steady state"
         final = phases[-1]
         iops = final.iops
         bottleneck = final.bottleneck
-        weights = [(phase, 1.0) for phase in phases[-1:]]
-        # Steady state means indefinitely: a limit counts at its sustainable (baseline) level.
-        values = _steady_limit_values(build.limits, final, latency_rate)
+        values = _steady_limit_values(build.limits, build.buckets, final)
     else:
         basis = "mean over run"
         total = scenario.duration_s
@@ -1209,7 +1258,26 @@ def predict(scenario: Scenario, catalog: Catalog) -> Prediction:
             key: sum(phase.limits[key] * weight for phase, weight in weights) for key in phases[0].limits
         }
 
-    limit_values = _limit_values(build, values, phases, bs, latency, path_rate, workload.outstanding)
+    limit_values = _limit_values(
+        build=build,
+        values=values,
+        phases=phases,
+        bs=bs,
+        latency=latency,
+        path_rate=path_rate,
+        final_path=final_path,
+        outstanding=workload.outstanding,
+    )
+    write_time = latency.write_s(final_path) if workload.write_fraction > 0 else None
+    budget = None
+    break_even = None
+    if workload.write_fraction > 0:
+        per_io_budget = workload.outstanding / iops
+        budget = (per_io_budget - workload.read_fraction * latency.local_read_s) / workload.write_fraction
+        if peer is not None and scenario.protocol != "A":
+            serialization = bs / final_path if final_path else 0.0
+            remote = peer.volume.write_latency_s if scenario.protocol == "C" else 0.0
+            break_even = budget - serialization - remote
     return Prediction(
         scenario=scenario,
         bs=bs,
@@ -1220,29 +1288,43 @@ def predict(scenario: Scenario, catalog: Catalog) -> Prediction:
         limits=limit_values,
         phases=phases,
         rtt_s=rtt,
+        write_time_s=write_time,
+        write_time_budget_s=budget,
+        break_even_rtt_s=break_even,
         notes=tuple(build.notes),
         estimates=tuple(build.estimates),
     )
 
 
 def _steady_limit_values(
-    limits: Sequence[_Limit], final: Phase, latency_rate: Callable[[Mapping[str, float]], float]
+    limits: Sequence[_Limit], buckets: Sequence[_Bucket], final: Phase
 ) -> dict[str, float]:
-    baselines = {limit.key: limit.baseline for limit in limits}
-    values = {limit.key: limit.baseline / limit.units_per_io for limit in limits}
-    values[LATENCY_KEY] = latency_rate(baselines)
-    # A bucket that never drains (the workload stays under its baseline) leaves the final phase
-    # at burst capacity; the sustainable value is still the baseline, which the final rate obeys.
-    return {key: min(value, final.limits[key]) if key == LATENCY_KEY else value for key, value in values.items()}
+    """What each limit allows indefinitely: its rate once every credit bucket is empty.
+
+    A bucket the workload never drains still leaves the final phase at burst level, but that
+    level is not sustainable for more load; the value reported is what a limit can give forever.
+    """
+    by_key = {bucket.key: bucket for bucket in buckets}
+    empty = {bucket.key: 0.0 for bucket in buckets}
+    values = {limit.key: limit.rate(empty, by_key) for limit in limits}
+    values[LATENCY_KEY] = final.limits[LATENCY_KEY]
+    return values
+
+
+def _urls(catalog: Catalog, sources: Sequence[str]) -> tuple[str, ...]:
+    """Reference ids resolved to URLs; URLs and free text (a calibration label) kept as they are."""
+    return tuple(catalog.references[s].url if s in catalog.references else s for s in sources)
 
 
 def _limit_values(
+    *,
     build: _Build,
     values: Mapping[str, float],
     phases: Sequence[Phase],
     bs: int,
     latency: _Latency,
     path_rate: Callable[[Mapping[str, float]], float | None],
+    final_path: float | None,
     outstanding: int,
 ) -> tuple[LimitValue, ...]:
     result: list[LimitValue] = []
@@ -1270,9 +1352,7 @@ def _limit_values(
                 burst_ends_s=exhausted.get(limit.key),
                 detail=limit.detail,
                 estimate=limit.estimate,
-                sources=tuple(build.catalog.source_urls(limit.sources))
-                if all("://" in s or s in build.catalog.references for s in limit.sources)
-                else limit.sources,
+                sources=_urls(build.catalog, limit.sources),
             )
         )
     baseline_caps = {limit.key: limit.baseline for limit in build.limits}
@@ -1280,16 +1360,76 @@ def _limit_values(
     result.append(
         LimitValue(
             key=LATENCY_KEY,
-            label="latency bound (I/Os in flight / time per I/O)",
+            label=f"latency bound ({outstanding} I/Os in flight)",
             resource="latency",
             iops=latency_iops,
             bw=latency_iops * bs,
             baseline_iops=outstanding / latency.per_io(path_rate(baseline_caps)),
             burst_iops=None,
             burst_ends_s=None,
-            detail=latency.describe(path_rate(baseline_caps)),
-            estimate=bool(build.estimates),
-            sources=(),
+            detail=latency.describe(final_path),
+            estimate=build.latency_estimated,
+            sources=_urls(build.catalog, build.latency_sources),
         )
     )
     return tuple(result)
+
+
+# --------------------------------------------------------------------------------------------
+# Requirements and catalog search
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A throughput the customer needs: bytes per second or I/O operations per second."""
+
+    kind: Literal["bw", "iops"]
+    value: float
+    text: str
+
+    def met_by(self, prediction: Prediction) -> bool:
+        """True when the rate holds for the whole run (the lowest phase meets it)."""
+        return self.margin(prediction) >= 0
+
+    def margin(self, prediction: Prediction) -> float:
+        """Sustained rate over the requirement minus one (0.1 = 10 % to spare)."""
+        have = prediction.sustained_bw if self.kind == "bw" else prediction.sustained_iops
+        return have / self.value - 1.0
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One instance type evaluated by :func:`search`."""
+
+    instance_type: str
+    vcpu: int
+    memory_gib: float
+    prediction: Prediction
+
+
+def search(
+    catalog: Catalog, scenario_for: Callable[[str], Scenario], requirement: Requirement
+) -> tuple[list[SearchHit], list[SearchHit]]:
+    """Instance types whose prediction meets ``requirement`` and those that do not.
+
+    ``scenario_for(name)`` builds the scenario for candidate ``name`` (so the caller decides
+    whether the peer follows the candidate).  Both lists are ordered smallest first: vCPU, then
+    memory, then name; the catalog has no prices, and size is what drives price within a region.
+    Candidates the scenario does not fit (e.g. an instance-store volume on a type without one)
+    are left out of both lists.
+    """
+    hits: list[SearchHit] = []
+    misses: list[SearchHit] = []
+    for name, instance in catalog.instance_types.items():
+        try:
+            prediction = predict(scenario_for(name), catalog)
+        except ConfigError:
+            continue
+        hit = SearchHit(name, instance.vcpu, instance.memory_gib, prediction)
+        (hits if requirement.met_by(prediction) else misses).append(hit)
+    return sorted(hits, key=_size_order), sorted(misses, key=_size_order)
+
+
+def _size_order(hit: SearchHit) -> tuple[int, float, str]:
+    return (hit.vcpu, hit.memory_gib, hit.instance_type)

@@ -1,0 +1,202 @@
+"""The ``harness`` command line.  Subcommands live in their own modules; this file only
+parses arguments, maps errors to exit codes and prints.
+
+Exit codes: 0 ok, 1 unhealthy/regressed, 2 bad input, 3 refused by a safety check,
+4 a measurement failed its bounds, 5 infrastructure trouble, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from harness.errors import HarnessError
+
+__all__ = ["main"]
+
+DEFAULT_LAB_INVENTORY = Path("inventories/lab.yaml")
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _lab(args: argparse.Namespace) -> object:
+    from harness.inventory import load_inventory
+    from harness.lab.lifecycle import Lab
+
+    path = Path(args.inventory)
+    return Lab(load_inventory(path), path, progress=_progress)
+
+
+def _lab_up(args: argparse.Namespace) -> int:
+    from harness.lab.lifecycle import Lab
+
+    lab = _lab(args)
+    assert isinstance(lab, Lab)
+    state = lab.up(keep_on_failure=args.keep_on_failure)
+    print(
+        f"lab up in {state.timings.get('up_s', 0):.1f} s: {len(lab.topology.nodes)} nodes + router in namespace "
+        f"{lab.spec.netns}; ssh: ip netns exec {lab.spec.netns} ssh -i {lab.key_path} "
+        f"-o UserKnownHostsFile={lab.known_hosts} root@{lab.topology.nodes[0].mgmt_ip}"
+    )
+    return 0
+
+
+def _lab_down(args: argparse.Namespace) -> int:
+    import time
+
+    from harness.lab.lifecycle import Lab
+
+    lab = _lab(args)
+    assert isinstance(lab, Lab)
+    start = time.monotonic()
+    leftovers = lab.down()
+    if leftovers:
+        print("lab down, but these are left:\n  " + "\n  ".join(leftovers), file=sys.stderr)
+        return 5
+    print(f"lab down in {time.monotonic() - start:.2f} s; nothing left behind")
+    return 0
+
+
+def _lab_status(args: argparse.Namespace) -> int:
+    from harness.lab.lifecycle import Lab
+    from harness.lab.status import collect_status
+
+    lab = _lab(args)
+    assert isinstance(lab, Lab)
+    status = collect_status(lab, rtt_count=args.pings)
+    if args.json:
+        print(json.dumps(status.to_json(), indent=2, sort_keys=True))
+    else:
+        print(status.render_text())
+    return 0 if status.healthy else 1
+
+
+def _lab_set_link(args: argparse.Namespace) -> int:
+    from harness.inventory.models import AzLinkSpec
+    from harness.lab.lifecycle import Lab
+
+    lab = _lab(args)
+    assert isinstance(lab, Lab)
+    current = lab.spec.az_link
+    link = AzLinkSpec.model_validate(
+        {
+            "delay": args.delay if args.delay is not None else current.delay,
+            "jitter": args.jitter if args.jitter is not None else current.jitter,
+            "rate": None if args.rate in (None, "none") else args.rate,
+        }
+    )
+    lab.set_az_link(link)
+    print(
+        f"AZ link now: delay {link.delay * 1e3:g} ms each way, jitter {link.jitter * 1e3:g} ms, "
+        f"rate {'unlimited' if link.rate is None else f'{link.rate / 1e6:g} Mbit/s'}"
+    )
+    return 0
+
+
+def _lab_bench(args: argparse.Namespace) -> int:
+    from harness.lab.bench import run_bench
+
+    return run_bench(Path(args.inventory), cycles=args.cycles, as_json=args.json, progress=_progress)
+
+
+def _inventory_check(args: argparse.Namespace) -> int:
+    from harness.inventory import load_inventory
+
+    inv = load_inventory(Path(args.file))
+    pairs = ", ".join(
+        f"{name} ({inv.placement(name)}: {p.primary}->{p.secondary} {p.device})" for name, p in inv.pairs.items()
+    )
+    print(f"{args.file}: OK — {len(inv.nodes)} nodes, pairs: {pairs}")
+    return 0
+
+
+def _inventory_schema(_: argparse.Namespace) -> int:
+    from harness.inventory import inventory_json_schema
+
+    print(inventory_json_schema())
+    return 0
+
+
+def _sizing(args: argparse.Namespace) -> int:
+    from harness.sizing.cli import run
+
+    return run(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="harness", description="Replication-aware HA storage test harness")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(
+        parent: argparse._SubParsersAction[argparse.ArgumentParser],
+        name: str,
+        handler: Handler,
+        help_text: str,
+    ) -> argparse.ArgumentParser:
+        p = parent.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(handler=handler)
+        return p
+
+    lab = sub.add_parser("lab", help="the embedded lab of user-mode-linux guests (DRBD, netem, sshd)")
+    lab_sub = lab.add_subparsers(dest="lab_command", required=True, metavar="ACTION")
+    for name, handler, text in (
+        ("up", _lab_up, "boot the lab: 4 nodes + AZ router, DRBD resources Connected/UpToDate"),
+        ("down", _lab_down, "stop the lab and remove everything it created (idempotent)"),
+        ("status", _lab_status, "show guests, DRBD state, AZ link and RTT matrix"),
+        ("set-link", _lab_set_link, "change the emulated AZ distance on the running lab"),
+        ("bench", _lab_bench, "measure lab up/down time, memory, RTT and scratch-disk write rate"),
+    ):
+        p = add(lab_sub, name, handler, text)
+        p.add_argument("--inventory", default=str(DEFAULT_LAB_INVENTORY), help="lab inventory (default: %(default)s)")
+        if name == "up":
+            p.add_argument("--keep-on-failure", action="store_true", help="leave a failed lab running for debugging")
+        if name == "status":
+            p.add_argument("--json", action="store_true", help="print one JSON object")
+            p.add_argument("--pings", type=int, default=10, help="pings per RTT matrix entry (default: %(default)s)")
+        if name == "set-link":
+            p.add_argument("--delay", help="one-way delay added per AZ crossing, e.g. 5ms")
+            p.add_argument("--jitter", help="jitter, e.g. 0.5ms")
+            p.add_argument("--rate", help="inter-AZ rate cap, e.g. 100mbit, or 'none'")
+        if name == "bench":
+            p.add_argument("--cycles", type=int, default=3, help="up/down cycles (default: %(default)s)")
+            p.add_argument("--json", action="store_true")
+
+    inv = sub.add_parser("inventory", help="validate an inventory or print its JSON Schema")
+    inv_sub = inv.add_subparsers(dest="inventory_command", required=True, metavar="ACTION")
+    check = add(inv_sub, "check", _inventory_check, "validate an inventory file (no remote access)")
+    check.add_argument("file")
+    add(inv_sub, "schema", _inventory_schema, "print the inventory JSON Schema (for editors)")
+
+    try:
+        from harness.sizing.cli import add_arguments
+    except ImportError:  # sizing is optional at this point of the build
+        pass
+    else:
+        sizing = add(sub, "sizing", _sizing, "predict replicated write throughput from instance/volume limits")
+        add_arguments(sizing)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except HarnessError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,30 @@
+"""Pre-sales sizing: a catalog of published cloud limits and a model that names the binding one.
+
+``catalog`` loads and validates the limits (data in ``catalog.yaml``), ``model`` predicts
+throughput, IOPS and latency of a replicated (or plain) volume from them, ``explain`` turns a
+prediction into a table and plain language, and ``cli`` is the ``harness sizing`` command.
+"""
+
+from harness.sizing.catalog import Catalog, load_builtin_catalog, load_catalog
+from harness.sizing.model import (
+    Calibration,
+    NodeSpec,
+    Prediction,
+    Scenario,
+    VolumeSpec,
+    Workload,
+    predict,
+)
+
+__all__ = [
+    "Calibration",
+    "Catalog",
+    "NodeSpec",
+    "Prediction",
+    "Scenario",
+    "VolumeSpec",
+    "Workload",
+    "load_builtin_catalog",
+    "load_catalog",
+    "predict",
+]

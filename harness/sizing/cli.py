@@ -1,0 +1,330 @@
+"""``harness sizing``: answer "will this pair sustain N MB/s?" from the catalog, on the command line.
+
+Other tools call this command, so its interface is fixed:
+
+    harness sizing --instance-type T [--peer-instance-type T2] [--volume TYPE:SIZE[:IOPS[:MiBps]]]
+        [--placement same-az|cross-az|rtt=2ms] [--no-replication]
+        --workload RW:BS[:numjobs=N][:iodepth=D] [--protocol A|B|C] [--duration 60m] [--json]
+
+plus ``--require 40MB/s`` (or ``3000iops``) to search the catalog, ``--catalog FILE`` for a
+user's own types, and calibration overrides.  This module only parses and prints; the numbers come
+from :mod:`harness.sizing.model` and the wording from :mod:`harness.sizing.explain`.  The main
+``harness`` CLI wires :func:`add_arguments` and :func:`run` to its ``sizing`` subcommand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from harness.errors import ConfigError
+from harness.sizing.catalog import Catalog, load_catalog
+from harness.sizing.explain import explain, render_prediction, render_search
+from harness.sizing.model import (
+    GIB,
+    MIB,
+    RW_MODES,
+    Calibration,
+    NodeSpec,
+    Protocol,
+    Requirement,
+    Scenario,
+    VolumeSpec,
+    Workload,
+    predict,
+    search,
+)
+from harness.units import UnitError, parse_duration, parse_rate_bits, parse_size
+
+__all__ = [
+    "add_arguments",
+    "parse_placement",
+    "parse_requirement",
+    "parse_volume",
+    "parse_workload",
+    "run",
+]
+
+DEFAULT_VOLUME = "gp3:100GiB"
+EXIT_REQUIREMENT_NOT_MET = 1
+
+_EPILOG = """\
+The answer is the smallest of all modelled limits (volume, instance EBS link, network in and
+out, single-flow cap, latency of a synchronous write); every limit is listed with its headroom.
+Without --duration the answer is the long-run steady state; with it, the mean over the run,
+with phases as burst credits run out.
+
+--require searches the catalog for instance types (both nodes the same unless
+--peer-instance-type is given) whose rate holds for the whole run, smallest first: by vCPU, then
+memory, then name (the catalog has no prices).  With --instance-type it checks that type only.
+Exit status: 0 answered (and the requirement met), 1 requirement not met, 2 bad input.
+
+--json prints {"bw_mib_s", "iops", "latency_ms", "bottleneck", "limits": {name: {"bw_mib_s",
+"iops", ...}}, "phases", "notes", "estimates", ...}; bw_mib_s/iops follow "basis"
+(steady state or mean over run), "sustained_*" is the lowest phase.
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``harness sizing`` options to ``parser``."""
+    parser.description = "Predict replicated-write throughput from published instance/volume/network limits."
+    parser.epilog = _EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("--instance-type", metavar="T", help="instance type of the primary (and the peer)")
+    parser.add_argument("--peer-instance-type", metavar="T2", help="instance type of the peer if different")
+    parser.add_argument(
+        "--volume",
+        metavar="TYPE:SIZE[:IOPS[:MiBps]]",
+        default=DEFAULT_VOLUME,
+        help=f"volume under the replicated device on each node, e.g. gp2:100GiB, io1:200GiB:8000, "
+        f"gp3:500GiB:6000:500, instance-store (bare sizes are GiB; default {DEFAULT_VOLUME})",
+    )
+    parser.add_argument(
+        "--peer-volume", metavar="TYPE:SIZE[:IOPS[:MiBps]]", help="the peer's volume if different"
+    )
+    parser.add_argument(
+        "--placement",
+        default="same-az",
+        metavar="same-az|cross-az|rtt=2ms",
+        help="where the peer is: a catalog placement or an explicit round-trip time (default same-az)",
+    )
+    parser.add_argument(
+        "--no-replication", action="store_true", help="model the volume alone, without a peer"
+    )
+    parser.add_argument(
+        "--workload",
+        required=True,
+        metavar="RW:BS[:numjobs=N][:iodepth=D]",
+        help="fio-style workload, e.g. randwrite:4k:numjobs=8 (also :rwmixread=P for rw/randrw)",
+    )
+    parser.add_argument("--protocol", choices=["A", "B", "C"], default="C", help="DRBD protocol (default C)")
+    parser.add_argument("--duration", metavar="60m", help="how long the load runs, so burst credits count")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    parser.add_argument(
+        "--require",
+        metavar="40MB/s|3000iops",
+        help="required rate; searches the catalog (or checks --instance-type) for it",
+    )
+    parser.add_argument(
+        "--catalog",
+        metavar="FILE",
+        action="append",
+        type=Path,
+        default=[],
+        help="your own catalog YAML merged over the built-in one (repeatable)",
+    )
+    calibration = parser.add_argument_group("measured values (replace catalog figures)")
+    calibration.add_argument(
+        "--local-write-latency", metavar="0.8ms", help="scratch device write latency at QD1"
+    )
+    calibration.add_argument(
+        "--local-bandwidth", metavar="200MB/s", help="scratch device sustained bandwidth"
+    )
+    calibration.add_argument("--local-iops", metavar="N", type=float, help="scratch device sustained IOPS")
+    calibration.add_argument("--path-rate", metavar="1gbit", help="replication path rate")
+
+
+def _number(text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ConfigError(f"{what} must be a number, got {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise ConfigError(f"{what} must be positive, got {text!r}")
+    return value
+
+
+def parse_volume(text: str) -> VolumeSpec:
+    """``TYPE:SIZE[:IOPS[:MiBps]]`` (bare SIZE in GiB; MiBps a number or a rate like 500MiB/s)."""
+    parts = text.split(":")
+    if not parts[0] or len(parts) > 4:
+        raise ConfigError(f"--volume {text!r}: expected TYPE:SIZE[:IOPS[:MiBps]], e.g. gp2:100GiB")
+    size = None
+    if len(parts) > 1 and parts[1]:
+        raw = parts[1].strip()
+        try:
+            size = float(raw) if raw.replace(".", "", 1).isdigit() else parse_size(raw) / GIB
+        except UnitError as exc:
+            raise ConfigError(f"--volume {text!r}: {exc}") from None
+        if size <= 0:
+            raise ConfigError(f"--volume {text!r}: size must be positive")
+    iops = _number(parts[2], "volume IOPS") if len(parts) > 2 and parts[2] else None
+    mib_s = None
+    if len(parts) > 3 and parts[3]:
+        raw = parts[3].strip()
+        try:
+            mib_s = (
+                _number(raw, "volume MiBps")
+                if raw.replace(".", "", 1).isdigit()
+                else parse_rate_bits(raw) / 8 / MIB
+            )
+        except UnitError as exc:
+            raise ConfigError(f"--volume {text!r}: {exc}") from None
+    return VolumeSpec(parts[0], size, iops, mib_s)
+
+
+def parse_workload(text: str) -> Workload:
+    """``RW:BS[:numjobs=N][:iodepth=D][:rwmixread=P]`` as fio spells them."""
+    parts = text.split(":")
+    if len(parts) < 2:
+        raise ConfigError(f"--workload {text!r}: expected RW:BS[:numjobs=N][:iodepth=D], e.g. randwrite:4k")
+    rw, bs_text = parts[0].strip(), parts[1].strip()
+    if rw not in RW_MODES:
+        raise ConfigError(f"--workload {text!r}: rw must be one of {', '.join(RW_MODES)}")
+    try:
+        bs = parse_size(bs_text)
+    except UnitError as exc:
+        raise ConfigError(f"--workload {text!r}: {exc}") from None
+    options: dict[str, int] = {}
+    for item in parts[2:]:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or key not in ("numjobs", "iodepth", "rwmixread"):
+            raise ConfigError(
+                f"--workload {text!r}: unknown option {item!r} (numjobs=N, iodepth=D, rwmixread=P)"
+            )
+        if key in options:
+            raise ConfigError(f"--workload {text!r}: {key} given twice")
+        try:
+            options[key] = int(value)
+        except ValueError:
+            raise ConfigError(f"--workload {text!r}: {key} must be a whole number") from None
+    return Workload(rw=rw, bs=bs, **options)
+
+
+def parse_placement(text: str) -> tuple[str, float | None]:
+    """A catalog placement name, or ``rtt=2ms`` for an explicit round trip."""
+    if text.startswith("rtt="):
+        try:
+            return "custom", parse_duration(text[4:])
+        except UnitError as exc:
+            raise ConfigError(f"--placement {text!r}: {exc}") from None
+    return text, None
+
+
+def parse_requirement(text: str) -> Requirement:
+    """``40MB/s``, ``100MiB/s``, ``1gbit`` (a rate) or ``3000iops``."""
+    raw = text.strip()
+    if raw.lower().endswith("iops"):
+        return Requirement("iops", _number(raw[:-4].strip(), "--require IOPS"), raw)
+    try:
+        bits = parse_rate_bits(raw)
+    except UnitError as exc:
+        raise ConfigError(f"--require {text!r}: {exc} (or N iops)") from None
+    if bits <= 0:
+        raise ConfigError(f"--require {text!r}: must be positive")
+    return Requirement("bw", bits / 8, raw)
+
+
+def _calibration(args: argparse.Namespace) -> Calibration | None:
+    try:
+        latency = parse_duration(args.local_write_latency) if args.local_write_latency else None
+        bandwidth = parse_rate_bits(args.local_bandwidth) / 8 if args.local_bandwidth else None
+        path = parse_rate_bits(args.path_rate) if args.path_rate else None
+    except UnitError as exc:
+        raise ConfigError(str(exc)) from None
+    if latency is None and bandwidth is None and path is None and args.local_iops is None:
+        return None
+    return Calibration(
+        local_write_latency_s=latency,
+        local_bandwidth=bandwidth,
+        local_iops=args.local_iops,
+        path_rate_bits=path,
+        label="command line",
+    )
+
+
+def _scenario_factory(args: argparse.Namespace) -> tuple[Callable[[str], Scenario], Catalog]:
+    catalog = load_catalog(args.catalog)
+    volume = parse_volume(args.volume)
+    peer_volume = parse_volume(args.peer_volume) if args.peer_volume else volume
+    workload = parse_workload(args.workload)
+    placement, rtt = parse_placement(args.placement)
+    try:
+        duration = parse_duration(args.duration) if args.duration else None
+    except UnitError as exc:
+        raise ConfigError(f"--duration: {exc}") from None
+    calibration = _calibration(args)
+    protocol: Protocol = args.protocol
+    replicate = not args.no_replication
+    if replicate and rtt is None:
+        catalog.placement(placement)  # fail early on a typo, before any search
+
+    def scenario_for(instance_type: str) -> Scenario:
+        peer_type = args.peer_instance_type or instance_type
+        return Scenario(
+            primary=NodeSpec(instance_type, volume),
+            peer=NodeSpec(peer_type, peer_volume),
+            workload=workload,
+            replicate=replicate,
+            placement=placement,
+            rtt_s=rtt,
+            protocol=protocol,
+            duration_s=duration,
+            calibration=calibration,
+        )
+
+    return scenario_for, catalog
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``harness sizing`` with parsed ``args``, printing to stdout; returns the exit status."""
+    try:
+        return _run(args, sys.stdout)
+    except ConfigError as exc:
+        print(f"harness sizing: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+
+
+def _run(args: argparse.Namespace, out: TextIO) -> int:
+    scenario_for, catalog = _scenario_factory(args)
+    requirement = parse_requirement(args.require) if args.require else None
+    if requirement is not None and not args.instance_type:
+        hits, misses = search(catalog, scenario_for, requirement)
+        if args.json:
+            payload = {
+                "requirement": {
+                    "kind": requirement.kind,
+                    "value": requirement.value,
+                    "text": requirement.text,
+                },
+                "order": "vcpu, memory_gib, name",
+                "matches": [
+                    {
+                        "instance_type": hit.instance_type,
+                        "vcpu": hit.vcpu,
+                        "memory_gib": hit.memory_gib,
+                        "margin_pct": requirement.margin(hit.prediction) * 100,
+                        **hit.prediction.as_dict(),
+                    }
+                    for hit in hits
+                ],
+                "checked": len(hits) + len(misses),
+            }
+            print(json.dumps(payload, indent=2), file=out)
+        else:
+            print(render_search(hits, misses, requirement), file=out)
+        return 0 if hits else EXIT_REQUIREMENT_NOT_MET
+    if not args.instance_type:
+        raise ConfigError("--instance-type is required (or give --require to search the catalog)")
+    prediction = predict(scenario_for(args.instance_type), catalog)
+    if args.json:
+        payload = prediction.as_dict()
+        payload["explanation"] = explain(prediction)
+        if requirement is not None:
+            payload["requirement"] = {
+                "text": requirement.text,
+                "met": requirement.met_by(prediction),
+                "margin_pct": requirement.margin(prediction) * 100,
+            }
+        print(json.dumps(payload, indent=2), file=out)
+    else:
+        print(render_prediction(prediction, requirement), file=out)
+    if requirement is not None and not requirement.met_by(prediction):
+        return EXIT_REQUIREMENT_NOT_MET
+    return 0
