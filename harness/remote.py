@@ -21,7 +21,7 @@ import os
 import shlex
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -43,6 +43,7 @@ __all__ = [
     "Runner",
     "SshNode",
     "render_command",
+    "run_batch",
 ]
 
 log = logging.getLogger("harness.remote")
@@ -317,3 +318,52 @@ class SshNode:
     def get_text(self, path: str, *, timeout: float = 30.0) -> str:
         """Contents of ``path`` on the node."""
         return self.run(["cat", "--", path], timeout=timeout).stdout
+
+
+_BATCH_MARK = "@@harness-batch@@"
+
+
+def run_batch(node: Runner, commands: Mapping[str, Sequence[str]], *, timeout: float) -> dict[str, CommandResult]:
+    """Run several independent commands in one SSH round trip (each on a slow node costs
+    ~0.2 s of fork/exec and channel setup), returning one result per command.
+
+    Each command's stdout, stderr and exit code are kept apart; one failing does not stop
+    the others.  Names must be simple words.
+    """
+    # stderr of each command goes to its own file, printed back with shell builtins only
+    # (`read`/`printf`): on a UML guest every extra fork+exec costs ~22 ms.
+    parts = ["d=$(mktemp -d /tmp/.harness-batch.XXXXXX) || exit 97"]
+    for i, (name, argv) in enumerate(commands.items()):
+        if not name.isidentifier():
+            raise ValueError(f"batch command name must be an identifier, got {name!r}")
+        parts.append(
+            f'echo {_BATCH_MARK}begin:{name}; {shlex.join(argv)} 2>"$d/{i}"; rc=$?; '
+            f"printf '\\n%s\\n' {_BATCH_MARK}stderr:{name}; while IFS= read -r l; do printf '%s\\n' \"$l\"; done < \"$d/{i}\"; "
+            f"echo {_BATCH_MARK}rc:{name}:$rc"
+        )
+    parts.append('rm -rf "$d"')
+    res = node.run_script("\n".join(parts), timeout=timeout, check=False)
+    out: dict[str, CommandResult] = {}
+    text = res.stdout
+    for name, argv in commands.items():
+        begin = f"{_BATCH_MARK}begin:{name}\n"
+        mid = f"\n{_BATCH_MARK}stderr:{name}\n"
+        end_mark = f"{_BATCH_MARK}rc:{name}:"
+        b = text.find(begin)
+        m = text.find(mid, b + len(begin)) if b >= 0 else -1
+        e = text.find(end_mark, m + len(mid)) if m >= 0 else -1
+        if e < 0:
+            continue
+        code_text = text[e + len(end_mark) :].split("\n", 1)[0]
+        out[name] = CommandResult(
+            node.name,
+            shlex.join(argv),
+            int(code_text) if code_text.lstrip("-").isdigit() else -1,
+            text[b + len(begin) : m],
+            text[m + len(mid) : e].rstrip("\n"),
+            res.duration_s,
+        )
+    missing = [n for n in commands if n not in out]
+    if missing:
+        raise ConnectionLost(node.name, f"batch output incomplete (missing {missing}); exit {res.exit_code}")
+    return out

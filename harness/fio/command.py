@@ -173,9 +173,7 @@ def build_fio_argv(
     ]
     if status_interval is not None:
         if isinstance(status_interval, bool) or status_interval < 1:
-            raise ConfigError(
-                f"status_interval must be a whole number of seconds >= 1, got {status_interval!r}"
-            )
+            raise ConfigError(f"status_interval must be a whole number of seconds >= 1, got {status_interval!r}")
         argv.append(f"--status-interval={status_interval}")
     if extra_log_prefix is not None:
         check_safe_path(extra_log_prefix, what="bandwidth log prefix")
@@ -216,7 +214,5 @@ def parse_fio_version_output(stdout: str) -> FioVersion:
     """The version printed by ``fio --version`` (``fio-3.33``; git builds add ``-12-gabcdef``)."""
     lines = [line.strip() for line in stdout.splitlines() if line.strip()]
     if len(lines) != 1:
-        raise FioOutputError(
-            f"'fio --version' printed {len(lines)} lines, expected one such as 'fio-3.33': {stdout!r}"
-        )
+        raise FioOutputError(f"'fio --version' printed {len(lines)} lines, expected one such as 'fio-3.33': {stdout!r}")
     return FioVersion.parse(lines[0])

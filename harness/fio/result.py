@@ -177,9 +177,7 @@ class FioResult:
         for g in self.groups:
             if g.groupid == groupid:
                 return g
-        raise FioOutputError(
-            f"fio result has no group {groupid} (groups: {[g.groupid for g in self.groups]})"
-        )
+        raise FioOutputError(f"fio result has no group {groupid} (groups: {[g.groupid for g in self.groups]})")
 
     @property
     def only_group(self) -> GroupResult:
@@ -429,9 +427,7 @@ def _result_from_document(doc: object) -> FioResult:
     disks = []
     for i, raw in enumerate(top.get("disk_util") or []):
         d = _mapping(raw, f"disk_util[{i}]")
-        disks.append(
-            DiskUtil(name=str(d.get("name", "")), util_percent=_number(d, "util", f"disk_util[{i}]"))
-        )
+        disks.append(DiskUtil(name=str(d.get("name", "")), util_percent=_number(d, "util", f"disk_util[{i}]")))
     return FioResult(
         fio_version=str(top.get("fio version", "")),
         timestamp=_opt_int(top, "timestamp", "top level"),
@@ -579,13 +575,10 @@ def parse_fio_terse(line: str) -> FioResult:
     if len(fields) < _TERSE_HEADER or fields[0] != "3":
         version = fields[0] if fields else ""
         raise FioOutputError(
-            f"not fio terse version 3 output (first field {version!r}); "
-            "run fio with --minimal --terse-version=3"
+            f"not fio terse version 3 output (first field {version!r}); run fio with --minimal --terse-version=3"
         )
     if len(fields) < _TERSE_MIN_FIELDS:
-        raise FioOutputError(
-            f"fio terse line has {len(fields)} fields, need at least {_TERSE_MIN_FIELDS} (truncated?)"
-        )
+        raise FioOutputError(f"fio terse line has {len(fields)} fields, need at least {_TERSE_MIN_FIELDS} (truncated?)")
     try:
         groupid, error = int(fields[3]), int(fields[4])
     except ValueError as exc:

@@ -290,13 +290,10 @@ class WorkloadSpec:
             )
         if self.offset < 0 or self.offset % _DIRECT_ALIGN:
             raise _fail(what, f"offset must be >= 0 and a multiple of {_DIRECT_ALIGN}, got {self.offset}")
-        if self.offset_increment is not None and (
-            self.offset_increment < 0 or self.offset_increment % _DIRECT_ALIGN
-        ):
+        if self.offset_increment is not None and (self.offset_increment < 0 or self.offset_increment % _DIRECT_ALIGN):
             raise _fail(
                 what,
-                f"offset_increment must be >= 0 and a multiple of {_DIRECT_ALIGN}, "
-                f"got {self.offset_increment}",
+                f"offset_increment must be >= 0 and a multiple of {_DIRECT_ALIGN}, got {self.offset_increment}",
             )
 
     def _check_timing(self) -> None:
@@ -338,9 +335,7 @@ class WorkloadSpec:
                 "must issue exactly the same I/O sequence",
             )
         if v.verify_only and self.runtime_s is not None:
-            raise _fail(
-                what, "verify_only must not have a runtime: a cap could end verification early and hide loss"
-            )
+            raise _fail(what, "verify_only must not have a runtime: a cap could end verification early and hide loss")
         if self.ramp_s:
             raise _fail(what, "verify workloads must not use ramp_time: the oracle has to count every I/O")
         if v.replays_later and self.rw in _RANDOM_MODES and self.randseed is None:
@@ -350,9 +345,7 @@ class WorkloadSpec:
                 "address the same blocks",
             )
         if v.verify_only and self.rw not in _WRITE_MODES:
-            raise _fail(
-                what, f"verify_only replays the write workload; rw={self.rw} writes nothing to verify"
-            )
+            raise _fail(what, f"verify_only replays the write workload; rw={self.rw} writes nothing to verify")
         if self.numjobs > 1 and (self.offset_increment is None or self.offset_increment < self.size):
             raise _fail(
                 what,
@@ -370,9 +363,7 @@ class WorkloadSpec:
         if any(not 0 < p <= 100 for p in ps):
             raise _fail(what, f"percentiles must be in (0, 100], got {list(ps)}")
         if any(round(p, 6) != p for p in ps):
-            raise _fail(
-                what, f"percentiles have at most 6 decimals (fio prints them with %f), got {list(ps)}"
-            )
+            raise _fail(what, f"percentiles have at most 6 decimals (fio prints them with %f), got {list(ps)}")
         if any(b <= a for a, b in pairwise(ps)):
             raise _fail(what, f"percentiles must be strictly increasing, got {list(ps)}")
 
@@ -507,9 +498,7 @@ _TIME_KEYS: Final = frozenset({"runtime", "ramp"})
 _INT_KEYS: Final = frozenset({"numjobs", "iodepth", "rwmixread", "fsync", "randseed", "number_ios"})
 _BOOL_KEYS: Final = frozenset({"time_based", "sync", "end_fsync", "norandommap"})
 _OTHER_KEYS: Final = frozenset({"name", "rw", "bs", "bsrange", "verify", "steady_state", "percentiles"})
-_VERIFY_KEYS: Final = frozenset(
-    {"alg", "do_verify", "verify_only", "state_save", "state_load", "fatal", "backlog"}
-)
+_VERIFY_KEYS: Final = frozenset({"alg", "do_verify", "verify_only", "state_save", "state_load", "fatal", "backlog"})
 
 
 def _parse_bs(key: str, value: object) -> tuple[int, int | None]:
@@ -572,9 +561,7 @@ def _verify_from(value: object) -> VerifySpec:
 
 def _steady_state_from(value: object) -> SteadyState:
     if not isinstance(value, Mapping):
-        raise ConfigError(
-            f"workload steady_state: expected {{criterion: 'iops:10%', duration: 30s}}, got {value!r}"
-        )
+        raise ConfigError(f"workload steady_state: expected {{criterion: 'iops:10%', duration: 30s}}, got {value!r}")
     _check_keys("workload steady_state", value, {"criterion", "duration", "ramp"})
     criterion = value.get("criterion")
     if not isinstance(criterion, str):
@@ -596,9 +583,7 @@ def _percentiles_from(value: object) -> tuple[float, ...]:
     return tuple(float(p) for p in value)
 
 
-def precondition_fill(
-    device_bytes: int, percent: float, *, bs: int = 1024**2, iodepth: int = 8
-) -> WorkloadSpec:
+def precondition_fill(device_bytes: int, percent: float, *, bs: int = 1024**2, iodepth: int = 8) -> WorkloadSpec:
     """Sequential write that fills ``percent`` % of the target before random-write cells.
 
     The seed studies filled SSDs to 99 % before measuring random writes, because a fresh
@@ -608,9 +593,7 @@ def precondition_fill(
         raise ConfigError(f"fill percentage must be in (0, 100], got {percent}")
     size = int(device_bytes * percent / 100) // bs * bs
     if size <= 0:
-        raise ConfigError(
-            f"filling {percent} % of {device_bytes} bytes is less than one {fio_size_text(bs)} block"
-        )
+        raise ConfigError(f"filling {percent} % of {device_bytes} bytes is less than one {fio_size_text(bs)} block")
     spec = WorkloadSpec(name=f"fill-{percent:g}pct", rw="write", size=size, bs=bs, iodepth=iodepth)
     spec.check_fits(device_bytes)
     return spec
@@ -628,9 +611,7 @@ class Profile:
 
     def __post_init__(self) -> None:
         if self.runtime_s <= 0 or self.ramp_s < 0 or not self.sizes or any(s <= 0 for s in self.sizes):
-            raise ConfigError(
-                f"profile {self.name!r}: runtime > 0, ramp >= 0 and positive sizes are required"
-            )
+            raise ConfigError(f"profile {self.name!r}: runtime > 0, ramp >= 0 and positive sizes are required")
 
     def apply(self, base: WorkloadSpec, size: int | None = None) -> WorkloadSpec:
         """``base`` scaled to this profile: runtime, ramp and per-job size (default: the first).
@@ -642,9 +623,7 @@ class Profile:
         """
         new_size = self.sizes[0] if size is None else size
         if size is not None and size not in self.sizes:
-            raise ConfigError(
-                f"profile {self.name!r} has sizes {[fio_size_text(s) for s in self.sizes]}, not {size}"
-            )
+            raise ConfigError(f"profile {self.name!r} has sizes {[fio_size_text(s) for s in self.sizes]}, not {size}")
         increment = base.offset_increment
         if increment is not None:
             increment = increment * new_size // base.size // _DIRECT_ALIGN * _DIRECT_ALIGN

@@ -126,13 +126,10 @@ class _VolumeBase(_Frozen):
     description: str = ""
     min_size_gib: PositiveFloat | None = None
     max_size_gib: PositiveFloat | None = None
-    io_unit_kib: Annotated[
-        int, Field(gt=0, description="largest I/O counted as one operation against the IOPS limit")
-    ]
+    io_unit_kib: Annotated[int, Field(gt=0, description="largest I/O counted as one operation against the IOPS limit")]
     network_attached: bool = Field(
         default=True,
-        description="reached over the instance's EBS link (or its NIC when not EBS-optimized); "
-        "false for local disks",
+        description="reached over the instance's EBS link (or its NIC when not EBS-optimized); false for local disks",
     )
     latency: Latency
     sources: SourceList
@@ -410,8 +407,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
             key = self.construct_object(key_node, deep=deep)
             if key in seen:
                 raise ConfigError(
-                    f"{self.name}:{key_node.start_mark.line + 1}: duplicate key {key!r} "
-                    f"(first at line {seen[key]})"
+                    f"{self.name}:{key_node.start_mark.line + 1}: duplicate key {key!r} (first at line {seen[key]})"
                 )
             seen[key] = key_node.start_mark.line + 1
         return super().construct_mapping(node, deep=deep)

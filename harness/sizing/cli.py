@@ -84,18 +84,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"volume under the replicated device on each node, e.g. gp2:100GiB, io1:200GiB:8000, "
         f"gp3:500GiB:6000:500, instance-store (bare sizes are GiB; default {DEFAULT_VOLUME})",
     )
-    parser.add_argument(
-        "--peer-volume", metavar="TYPE:SIZE[:IOPS[:MiBps]]", help="the peer's volume if different"
-    )
+    parser.add_argument("--peer-volume", metavar="TYPE:SIZE[:IOPS[:MiBps]]", help="the peer's volume if different")
     parser.add_argument(
         "--placement",
         default="same-az",
         metavar="same-az|cross-az|rtt=2ms",
         help="where the peer is: a catalog placement or an explicit round-trip time (default same-az)",
     )
-    parser.add_argument(
-        "--no-replication", action="store_true", help="model the volume alone, without a peer"
-    )
+    parser.add_argument("--no-replication", action="store_true", help="model the volume alone, without a peer")
     parser.add_argument(
         "--workload",
         required=True,
@@ -119,12 +115,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="your own catalog YAML merged over the built-in one (repeatable)",
     )
     calibration = parser.add_argument_group("measured values (replace catalog figures)")
-    calibration.add_argument(
-        "--local-write-latency", metavar="0.8ms", help="scratch device write latency at QD1"
-    )
-    calibration.add_argument(
-        "--local-bandwidth", metavar="200MB/s", help="scratch device sustained bandwidth"
-    )
+    calibration.add_argument("--local-write-latency", metavar="0.8ms", help="scratch device write latency at QD1")
+    calibration.add_argument("--local-bandwidth", metavar="200MB/s", help="scratch device sustained bandwidth")
     calibration.add_argument("--local-iops", metavar="N", type=float, help="scratch device sustained IOPS")
     calibration.add_argument("--path-rate", metavar="1gbit", help="replication path rate")
 
@@ -159,9 +151,7 @@ def parse_volume(text: str) -> VolumeSpec:
         raw = parts[3].strip()
         try:
             mib_s = (
-                _number(raw, "volume MiBps")
-                if raw.replace(".", "", 1).isdigit()
-                else parse_rate_bits(raw) / 8 / MIB
+                _number(raw, "volume MiBps") if raw.replace(".", "", 1).isdigit() else parse_rate_bits(raw) / 8 / MIB
             )
         except UnitError as exc:
             raise ConfigError(f"--volume {text!r}: {exc}") from None
@@ -185,9 +175,7 @@ def parse_workload(text: str) -> Workload:
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or key not in ("numjobs", "iodepth", "rwmixread"):
-            raise ConfigError(
-                f"--workload {text!r}: unknown option {item!r} (numjobs=N, iodepth=D, rwmixread=P)"
-            )
+            raise ConfigError(f"--workload {text!r}: unknown option {item!r} (numjobs=N, iodepth=D, rwmixread=P)")
         if key in options:
             raise ConfigError(f"--workload {text!r}: {key} given twice")
         try:

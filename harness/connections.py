@@ -1,0 +1,46 @@
+"""One SSH connection per node per process, opened on first use and closed at the end.
+
+xdist workers are separate processes, each with its own pool; a Connection is never shared
+across processes (fabric connections are not picklable, and paramiko SFTP is not shared).
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from harness.errors import ConfigError
+from harness.inventory.models import Inventory
+from harness.remote import SshNode
+
+__all__ = ["ConnectionPool"]
+
+
+class ConnectionPool:
+    def __init__(self, inventory: Inventory) -> None:
+        self.inventory = inventory
+        self._nodes: dict[str, SshNode] = {}
+        self._lock = threading.Lock()
+
+    def get(self, name: str) -> SshNode:
+        if name not in self.inventory.nodes:
+            raise ConfigError(f"unknown node {name!r} (inventory has {sorted(self.inventory.nodes)})")
+        with self._lock:
+            node = self._nodes.get(name)
+            if node is None:
+                node = SshNode(name, self.inventory.nodes[name].ssh)
+                self._nodes[name] = node
+        node.open()
+        return node
+
+    def open_all(self, names: list[str]) -> dict[str, SshNode]:
+        """Open several connections in parallel; the first failure is raised."""
+        with ThreadPoolExecutor(max_workers=max(1, len(names))) as pool:
+            nodes = list(pool.map(self.get, names))
+        return dict(zip(names, nodes, strict=True))
+
+    def close_all(self) -> None:
+        with self._lock:
+            nodes, self._nodes = list(self._nodes.values()), {}
+        for node in nodes:
+            node.close()

@@ -1,0 +1,184 @@
+"""Putting an impairment on a node, proving it took, and taking it off again — safely.
+
+The order matters and follows reliability.md §5.2:
+
+1. read the interface's qdiscs; a foreign root or a harness leftover refuses (fail closed);
+2. write the intent to the ledger (harness side) *before* touching anything;
+3. in one node-side script: write the fault record under ``/run/harness/<run>/faults``, arm a
+   dead-man switch that removes exactly this fault after ``hold_s`` even if the harness dies
+   or loses SSH (``systemd-run --on-active`` where systemd runs, else ``setsid sleep``), then
+   run the tc commands; a failing command rolls back at once;
+4. read back with ``tc -j`` and compare with the profile; a mismatch removes it and aborts;
+5. :meth:`Impairer.clear` disarms the switch, deletes only the reserved root handle, and
+   verifies the interface is back to its default root.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+from harness.errors import InfraError, RefusedError
+from harness.impair.commands import apply_commands, readback_commands, teardown_commands, validate_ifname
+from harness.impair.profile import NetemProfile
+from harness.impair.readback import (
+    RootClass,
+    classify_root,
+    explain_root,
+    parse_filters,
+    parse_qdiscs,
+    verify_applied,
+    verify_cleared,
+)
+from harness.ledger import Ledger
+from harness.nodefiles import node_run_dir, safe_token
+from harness.remote import Runner
+
+__all__ = ["AppliedImpairment", "Impairer", "ImpairmentMismatch", "deadman_script"]
+
+
+class ImpairmentMismatch(InfraError):
+    """The qdiscs read back differ from the profile: the fault did not take as asked."""
+
+
+@dataclass(frozen=True)
+class AppliedImpairment:
+    """A fault that is live on one node (until cleared or its dead-man switch fires)."""
+
+    node: str
+    iface: str
+    peer_ip: str
+    profile: NetemProfile
+    token: str
+    deadline_epoch: float
+    readback: str
+
+
+def deadman_script(fault_file: str, pid_file: str, undo: list[list[str]], hold_s: float) -> str:
+    """Shell that arms a node-side switch running ``undo`` after ``hold_s`` seconds unless
+    the fault file is gone by then (the harness removed the fault itself)."""
+    undo_sh = "; ".join(shlex.join(cmd) for cmd in undo)
+    inner = (
+        f"sleep {hold_s:.0f}; if [ -e {shlex.quote(fault_file)} ]; then {undo_sh}; rm -f {shlex.quote(fault_file)}; fi"
+    )
+    unit = "harness-deadman-" + fault_file.rsplit("/", 1)[-1].removesuffix(".json").replace(".", "-")
+    # systemd-run gives a unit with the service manager as parent, immune to our session
+    # ending; without systemd (lab guests, containers) setsid detaches from SSH the same way.
+    return (
+        f"if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null; then "
+        f"systemd-run --quiet --collect --unit={shlex.quote(unit)} --on-active={hold_s:.0f} "
+        f"/bin/sh -c {shlex.quote(inner.split('; ', 1)[1])} && echo systemd:{unit} > {shlex.quote(pid_file)}; "
+        f"else setsid sh -c {shlex.quote(inner)} </dev/null >/dev/null 2>&1 & echo $! > {shlex.quote(pid_file)}; fi"
+    )
+
+
+def disarm_script(fault_file: str, pid_file: str) -> str:
+    """Shell that removes the fault record and stops its dead-man switch."""
+    ff, pf = shlex.quote(fault_file), shlex.quote(pid_file)
+    return (
+        f"rm -f {ff}; if [ -e {pf} ]; then p=$(cat {pf}); case $p in "
+        f"systemd:*) systemctl stop ${{p#systemd:}}.timer ${{p#systemd:}}.service 2>/dev/null ;; "
+        f"*) pkill -TERM -s $p 2>/dev/null; kill $p 2>/dev/null ;; esac; rm -f {pf}; fi; true"
+    )
+
+
+class Impairer:
+    """Applies and clears impairments for one run, recording every step in the ledger."""
+
+    def __init__(self, run_id: str, ledger: Ledger, *, link_rate_bits: float = 10e9) -> None:
+        self.run_id = run_id
+        self.ledger = ledger
+        self.link_rate_bits = link_rate_bits
+        self._seq = 0
+
+    def _read(self, node: Runner, iface: str) -> tuple[str, str]:
+        qcmd, fcmd = readback_commands(iface, tc="tc")
+        qdiscs = node.run(qcmd, timeout=20).stdout
+        filters = node.run(fcmd, timeout=20, check=False).stdout or "[]"
+        return qdiscs, filters
+
+    def apply(
+        self,
+        node: Runner,
+        *,
+        iface: str,
+        peer_ip: str,
+        profile: NetemProfile,
+        hold_s: float,
+        role: Literal["primary", "secondary"],
+    ) -> AppliedImpairment | None:
+        """Impair ``node``'s egress towards ``peer_ip`` if the profile applies to ``role``."""
+        if not profile.applies_to(role):
+            return None
+        validate_ifname(iface)
+        qdiscs_text, _ = self._read(node, iface)
+        qdiscs = parse_qdiscs(qdiscs_text)
+        root = classify_root(qdiscs)
+        if root is RootClass.HARNESS_OWNED:
+            raise RefusedError(
+                f"{node.name}: {iface} already carries a harness qdisc (a leftover of a crashed run?); "
+                "run `harness cleanup --inventory FILE` first"
+            )
+        if root is RootClass.FOREIGN:
+            raise RefusedError(
+                f"{node.name}: {iface} has a qdisc the harness did not create ({explain_root(qdiscs)}); "
+                "refusing to touch it"
+            )
+        self._seq += 1
+        token = safe_token(f"{node.name}-{iface}-{self._seq}-{int(time.time())}")
+        base = node_run_dir(self.run_id)
+        fault_file = f"{base}/faults/{token}.json"
+        pid_file = f"{base}/faults/{token}.deadman"
+        undo = teardown_commands(iface)
+        deadline = time.time() + hold_s
+        record = {
+            "node": node.name,
+            "iface": iface,
+            "peer_ip": peer_ip,
+            "profile": profile.as_metadata(),
+            "token": token,
+            "deadline_epoch": round(deadline, 1),
+            "undo": [shlex.join(c) for c in undo],
+        }
+        self.ledger.record("impair-intent", record)
+        apply_sh = " && ".join(
+            shlex.join(cmd) for cmd in apply_commands(profile, iface, peer_ip, link_rate_bits=self.link_rate_bits)
+        )
+        undo_sh = "; ".join(shlex.join(cmd) for cmd in undo)
+        script = (
+            f"set -u; umask 077; mkdir -p {shlex.quote(base)}/faults && "
+            f"printf '%s\\n' {shlex.quote(json.dumps(record, sort_keys=True))} > {shlex.quote(fault_file)} && "
+            f"{deadman_script(fault_file, pid_file, undo, hold_s)} && "
+            f"{{ {apply_sh} || {{ rc=$?; {undo_sh} 2>/dev/null; rm -f {shlex.quote(fault_file)}; exit $rc; }}; }}"
+        )
+        try:
+            node.run_script(script, timeout=30)
+        except Exception:
+            self.ledger.record("impair-failed", {"node": node.name, "token": token})
+            raise
+        applied = AppliedImpairment(node.name, iface, peer_ip, profile, token, deadline, "")
+        self.ledger.record("impair-applied", {"node": node.name, "token": token})
+        qtext, ftext = self._read(node, iface)
+        problems = verify_applied(
+            profile, parse_qdiscs(qtext), parse_filters(ftext), peer_ip, link_rate_bits=self.link_rate_bits
+        )
+        if problems:
+            self.clear(node, applied)
+            raise ImpairmentMismatch(f"{node.name}: impairment read back differs: " + "; ".join(problems))
+        return AppliedImpairment(node.name, iface, peer_ip, profile, token, deadline, qtext)
+
+    def clear(self, node: Runner, applied: AppliedImpairment) -> None:
+        """Remove the fault and disarm its switch; verify the interface is default again."""
+        base = node_run_dir(self.run_id)
+        fault_file = f"{base}/faults/{applied.token}.json"
+        pid_file = f"{base}/faults/{applied.token}.deadman"
+        undo = "; ".join(shlex.join(c) + " 2>/dev/null" for c in teardown_commands(applied.iface))
+        node.run_script(f"{disarm_script(fault_file, pid_file)}; {undo}; true", timeout=30)
+        qtext, _ = self._read(node, applied.iface)
+        problems = verify_cleared(parse_qdiscs(qtext))
+        self.ledger.record("impair-cleared", {"node": applied.node, "token": applied.token, "problems": problems})
+        if problems:
+            raise InfraError(f"{applied.node}: impairment on {applied.iface} not removed: " + "; ".join(problems))

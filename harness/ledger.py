@@ -1,0 +1,56 @@
+"""The harness-side write-ahead ledger of every change made to a node.
+
+Each change is recorded *before* it is made (Chaos Mesh #2449: record intent first), then
+its outcome.  The ledger is an append-only NDJSON file in the run's report directory; with
+the node-side fault records under ``/run/harness/<run>/`` it tells ``harness cleanup`` what
+a crashed run left, and it is the audit trail of the run (SEC-7).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+__all__ = ["Ledger"]
+
+
+class Ledger:
+    """Append-only event log, safe for several xdist workers of one run."""
+
+    def __init__(self, path: Path, run_id: str) -> None:
+        self.path = path
+        self.run_id = run_id
+        self._lock = FileLock(str(path) + ".lock")
+
+    def record(self, event: str, data: Mapping[str, Any]) -> None:
+        entry = {"ts": round(time.time(), 3), "run_id": self.run_id, "pid": os.getpid(), "event": event, **data}
+        line = json.dumps(entry, sort_keys=True, default=str) + "\n"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock, self.path.open("a", encoding="utf-8") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+
+    def entries(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        return [json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    def open_faults(self) -> list[dict[str, Any]]:
+        """Faults whose intent was recorded but which were never cleared."""
+        open_: dict[str, dict[str, Any]] = {}
+        for entry in self.entries():
+            token = entry.get("token")
+            if not token:
+                continue
+            if entry["event"] == "impair-intent":
+                open_[token] = entry
+            elif entry["event"] in ("impair-cleared", "impair-failed"):
+                open_.pop(token, None)
+        return list(open_.values())

@@ -1,0 +1,216 @@
+"""The pytest plugin: ``--inventory``, ``--profile``, fixtures, xdist groups, JUnit, summary.
+
+Registered by the root ``conftest.py``.  Kept thin: measuring is :mod:`harness.cell`,
+rendering is :mod:`harness.report`; this module only wires them into pytest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+
+from harness.bounds import BoundResult
+from harness.cell import CellContext, CellResult, CellSpec
+from harness.nodefiles import new_run_id
+from harness.plugin.session import HarnessSession
+
+__all__ = ["SESSION_KEY", "harness_session", "measure"]
+
+SESSION_KEY = pytest.StashKey[HarnessSession]()
+DEFAULT_INVENTORY = "inventories/lab.yaml"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("harness", "HA storage harness")
+    group.addoption(
+        "--inventory",
+        default=None,
+        help=f"inventory YAML (default: {DEFAULT_INVENTORY}, the embedded lab, booted if not up)",
+    )
+    group.addoption(
+        "--profile",
+        default=None,
+        choices=["quick", "standard", "full"],
+        help="cell size/duration (default: quick on the lab, standard elsewhere)",
+    )
+    group.addoption("--reports", default="reports", help="reports root directory (default: %(default)s)")
+    group.addoption("--run-id", default=None, help="run id (default: generated; xdist workers receive it)")
+    group.addoption("--keep-lab", action="store_true", help="leave a lab this run booted running at the end")
+    group.addoption(
+        "--inconclusive",
+        choices=["skip", "fail"],
+        default="skip",
+        help="how an inconclusive cell is reported (default: %(default)s)",
+    )
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def _rootdir(config: pytest.Config) -> Path:
+    return Path(str(config.rootpath))
+
+
+def _sigterm_to_interrupt(signum: int, frame: FrameType | None) -> None:
+    # pytest handles Ctrl-C (KeyboardInterrupt) by running teardown; SIGTERM from a CI
+    # runner would otherwise kill us with impairments still applied (pytest#5243).
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "cell: a measurement cell on a pair (xdist-grouped by nodes)")
+    root = _rootdir(config)
+    inventory = Path(config.getoption("--inventory") or root / DEFAULT_INVENTORY)
+    reports = Path(config.getoption("--reports"))
+    if not reports.is_absolute():
+        reports = root / reports
+    if _is_worker(config):
+        run_id = config.workerinput["harness_run_id"]  # type: ignore[attr-defined]
+    else:
+        run_id = config.getoption("--run-id") or new_run_id()
+    session = HarnessSession.create(
+        inventory,
+        config.getoption("--profile"),
+        run_id,
+        reports,
+        is_controller=not _is_worker(config),
+        keep_lab=bool(config.getoption("--keep-lab")),
+    )
+    config.stash[SESSION_KEY] = session
+    # Cells of pairs that share nodes must run on one worker: xdist only honours xdist_group
+    # marks under --dist loadgroup, so make that the default whenever -n is used.
+    if getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", "no") in ("no", "load"):
+        config.option.dist = "loadgroup"
+    if not _is_worker(config) and config.getoption("xmlpath", None) is None and _wants_reports(config):
+        session.run_dir.mkdir(parents=True, exist_ok=True)
+        config.option.xmlpath = str(session.run_dir / "junit.xml")
+    if not _is_worker(config):
+        # ValueError: not the main thread (pytester in-process runs)
+        with contextlib.suppress(ValueError):
+            signal.signal(signal.SIGTERM, _sigterm_to_interrupt)
+
+
+def _wants_reports(config: pytest.Config) -> bool:
+    """Only runs that measure (scenarios) get a run directory and JUnit file by default."""
+    return any("scenarios" in str(a) for a in config.args) or bool(config.getoption("--inventory"))
+
+
+def pytest_configure_node(node: Any) -> None:
+    """xdist controller → worker: share the run id."""
+    session: HarnessSession = node.config.stash[SESSION_KEY]
+    node.workerinput["harness_run_id"] = session.run_id
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    hs = session.config.stash[SESSION_KEY]
+    # Boot the lab once, in the controller, before xdist starts its workers (xdist's own
+    # sessionstart is trylast), so workers never race to boot it.
+    xdist = bool(session.config.getoption("numprocesses", None))
+    if hs.is_controller and xdist and not session.config.option.collectonly and _wants_reports(session.config):
+        hs.ensure_lab()
+
+
+def _pair_groups(session: HarnessSession) -> dict[str, str]:
+    """Pairs that share a node must never run at once: group them by connected component."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    for pair in session.inventory.pairs.values():
+        parent[find(pair.primary)] = find(pair.secondary)
+    return {name: "nodes-" + find(pair.primary) for name, pair in session.inventory.pairs.items()}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "pair" not in metafunc.fixturenames:
+        return
+    session = metafunc.config.stash[SESSION_KEY]
+    marker = metafunc.definition.get_closest_marker("pairs")
+    placement = marker.kwargs.get("placement") if marker else None
+    names = [n for n in session.inventory.pairs if placement is None or session.inventory.placement(n) == placement]
+    metafunc.parametrize("pair", names, ids=names)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    session = config.stash[SESSION_KEY]
+    groups = _pair_groups(session)
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is None or "pair" not in callspec.params:
+            continue
+        item.add_marker(pytest.mark.cell)
+        item.add_marker(pytest.mark.xdist_group(name=groups[callspec.params["pair"]]))
+
+
+@pytest.fixture(scope="session")
+def harness_session(request: pytest.FixtureRequest) -> Iterator[HarnessSession]:
+    session = request.config.stash[SESSION_KEY]
+    yield session
+    session.close()
+
+
+@pytest.fixture
+def measure(
+    harness_session: HarnessSession, request: pytest.FixtureRequest, record_property: Any
+) -> Callable[..., CellResult]:
+    """Run one cell, record its metrics as JUnit properties, and turn its verdict into the
+    test outcome: fail → failed test; inconclusive → skipped (or failed with
+    ``--inconclusive=fail``) with the one-line reason."""
+
+    def _measure(spec: CellSpec, extra_checks: Callable[[CellContext], list[BoundResult]] | None = None) -> CellResult:
+        result = harness_session.runner.run(spec, extra_checks=extra_checks, test_id=request.node.nodeid)
+        for key, value in result.properties():
+            record_property(key, value)
+        verdict = result.verdict
+        if verdict.verdict == "fail":
+            pytest.fail(f"{spec.id}: {verdict.reason}", pytrace=False)
+        if verdict.verdict == "inconclusive":
+            message = f"INCONCLUSIVE {spec.id}: {verdict.reason}"
+            if request.config.getoption("--inconclusive") == "fail":
+                pytest.fail(message, pytrace=False)
+            pytest.skip(message)
+        return result
+
+    return _measure
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    hs = session.config.stash.get(SESSION_KEY, None)
+    if hs is None or not hs.is_controller:
+        return
+    samples = hs.run_dir / "samples.ndjson"
+    if samples.exists():
+        from harness.plugin.summary import finish_run
+
+        if finish_run(hs, session) and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    hs = config.stash.get(SESSION_KEY, None)
+    if hs is None or not hs.is_controller:
+        return
+    from harness.plugin.summary import print_summary
+
+    print_summary(hs, terminalreporter)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    hs = config.stash.get(SESSION_KEY, None)
+    if hs is None:
+        return
+    hs.close()
+    if hs.is_controller:
+        hs.teardown_lab()

@@ -1,0 +1,152 @@
+"""Per-process state of a harness pytest run: inventory, run id, report dir, lab, cell runner.
+
+The controller (or the only process without xdist) owns the run: it picks the run id,
+creates ``reports/<run-id>/``, boots the embedded lab when the inventory has a ``lab:``
+section and it is not already up, and tears down what it booted.  xdist workers receive the
+run id through ``workerinput`` and only connect.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from harness.cell import CellRunner
+from harness.connections import ConnectionPool
+from harness.fio.spec import PROFILES, Profile
+from harness.inventory import Inventory, load_inventory
+from harness.ledger import Ledger
+from harness.samples import SampleStore
+
+__all__ = ["HarnessSession"]
+
+
+def _say(message: str) -> None:
+    print(f"[harness] {message}", file=sys.stderr, flush=True)
+
+
+@dataclass
+class HarnessSession:
+    inventory_path: Path
+    inventory: Inventory
+    profile: Profile
+    run_id: str
+    reports_root: Path
+    is_controller: bool
+    keep_lab: bool = False
+    lab_booted_here: bool = False
+    started: float = field(default_factory=time.time)
+    _runner: CellRunner | None = None
+    _pool: ConnectionPool | None = None
+
+    @classmethod
+    def create(
+        cls,
+        inventory_path: Path,
+        profile_name: str | None,
+        run_id: str,
+        reports_root: Path,
+        *,
+        is_controller: bool,
+        keep_lab: bool,
+    ) -> HarnessSession:
+        inventory = load_inventory(inventory_path)
+        name = profile_name or ("quick" if inventory.lab is not None else "standard")
+        if name not in PROFILES:
+            from harness.errors import ConfigError
+
+            raise ConfigError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}")
+        return cls(inventory_path, inventory, PROFILES[name], run_id, reports_root, is_controller, keep_lab)
+
+    @property
+    def run_dir(self) -> Path:
+        return self.reports_root / self.run_id
+
+    @property
+    def pool(self) -> ConnectionPool:
+        if self._pool is None:
+            self._pool = ConnectionPool(self.inventory)
+        return self._pool
+
+    @property
+    def runner(self) -> CellRunner:
+        if self._runner is None:
+            self.ensure_lab()
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            self._runner = CellRunner(
+                self.inventory,
+                run_id=self.run_id,
+                run_dir=self.run_dir,
+                pool=self.pool,
+                store=SampleStore(self.run_dir / "samples.ndjson"),
+                ledger=Ledger(self.run_dir / "ledger.ndjson", self.run_id),
+                lock_dir=self.reports_root / ".locks",
+                progress=_progress_line if os.environ.get("CI") else lambda _m: None,
+            )
+        return self._runner
+
+    # -- the embedded lab -------------------------------------------------------------------
+    def ensure_lab(self) -> None:
+        """Boot the lab if this inventory describes one and it is not up (once per host)."""
+        if self.inventory.lab is None:
+            return
+        from harness.lab.lifecycle import Lab
+
+        lab = Lab(self.inventory, self.inventory_path, progress=_say)
+        lock = FileLock(str(lab.state_dir) + ".boot.lock")
+        with lock:
+            state = lab.state()
+            if state is not None and state.phase == "up":
+                return
+            if state is not None:
+                _say("found a half-started lab; cleaning it first")
+                lab.down()
+            lab.up()
+            if self.is_controller:
+                self.lab_booted_here = True
+            else:
+                # A worker booted it (no controller boot happened): leave a note so the
+                # controller tears it down at the end.
+                (lab.state_dir / "booted-by-run").write_text(self.run_id)
+
+    def teardown_lab(self) -> None:
+        if self.inventory.lab is None or self.keep_lab:
+            return
+        from harness.lab.lifecycle import Lab
+
+        lab = Lab(self.inventory, self.inventory_path, progress=_say)
+        marker = lab.state_dir / "booted-by-run"
+        booted_by_worker = marker.exists() and marker.read_text().strip() == self.run_id
+        if self.lab_booted_here or booted_by_worker:
+            leftovers = lab.down()
+            if leftovers:
+                _say("lab teardown left: " + "; ".join(leftovers))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close_all()
+
+    def write_run_json(self, extra: dict[str, Any]) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        data = {
+            "run_id": self.run_id,
+            "inventory": str(self.inventory_path),
+            "inventory_name": self.inventory.name,
+            "profile": self.profile.name,
+            "started": self.started,
+            "argv": sys.argv,
+            **extra,
+        }
+        (self.run_dir / "run.json").write_text(json.dumps(data, indent=2, sort_keys=True, default=str))
+
+
+def _progress_line(message: str) -> None:
+    # Line-based progress for CI logs (no carriage returns); throttled by the caller's poll.
+    print(f"[harness {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)

@@ -1,0 +1,60 @@
+"""Bounds between cells of one run: cross-AZ vs same-AZ, replicated vs disconnected.
+
+Computed on the controller after all cells ran (cells run on different xdist workers),
+from the medians of the samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from harness.bounds import BoundResult, check_ratio
+from harness.inventory.models import ThresholdSpec
+from harness.report.aggregate import Cell, aggregate_samples
+from harness.samples import Sample
+
+__all__ = ["relative_verdicts"]
+
+
+def _median(cell: Cell, metric: str) -> float | None:
+    stat = cell.stats.get(metric)
+    return None if stat is None else stat.median
+
+
+def _pick(group: list[Cell], placement: str, mode: str) -> Cell | None:
+    return next((c for c in group if c.metadata.get("placement") == placement and c.metadata.get("mode") == mode), None)
+
+
+def relative_verdicts(samples: Iterable[Sample], thresholds: ThresholdSpec) -> list[tuple[str, BoundResult]]:
+    cells = aggregate_samples(samples)
+    out: list[tuple[str, BoundResult]] = []
+    by_key: dict[tuple[str, str, str], list[Cell]] = {}
+    for cell in cells:
+        meta = cell.metadata
+        by_key.setdefault(
+            (str(meta.get("scenario")), str(meta.get("workload")), str(meta.get("impairment"))), []
+        ).append(cell)
+    for (scenario, workload, impairment), group in sorted(by_key.items()):
+        same = _pick(group, "same-az", "replicated")
+        cross = _pick(group, "cross-az", "replicated")
+        local = _pick(group, "local", "disconnected")
+        where = f"{scenario} {workload} [{impairment}]"
+        if thresholds.multi_az_vs_single_az is not None and same and cross:
+            a, b = _median(cross, "bw"), _median(same, "bw")
+            if a is not None and b is not None:
+                out.append(
+                    (
+                        f"{where} cross-AZ vs same-AZ MiB/s",
+                        check_ratio("cross/same", a, b, minimum=thresholds.multi_az_vs_single_az),
+                    )
+                )
+        if thresholds.replicated_vs_local is not None and local and same:
+            a, b = _median(same, "bw"), _median(local, "bw")
+            if a is not None and b is not None:
+                out.append(
+                    (
+                        f"{where} replicated vs local MiB/s",
+                        check_ratio("replicated/local", a, b, minimum=thresholds.replicated_vs_local),
+                    )
+                )
+    return out

@@ -1,0 +1,210 @@
+"""``reports/<run-id>/``: the directory one run writes, the ``latest`` link, and re-rendering.
+
+Layout (issue 3, deliverable 10)::
+
+    reports/
+      20261121-101500-ab12/     one run
+        run.json                RunInfo: inventory, profile, started/finished, argv, versions
+        junit.xml               pytest --junitxml
+        samples.ndjson          every Sample (the source of truth)
+        comparison.md/.csv/.html  rendered from samples.ndjson alone
+      latest -> 20261121-101500-ab12   relative symlink, so the tree can be moved or archived
+
+Everything here besides samples.ndjson is derived: :func:`render_run` rebuilds the tables from
+the samples (and run.json, if present), which is what ``harness report RUN_DIR`` does.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final
+
+from harness.errors import ConfigError
+from harness.report.aggregate import aggregate_samples
+from harness.report.comparison import Comparison, build_comparison
+from harness.report.render import Figure, render_csv, render_html, render_markdown
+from harness.report.run_info import RunInfo
+from harness.samples import read_samples
+
+__all__ = [
+    "LATEST",
+    "RUN_ID_PATTERN",
+    "RunDir",
+    "list_runs",
+    "load_comparison",
+    "new_run_id",
+    "render_run",
+    "update_latest",
+    "write_comparison",
+]
+
+#: Name of the symlink to the newest run inside the reports root.
+LATEST: Final = "latest"
+#: ``YYYYmmdd-HHMMSS-xxxx``: sorts by start time; the random tail keeps two runs started in the
+#: same second (two CI jobs on one runner) apart.
+RUN_ID_PATTERN: Final = re.compile(r"\A\d{8}-\d{6}-[0-9a-f]{4}\Z")
+# A user-chosen run id must still be one plain directory name.
+_SAFE_RUN_ID: Final = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """A fresh run id like ``20261121-101500-ab12`` (UTC, so ids from different hosts sort together)."""
+    stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}-{secrets.token_hex(2)}"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    # A reader (CI artifact upload, a browser reloading) never sees a half-written file.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """One run's directory; the paths of everything in it."""
+
+    path: Path
+
+    @classmethod
+    def create(cls, reports_root: Path, run_id: str | None = None) -> RunDir:
+        """Make a new, empty run directory under ``reports_root`` (never reuses an existing one)."""
+        if run_id is not None and not _SAFE_RUN_ID.match(run_id):
+            raise ConfigError(f"run id {run_id!r}: use letters, digits, '.', '_' and '-' only")
+        if run_id == LATEST:
+            raise ConfigError(f"run id {run_id!r} is reserved for the link to the newest run")
+        reports_root.mkdir(parents=True, exist_ok=True)
+        for _ in range(16):
+            candidate = reports_root / (run_id or new_run_id())
+            try:
+                candidate.mkdir()
+            except FileExistsError:
+                if run_id is not None:
+                    raise ConfigError(f"{candidate}: a run with this id already exists") from None
+                continue  # same second, same random tail: draw again
+            return cls(candidate)
+        raise ConfigError(f"{reports_root}: could not find a free run id")  # pragma: no cover
+
+    @classmethod
+    def open(cls, path: Path) -> RunDir:
+        """An existing run directory (``reports/latest`` is followed); ConfigError if there is none."""
+        if not path.exists():
+            raise ConfigError(f"{path}: no such run directory")
+        if not path.is_dir():
+            raise ConfigError(f"{path}: not a directory (expected reports/<run-id>/)")
+        return cls(path.resolve())
+
+    @property
+    def run_id(self) -> str:
+        return self.path.name
+
+    @property
+    def junit_xml(self) -> Path:
+        return self.path / "junit.xml"
+
+    @property
+    def samples_ndjson(self) -> Path:
+        return self.path / "samples.ndjson"
+
+    @property
+    def run_json(self) -> Path:
+        return self.path / "run.json"
+
+    @property
+    def comparison_md(self) -> Path:
+        return self.path / "comparison.md"
+
+    @property
+    def comparison_csv(self) -> Path:
+        return self.path / "comparison.csv"
+
+    @property
+    def comparison_html(self) -> Path:
+        return self.path / "comparison.html"
+
+    def write_run_info(self, info: RunInfo) -> Path:
+        _write_atomic(self.run_json, info.to_json())
+        return self.run_json
+
+    def read_run_info(self) -> RunInfo | None:
+        """The run's metadata, or ``None`` when run.json was never written (an interrupted run)."""
+        if not self.run_json.exists():
+            return None
+        return RunInfo.from_json(self.run_json.read_text(encoding="utf-8"), where=str(self.run_json))
+
+
+def update_latest(reports_root: Path, run_dir: RunDir) -> Path:
+    """Point ``reports_root/latest`` at ``run_dir`` with a relative symlink, replaced atomically.
+
+    The new link is made under a temporary name and renamed over the old one, so ``latest``
+    always exists and always points at a complete run, even if two runs finish together.
+    """
+    latest = reports_root / LATEST
+    if latest.exists() and not latest.is_symlink():
+        raise ConfigError(f"{latest}: exists and is not a symlink; move it away so it can point at the newest run")
+    target = os.path.relpath(run_dir.path.resolve(), reports_root.resolve())
+    tmp = reports_root / f".{LATEST}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    os.symlink(target, tmp, target_is_directory=True)
+    try:
+        os.replace(tmp, latest)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
+    return latest
+
+
+def list_runs(reports_root: Path) -> list[RunDir]:
+    """Run directories under ``reports_root``, oldest first.
+
+    A run directory is one named like a generated run id, or any directory holding run.json or
+    samples.ndjson (a user-chosen ``--run-id``); ``latest`` and other links are not runs.
+    Generated ids sort by time; ordering is by name, which keeps that and is stable.
+    """
+    if not reports_root.is_dir():
+        return []
+    runs = []
+    for entry in reports_root.iterdir():
+        if entry.is_symlink() or not entry.is_dir():
+            continue
+        run = RunDir(entry)
+        if RUN_ID_PATTERN.match(entry.name) or run.run_json.exists() or run.samples_ndjson.exists():
+            runs.append(run)
+    return sorted(runs, key=lambda r: r.run_id)
+
+
+def load_comparison(run_dir: RunDir) -> tuple[Comparison, RunInfo]:
+    """The comparison of a run from its samples.ndjson, and its run info (minimal when absent)."""
+    if not run_dir.samples_ndjson.exists():
+        raise ConfigError(
+            f"{run_dir.path}: no samples.ndjson — not a run directory, "
+            "or the run was interrupted before any cell finished"
+        )
+    comparison = build_comparison(aggregate_samples(read_samples(run_dir.samples_ndjson)))
+    return comparison, run_dir.read_run_info() or RunInfo(run_id=run_dir.run_id)
+
+
+def write_comparison(
+    run: RunDir, comparison: Comparison, info: RunInfo | None = None, figures: Sequence[Figure] = ()
+) -> list[Path]:
+    """Write comparison.md, .csv and .html of ``comparison`` into ``run``; returns their paths."""
+    outputs = [
+        (run.comparison_md, render_markdown(comparison, info)),
+        (run.comparison_csv, render_csv(comparison.cells)),
+        (run.comparison_html, render_html(comparison, info, figures)),
+    ]
+    for path, text in outputs:
+        _write_atomic(path, text)
+    return [path for path, _ in outputs]
+
+
+def render_run(run_dir: RunDir | Path, figures: Sequence[Figure] = ()) -> list[Path]:
+    """(Re)write comparison.md, .csv and .html from samples.ndjson (and run.json); returns their paths."""
+    run = run_dir if isinstance(run_dir, RunDir) else RunDir.open(run_dir)
+    comparison, info = load_comparison(run)
+    return write_comparison(run, comparison, info, figures)

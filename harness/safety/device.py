@@ -1,0 +1,156 @@
+"""The device guard: fio only ever writes where the inventory said it may.
+
+The inspiration incident is a benchmark that wrote to ``/dev/vda`` and destroyed the root
+filesystem; fio's own guard only compares path strings with ``/etc/mtab``.  So before every
+write phase we resolve the target *on the node* and refuse, fail-closed, unless:
+
+* it is a block device whose real path is the DRBD device of the inventory's resource
+  (``drbdadm sh-dev``), and not that resource's backing device (``drbdadm sh-ll-dev``);
+* nothing has it mounted, nothing holds it (``/sys/class/block/X/holders``), it has no
+  partitions, and it carries no filesystem or RAID signature (``blkid -p``);
+* it is at least as large as the job's footprint.
+
+Any probe that fails is a refusal, never a pass (ceph-volume's rule: assume the unsafe case).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from harness.errors import RefusedError
+from harness.remote import CommandResult, Runner, run_batch
+
+__all__ = ["DeviceFacts", "evaluate_drbd_target", "guard_drbd_device", "probe_device"]
+
+_DRBD = re.compile(r"\A/dev/drbd[0-9]{1,4}\Z")
+
+
+@dataclass(frozen=True)
+class DeviceFacts:
+    """What the node says about a device (raw command outputs, parsed)."""
+
+    path: str
+    realpath: str
+    is_block: bool
+    size_bytes: int | None
+    mounted_at: tuple[str, ...]
+    holders: tuple[str, ...]
+    partitions: tuple[str, ...]
+    signature: str
+    sh_dev: str | None
+    sh_ll_dev: str | None
+    probe_errors: tuple[str, ...]
+    extra: dict[str, CommandResult] = field(default_factory=dict)
+
+
+def _lines(res: CommandResult) -> tuple[str, ...]:
+    return tuple(line.strip() for line in res.stdout.splitlines() if line.strip())
+
+
+def probe_device(
+    node: Runner,
+    device: str,
+    resource: str | None,
+    *,
+    extra: dict[str, list[str]] | None = None,
+    resolved: tuple[str, str] | None = None,
+) -> DeviceFacts:
+    """Collect the facts in one round trip (read-only commands only).  ``extra`` commands
+    ride along in the same round trip; their results land in ``facts.extra``.  ``resolved``
+    is a ``(sh-dev, sh-ll-dev)`` pair already read from this node in this run (the DRBD
+    configuration does not change under a run; drbdadm costs ~0.2 s per call on slow nodes)."""
+    if not _DRBD.match(device) and not re.fullmatch(r"/dev/[a-z][a-z0-9]{1,31}", device):
+        raise RefusedError(f"{node.name}: {device!r} is not a plain device path")
+    kname = device.rsplit("/", 1)[-1]
+    commands: dict[str, list[str]] = {
+        "realpath": ["readlink", "-e", "--", device],
+        "isblock": ["test", "-b", device],
+        "size": ["blockdev", "--getsize64", device],
+        "mounts": ["findmnt", "-rn", "-o", "TARGET", "-S", device],
+        "holders": ["ls", "-1", f"/sys/class/block/{kname}/holders"],
+        "parts": ["sh", "-c", f"ls -1d /sys/class/block/{kname}/{kname}* 2>/dev/null; true"],
+        "blkid": ["blkid", "-p", "-o", "export", "--", device],
+    }
+    if resource is not None and resolved is None:
+        commands["shdev"] = ["drbdadm", "sh-dev", resource]
+        commands["shll"] = ["drbdadm", "sh-ll-dev", resource]
+    for name in extra or {}:
+        if name in commands:
+            raise ValueError(f"extra command name {name!r} clashes with a probe")
+    res = run_batch(node, {**commands, **(extra or {})}, timeout=30)
+    errors: list[str] = []
+    for name in ("realpath", "size", "holders"):
+        if res[name].exit_code != 0:
+            errors.append(f"{name}: exit {res[name].exit_code} {res[name].stderr.strip()}")
+    # blkid -p exits 2 when it finds nothing: that is the answer we want, not an error.
+    if res["blkid"].exit_code not in (0, 2):
+        errors.append(f"blkid: exit {res['blkid'].exit_code} {res['blkid'].stderr.strip()}")
+    size = res["size"].stdout.strip()
+    return DeviceFacts(
+        path=device,
+        realpath=res["realpath"].stdout.strip(),
+        is_block=res["isblock"].exit_code == 0,
+        size_bytes=int(size) if size.isdigit() else None,
+        mounted_at=_lines(res["mounts"]),
+        holders=_lines(res["holders"]),
+        partitions=_lines(res["parts"]),
+        signature=" ".join(_lines(res["blkid"])) if res["blkid"].exit_code == 0 else "",
+        sh_dev=resolved[0]
+        if resolved
+        else (res["shdev"].stdout.strip() if res["shdev"].ok else None)
+        if "shdev" in res or resolved
+        else None,
+        sh_ll_dev=resolved[1]
+        if resolved
+        else (res["shll"].stdout.strip() if res["shll"].ok else None)
+        if "shll" in res or resolved
+        else None,
+        probe_errors=tuple(errors),
+        extra={name: res[name] for name in extra or {}},
+    )
+
+
+def evaluate_drbd_target(facts: DeviceFacts, *, expected_device: str, needed_bytes: int) -> list[str]:
+    """Every reason to refuse writing to ``facts.path`` (empty: safe to write)."""
+    problems = [f"probe failed ({e})" for e in facts.probe_errors]
+    if not facts.is_block:
+        problems.append("not a block device")
+    if facts.sh_dev is None:
+        problems.append("drbdadm sh-dev failed: the resource is not configured on this node")
+    elif facts.sh_dev != expected_device:
+        problems.append(f"drbdadm sh-dev says the resource's device is {facts.sh_dev}, not {expected_device}")
+    if facts.realpath != expected_device or not _DRBD.match(facts.realpath):
+        problems.append(f"resolves to {facts.realpath or '?'}, not the DRBD device {expected_device}")
+    if facts.sh_ll_dev is not None and facts.sh_ll_dev in (facts.path, facts.realpath):
+        problems.append(f"is the resource's backing device {facts.sh_ll_dev}")
+    if facts.mounted_at:
+        problems.append(f"is mounted at {', '.join(facts.mounted_at)}")
+    if facts.holders:
+        problems.append(f"is held by {', '.join(facts.holders)}")
+    if facts.partitions:
+        problems.append(f"has partitions {', '.join(p.rsplit('/', 1)[-1] for p in facts.partitions)}")
+    if facts.signature:
+        problems.append(f"carries a signature ({facts.signature})")
+    if facts.size_bytes is None:
+        problems.append("size unknown")
+    elif facts.size_bytes < needed_bytes:
+        problems.append(f"is {facts.size_bytes} bytes, smaller than the {needed_bytes} bytes the job writes")
+    return problems
+
+
+def guard_drbd_device(
+    node: Runner,
+    *,
+    resource: str,
+    device: str,
+    needed_bytes: int,
+    extra: dict[str, list[str]] | None = None,
+    resolved: tuple[str, str] | None = None,
+) -> DeviceFacts:
+    """Probe and evaluate; raise RefusedError naming the node, device and every reason."""
+    facts = probe_device(node, device, resource, extra=extra, resolved=resolved)
+    problems = evaluate_drbd_target(facts, expected_device=device, needed_bytes=needed_bytes)
+    if problems:
+        raise RefusedError(f"{node.name}: refusing to write to {device} (resource {resource}): " + "; ".join(problems))
+    return facts

@@ -1,0 +1,157 @@
+"""The one result record: ``Sample(metric, value, unit, metadata)``, and its NDJSON store.
+
+After PerfKitBenchmarker's ``sample.Sample``: every number the harness produces is one flat
+record, and the same records feed JUnit properties, the terminal table, CSV/Markdown/HTML,
+plots and baselines.  ``metadata`` carries the cell's identity and provenance (see
+:data:`IDENTITY_KEYS` and :data:`PROVENANCE_KEYS`); values are JSON scalars or small dicts.
+
+The store appends one JSON object per line to ``reports/<run-id>/samples.ndjson``.  Several
+xdist workers append to the same file, so each append takes a file lock.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from harness.errors import ConfigError
+
+__all__ = [
+    "IDENTITY_KEYS",
+    "METRICS",
+    "PROVENANCE_KEYS",
+    "Sample",
+    "SampleStore",
+    "cell_key",
+    "read_samples",
+]
+
+#: Metrics a measurement cell records, with their units.
+METRICS: dict[str, str] = {
+    "bw": "MiB/s",
+    "iops": "IOPS",
+    "clat_mean": "ms",
+    "clat_p50": "ms",
+    "clat_p99": "ms",
+    "clat_p999": "ms",
+    "rtt": "ms",
+    "runtime": "s",
+    "wall": "s",
+    "overhead": "s",
+    "fio_overhead": "s",
+    "predicted_bw": "MiB/s",
+    "predicted_iops": "IOPS",
+    "lost_writes": "blocks",
+    "acked_writes": "blocks",
+}
+
+#: Metadata that identifies a cell across runs (baselines match on these, never on nodeids).
+IDENTITY_KEYS = ("scenario", "pair", "mode", "workload", "impairment")
+
+#: Metadata that explains a number; a baseline comparison warns when these differ.
+PROVENANCE_KEYS = (
+    "fio_version",
+    "kernel",
+    "drbd_version",
+    "protocol",
+    "instance_type_primary",
+    "instance_type_secondary",
+    "placement",
+)
+
+
+def cell_key(metadata: Mapping[str, Any]) -> str:
+    """Stable identity of a cell, e.g. ``replicated_write/multi-az/replicated/randwrite-4k-nj8-qd1/none``."""
+    return "/".join(str(metadata.get(k, "-")) for k in IDENTITY_KEYS)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One measured (or derived) number with everything needed to interpret it."""
+
+    metric: str
+    value: float
+    unit: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    timestamp: float = field(default_factory=time.time)
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "metric": self.metric,
+                "value": _jsonable(self.value),
+                "unit": self.unit,
+                "timestamp": self.timestamp,
+                "metadata": _jsonable(self.metadata),
+            },
+            sort_keys=True,
+        )
+
+    @classmethod
+    def from_json(cls, line: str) -> Sample:
+        data = json.loads(line)
+        value = data["value"]
+        return cls(
+            metric=str(data["metric"]),
+            value=float("nan") if value is None else float(value),
+            unit=str(data["unit"]),
+            metadata=dict(data.get("metadata") or {}),
+            timestamp=float(data.get("timestamp", 0.0)),
+        )
+
+    @property
+    def cell(self) -> str:
+        return cell_key(self.metadata)
+
+
+class SampleStore:
+    """Append-only NDJSON file of samples, safe for concurrent writers on one host."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = FileLock(str(path) + ".lock")
+
+    def append(self, samples: Iterable[Sample]) -> None:
+        lines = "".join(s.to_json() + "\n" for s in samples)
+        if not lines:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock, self.path.open("a", encoding="utf-8") as f:
+            f.write(lines)
+
+    def __iter__(self) -> Iterator[Sample]:
+        return iter(read_samples(self.path))
+
+
+def read_samples(path: Path) -> list[Sample]:
+    """All samples in an NDJSON file; a malformed line is a ConfigError naming file:line."""
+    if not path.exists():
+        raise ConfigError(f"{path}: no samples file (was the run interrupted before any cell finished?)")
+    out: list[Sample] = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append(Sample.from_json(line))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ConfigError(f"{path}:{n}: not a sample record: {exc}") from None
+    return out
