@@ -154,6 +154,7 @@ class CellRunner:
         ledger: Ledger,
         lock_dir: Path,
         progress: Progress = lambda _m: None,
+        health_timeout_s: float = 120.0,
     ) -> None:
         self.inventory = inventory
         self.run_id = run_id
@@ -163,6 +164,7 @@ class CellRunner:
         self.ledger = ledger
         self.lock_dir = lock_dir
         self.progress = progress
+        self.health_timeout_s = health_timeout_s
         self.impairer = Impairer(run_id, ledger)
         self.fio = FioRunner(run_id, ledger)
         self._facts: dict[str, NodeFacts] = {}
@@ -248,7 +250,7 @@ class CellRunner:
             )
             state = resource_from_events2(facts.extra["events"].stdout, pair.resource)
             if state is None or state.problems():
-                self.wait_healthy(primary, pair.resource, 120.0)
+                self.wait_healthy(primary, pair.resource, self.health_timeout_s)
             peer_ip = self.inventory.nodes[pair.secondary].replication.ip
             with ExitStack() as undo:
                 if spec.mode == "disconnected":
@@ -463,7 +465,9 @@ class CellRunner:
         checks = [
             validity,
             check_absolute(
-                absolute_bounds_for(spec.workload.id(), limits.min_mib_s, limits.min_iops, limits.max_p99_ms),
+                absolute_bounds_for(
+                    f"{spec.workload.id()}@{spec.impairment_name}", limits.min_mib_s, limits.min_iops, limits.max_p99_ms
+                ),
                 mib_s=values["bw"],
                 iops=values["iops"],
                 p99_ms=values["clat_p99"],

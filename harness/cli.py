@@ -130,6 +130,12 @@ def _sizing(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _report(args: argparse.Namespace) -> int:
+    from harness.report.cli import run
+
+    return run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="harness", description="Replication-aware HA storage test harness")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -174,13 +180,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("file")
     add(inv_sub, "schema", _inventory_schema, "print the inventory JSON Schema (for editors)")
 
-    try:
-        from harness.sizing.cli import add_arguments
-    except ImportError:  # sizing is optional at this point of the build
-        pass
-    else:
-        sizing = add(sub, "sizing", _sizing, "predict replicated write throughput from instance/volume limits")
-        add_arguments(sizing)
+    from harness.report.cli import add_arguments as report_arguments
+    from harness.sizing.cli import add_arguments as sizing_arguments
+
+    report = add(sub, "report", _report, "re-render a run's comparison tables from its samples")
+    report_arguments(report)
+    sizing = sub.add_parser("sizing", help="predict replicated write throughput from instance/volume limits")
+    sizing.set_defaults(handler=_sizing)
+    sizing_arguments(sizing)
     return parser
 
 
@@ -196,6 +203,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `harness ... | head`: the reader left; not an error of ours
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

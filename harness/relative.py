@@ -37,24 +37,22 @@ def relative_verdicts(samples: Iterable[Sample], thresholds: ThresholdSpec) -> l
     for (scenario, workload, impairment), group in sorted(by_key.items()):
         same = _pick(group, "same-az", "replicated")
         cross = _pick(group, "cross-az", "replicated")
-        local = _pick(group, "local", "disconnected")
         where = f"{scenario} {workload} [{impairment}]"
         if thresholds.multi_az_vs_single_az is not None and same and cross:
             a, b = _median(cross, "bw"), _median(same, "bw")
             if a is not None and b is not None:
-                out.append(
-                    (
-                        f"{where} cross-AZ vs same-AZ MiB/s",
-                        check_ratio("cross/same", a, b, minimum=thresholds.multi_az_vs_single_az),
-                    )
+                limit = thresholds.multi_az_vs_single_az
+                out.append((f"{where} cross-AZ vs same-AZ MiB/s", check_ratio("cross/same", a, b, minimum=limit)))
+        if thresholds.replicated_vs_local is not None:
+            # each pair against its own primary's disk (DRBD disconnected)
+            for repl in (c for c in group if c.metadata.get("mode") == "replicated"):
+                local = next(
+                    (c for c in group if c.metadata.get("mode") == "disconnected" and c.pair == repl.pair), None
                 )
-        if thresholds.replicated_vs_local is not None and local and same:
-            a, b = _median(same, "bw"), _median(local, "bw")
-            if a is not None and b is not None:
-                out.append(
-                    (
-                        f"{where} replicated vs local MiB/s",
-                        check_ratio("replicated/local", a, b, minimum=thresholds.replicated_vs_local),
-                    )
-                )
+                a = _median(repl, "bw")
+                b = _median(local, "bw") if local else None
+                if a is not None and b is not None:
+                    limit = thresholds.replicated_vs_local
+                    label = f"{where} {repl.pair} replicated vs local MiB/s"
+                    out.append((label, check_ratio("replicated/local", a, b, minimum=limit)))
     return out

@@ -338,7 +338,8 @@ def run_batch(node: Runner, commands: Mapping[str, Sequence[str]], *, timeout: f
             raise ValueError(f"batch command name must be an identifier, got {name!r}")
         parts.append(
             f'echo {_BATCH_MARK}begin:{name}; {shlex.join(argv)} 2>"$d/{i}"; rc=$?; '
-            f"printf '\\n%s\\n' {_BATCH_MARK}stderr:{name}; while IFS= read -r l; do printf '%s\\n' \"$l\"; done < \"$d/{i}\"; "
+            f"printf '\\n%s\\n' {_BATCH_MARK}stderr:{name}; "
+            f'while IFS= read -r l; do printf \'%s\\n\' "$l"; done < "$d/{i}"; '
             f"echo {_BATCH_MARK}rc:{name}:$rc"
         )
     parts.append('rm -rf "$d"')

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -21,9 +21,13 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StrictStr,
+    field_validator,
     model_validator,
 )
 
+from harness.errors import ConfigError
+from harness.fio.spec import WorkloadSpec
+from harness.impair.profile import NetemProfile
 from harness.units import UnitError, parse_duration, parse_rate_bits, parse_size
 
 __all__ = [
@@ -169,13 +173,28 @@ class NetworkProfileSpec(_Model):
     rate: Rate | None = None
     direction: Literal["both", "primary", "secondary"] = "both"
 
+    def to_netem(self, name: str) -> NetemProfile:
+        return NetemProfile(
+            name=name,
+            delay_s=self.delay,
+            jitter_s=self.jitter,
+            loss_pct=self.loss_pct,
+            rate_bits=self.rate,
+            direction=self.direction,
+        )
+
 
 class ThresholdSpec(_Model):
-    """Pass/fail bounds.  Absolute bounds apply per cell; ratios compare cells in one run."""
+    """Pass/fail bounds.  Absolute bounds apply per cell; ratios compare cells in one run.
 
-    min_mib_s: dict[StrictStr, float] = Field(default_factory=dict, description="workload id glob -> MiB/s")
-    min_iops: dict[StrictStr, float] = Field(default_factory=dict, description="workload id glob -> IOPS")
-    max_p99_ms: dict[StrictStr, float] = Field(default_factory=dict, description="workload id glob -> ms")
+    Absolute bounds are keyed by a glob over ``<workload id>@<impairment>``, e.g.
+    ``randwrite-4k-*@none`` (unimpaired 4k random writes) or ``write-1m-*@*``; the longest
+    matching glob wins.
+    """
+
+    min_mib_s: dict[StrictStr, float] = Field(default_factory=dict, description="'workload@impairment' glob -> MiB/s")
+    min_iops: dict[StrictStr, float] = Field(default_factory=dict, description="'workload@impairment' glob -> IOPS")
+    max_p99_ms: dict[StrictStr, float] = Field(default_factory=dict, description="'workload@impairment' glob -> ms")
     multi_az_vs_single_az: float | None = Field(None, ge=0, le=1.5)
     replicated_vs_local: float | None = Field(None, ge=0, le=1.5)
     latency_model_tolerance: float = Field(0.25, gt=0, le=1)
@@ -213,7 +232,38 @@ class Inventory(_Model):
     nodes: dict[Name, NodeSpec] = Field(min_length=2)
     pairs: dict[Name, PairSpec] = Field(min_length=1)
     network_profiles: dict[Name, NetworkProfileSpec] = Field(default_factory=dict)
+    workloads: dict[Name, dict[str, Any]] = Field(
+        default_factory=dict, description="fio workloads by name (rw, bs or bsrange, numjobs, iodepth, size, ...)"
+    )
     thresholds: ThresholdSpec = ThresholdSpec()
+
+    @field_validator("workloads")
+    @classmethod
+    def _workloads_are_fio_jobs(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        for name, data in value.items():
+            if "name" in data:
+                raise ValueError(f"workload {name!r}: the key is its name; remove `name:`")
+            try:
+                WorkloadSpec.from_mapping({"name": name, **data})
+            except ConfigError as exc:
+                raise ValueError(f"workload {name!r}: {exc}") from None
+        return value
+
+    @field_validator("network_profiles")
+    @classmethod
+    def _profiles_are_valid(cls, value: dict[str, NetworkProfileSpec]) -> dict[str, NetworkProfileSpec]:
+        for name, spec in value.items():
+            try:
+                spec.to_netem(name)
+            except ConfigError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+    def workload_specs(self) -> dict[str, WorkloadSpec]:
+        return {name: WorkloadSpec.from_mapping({"name": name, **data}) for name, data in self.workloads.items()}
+
+    def netem_profiles(self) -> dict[str, NetemProfile]:
+        return {name: spec.to_netem(name) for name, spec in self.network_profiles.items()}
 
     @model_validator(mode="after")
     def _consistent(self) -> Inventory:

@@ -17,6 +17,7 @@ import pytest
 
 from harness.bounds import BoundResult
 from harness.cell import CellContext, CellResult, CellSpec
+from harness.errors import HarnessError
 from harness.nodefiles import new_run_id
 from harness.plugin.session import HarnessSession
 
@@ -76,20 +77,34 @@ def pytest_configure(config: pytest.Config) -> None:
         run_id = config.workerinput["harness_run_id"]  # type: ignore[attr-defined]
     else:
         run_id = config.getoption("--run-id") or new_run_id()
-    session = HarnessSession.create(
-        inventory,
-        config.getoption("--profile"),
-        run_id,
-        reports,
-        is_controller=not _is_worker(config),
-        keep_lab=bool(config.getoption("--keep-lab")),
-    )
+    try:
+        session = HarnessSession.create(
+            inventory,
+            config.getoption("--profile"),
+            run_id,
+            reports,
+            is_controller=not _is_worker(config),
+            keep_lab=bool(config.getoption("--keep-lab")),
+        )
+    except HarnessError as exc:
+        # A bad inventory is a usage error: one clear message, no traceback, nothing touched.
+        raise pytest.UsageError(f"--inventory {inventory}: {exc}") from None
     config.stash[SESSION_KEY] = session
     # Cells of pairs that share nodes must run on one worker: xdist only honours xdist_group
-    # marks under --dist loadgroup, so make that the default whenever -n is used.
-    if getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", "no") in ("no", "load"):
+    # marks under --dist loadgroup, so make that the default whenever -n is used.  Workers
+    # decide from their own (re-parsed) command line, so tell them explicitly.
+    if _is_worker(config):
+        if config.workerinput.get("harness_loadgroup"):  # type: ignore[attr-defined]
+            config.option.loadgroup = True
+    elif getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", "no") in ("no", "load"):
         config.option.dist = "loadgroup"
-    if not _is_worker(config) and config.getoption("xmlpath", None) is None and _wants_reports(config):
+    collect_only = bool(config.getoption("collectonly", False))
+    if (
+        not _is_worker(config)
+        and not collect_only
+        and config.getoption("xmlpath", None) is None
+        and _wants_reports(config)
+    ):
         session.run_dir.mkdir(parents=True, exist_ok=True)
         config.option.xmlpath = str(session.run_dir / "junit.xml")
     if not _is_worker(config):
@@ -107,6 +122,7 @@ def pytest_configure_node(node: Any) -> None:
     """xdist controller → worker: share the run id."""
     session: HarnessSession = node.config.stash[SESSION_KEY]
     node.workerinput["harness_run_id"] = session.run_id
+    node.workerinput["harness_loadgroup"] = node.config.option.dist == "loadgroup"
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -132,14 +148,23 @@ def _pair_groups(session: HarnessSession) -> dict[str, str]:
     return {name: "nodes-" + find(pair.primary) for name, pair in session.inventory.pairs.items()}
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "pair" not in metafunc.fixturenames:
-        return
+    """Parametrize ``pair`` (first, so ids read ``multi-az-randwrite-4k-nj8-qd1``),
+    ``network_profile`` and ``inventory_workload`` from the inventory."""
     session = metafunc.config.stash[SESSION_KEY]
-    marker = metafunc.definition.get_closest_marker("pairs")
-    placement = marker.kwargs.get("placement") if marker else None
-    names = [n for n in session.inventory.pairs if placement is None or session.inventory.placement(n) == placement]
-    metafunc.parametrize("pair", names, ids=names)
+    if "pair" in metafunc.fixturenames:
+        marker = metafunc.definition.get_closest_marker("pairs")
+        placement = marker.kwargs.get("placement") if marker else None
+        inv = session.inventory
+        names = [n for n in inv.pairs if placement is None or inv.placement(n) == placement]
+        metafunc.parametrize("pair", names, ids=names)
+    if "network_profile" in metafunc.fixturenames:
+        profiles = session.inventory.netem_profiles()
+        metafunc.parametrize("network_profile", list(profiles.values()), ids=list(profiles))
+    if "inventory_workload" in metafunc.fixturenames:
+        workloads = session.inventory.workload_specs()
+        metafunc.parametrize("inventory_workload", list(workloads.values()), ids=list(workloads))
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -47,7 +47,7 @@ def _host_view() -> dict[str, object]:
         "state_dir": STATE.exists(),
         "host_links": [line for line in links.splitlines() if " t0m" in line or " br1:" in line],
         "uid_4242_processes": subprocess.run(
-            ["pgrep", "-u", "4242", "-f", f"umid={NETNS}-"], capture_output=True
+            ["pgrep", "-u", "4242", "-f", f"umid={NETNS}-"], capture_output=True, check=False
         ).stdout,
     }
 
