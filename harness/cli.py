@@ -130,6 +130,40 @@ def _sizing(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _bench(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from harness.bench import run_harness_bench
+    from harness.inventory import load_inventory
+    from harness.lab.lifecycle import Lab
+
+    path = Path(args.inventory)
+    inventory = load_inventory(path)
+    pair = args.pair or sorted(inventory.pairs)[0]
+    if pair not in inventory.pairs:
+        from harness.errors import ConfigError
+
+        raise ConfigError(f"unknown pair {pair!r}; the inventory has {', '.join(sorted(inventory.pairs))}")
+    lab = Lab(inventory, path, progress=_progress) if inventory.lab is not None else None
+    booted = False
+    if lab is not None:
+        state = lab.state()
+        if state is None or state.phase != "up":
+            lab.down()
+            lab.up()
+            booted = True
+    try:
+        with tempfile.TemporaryDirectory(prefix="harness-bench-") as tmp:
+            report = run_harness_bench(
+                inventory, pair=pair, repeats=args.repeats, run_dir=Path(tmp), progress=_progress
+            )
+    finally:
+        if lab is not None and booted:
+            lab.down()
+    print(json.dumps(report.to_json(), indent=2) if args.json else report.render())
+    return 0
+
+
 def _report(args: argparse.Namespace) -> int:
     from harness.report.cli import run
 
@@ -179,6 +213,12 @@ def build_parser() -> argparse.ArgumentParser:
     check = add(inv_sub, "check", _inventory_check, "validate an inventory file (no remote access)")
     check.add_argument("file")
     add(inv_sub, "schema", _inventory_schema, "print the inventory JSON Schema (for editors)")
+
+    bench = add(sub, "bench", _bench, "harness overhead per cell, fidelity vs fio by hand, RTT and rate accuracy")
+    bench.add_argument("--inventory", default=str(DEFAULT_LAB_INVENTORY), help="inventory (default: %(default)s)")
+    bench.add_argument("--pair", help="pair to measure on (default: the first by name)")
+    bench.add_argument("--repeats", type=int, default=3, help="cells per measurement (default: %(default)s)")
+    bench.add_argument("--json", action="store_true")
 
     from harness.report.cli import add_arguments as report_arguments
     from harness.sizing.cli import add_arguments as sizing_arguments

@@ -1,0 +1,233 @@
+"""``harness bench``: how much the harness costs and how faithful its numbers are.
+
+Printed, never asserted (a noisy 2-core host moves every figure):
+
+* overhead per cell: the cell's wall time minus fio's own wall time on the node (harness
+  cost: checks, guard, SSH round trips), and fio's start-up beyond ramp + runtime;
+* fidelity: the bandwidth the harness reports for a cell against the same fio job run by
+  hand on the node (same argv, synchronously, no harness around it), alternating runs;
+* impairment accuracy: configured vs measured added RTT (ping medians over the replication
+  path) and configured vs measured rate (iperf3 between the pair's replication addresses).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from tabulate import tabulate
+
+from harness.cell import CellRunner, CellSpec
+from harness.connections import ConnectionPool
+from harness.fio.command import build_fio_argv
+from harness.fio.result import parse_fio_json
+from harness.fio.spec import PROFILES
+from harness.impair.apply import Impairer
+from harness.impair.profile import NetemProfile
+from harness.inventory import Inventory
+from harness.ledger import Ledger
+from harness.nodefiles import new_run_id, node_run_dir
+from harness.rtt import parse_ping, ping_argv
+from harness.samples import SampleStore
+from harness.workloads import for_profile, write_job
+
+__all__ = ["BenchReport", "run_harness_bench"]
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class BenchReport:
+    overhead: list[dict[str, Any]]
+    fidelity: list[dict[str, Any]]
+    rtt: list[dict[str, Any]]
+    rate: list[dict[str, Any]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"overhead": self.overhead, "fidelity": self.fidelity, "rtt": self.rtt, "rate": self.rate}
+
+    def render(self) -> str:
+        tables: list[tuple[list[str], list[list[Any]]]] = []
+        if self.overhead:
+            rows = [
+                [o["cell"], o["wall_s"], o["fio_wall_s"], o["harness_s"], o["fio_startup_s"]] for o in self.overhead
+            ]
+            rows.append(
+                [
+                    "median",
+                    "",
+                    "",
+                    statistics.median(o["harness_s"] for o in self.overhead),
+                    statistics.median(o["fio_startup_s"] for o in self.overhead),
+                ]
+            )
+            tables.append((["cell", "wall s", "fio wall s", "harness overhead s", "fio start-up/tear-down s"], rows))
+        if self.fidelity:
+            rows = [[f["run"], f["harness_mib_s"], f["by_hand_mib_s"], f["delta_pct"]] for f in self.fidelity]
+            rows.append(["mean |Δ|", "", "", statistics.fmean(abs(f["delta_pct"]) for f in self.fidelity)])
+            tables.append((["fidelity run", "harness MiB/s", "by hand MiB/s", "Δ %"], rows))
+        if self.rtt:
+            keys = ["configured_added_ms", "baseline_ms", "measured_ms", "measured_added_ms", "error_ms", "within_spec"]
+            tables.append(
+                (
+                    ["added RTT ms", "baseline ms", "measured ms", "measured added ms", "error ms", "±10 %+0.3 ms"],
+                    [[r[k] for k in keys] for r in self.rtt],
+                )
+            )
+        if self.rate:
+            rows = [
+                [r["configured_mbit"], r.get("measured_mbit", "n/a"), r.get("ratio", "n/a"), r.get("note", "")]
+                for r in self.rate
+            ]
+            tables.append((["rate cap Mbit/s", "iperf3 Mbit/s", "measured/cap", "note"], rows))
+        return "\n\n".join(tabulate(rows, headers=headers, floatfmt=".3g") for headers, rows in tables)
+
+
+def _runner(inventory: Inventory, run_dir: Path) -> CellRunner:
+    run_id = new_run_id()
+    return CellRunner(
+        inventory,
+        run_id=run_id,
+        run_dir=run_dir,
+        pool=ConnectionPool(inventory),
+        store=SampleStore(run_dir / "samples.ndjson"),
+        ledger=Ledger(run_dir / "ledger.ndjson", run_id),
+        lock_dir=run_dir / "locks",
+    )
+
+
+def _overhead(runner: CellRunner, pair: str, repeats: int, progress: Progress) -> list[dict[str, Any]]:
+    out = []
+    for i in range(repeats):
+        spec = CellSpec("bench", pair, for_profile(PROFILES["quick"], write_job("randwrite", 4096)), repeat=i)
+        result = runner.run(spec)
+        values = {s.metric: s.value for s in result.samples}
+        out.append(
+            {
+                "cell": spec.id,
+                "wall_s": values["wall"],
+                "fio_wall_s": values["wall"] - values["overhead"],
+                "harness_s": values["overhead"],
+                "fio_startup_s": values["fio_overhead"],
+            }
+        )
+        progress(f"bench: overhead {spec.id}: harness {values['overhead']:.2f} s")
+    return out
+
+
+def _fidelity(runner: CellRunner, pair: str, repeats: int, progress: Progress) -> list[dict[str, Any]]:
+    """Harness cell vs the identical fio job run by hand, alternating to share any drift."""
+    workload = for_profile(PROFILES["quick"], write_job("write", 1024 * 1024, iodepth=16))
+    spec_pair = runner.inventory.pairs[pair]
+    primary = runner.pool.get(spec_pair.primary)
+    out = []
+    for i in range(repeats):
+        result = runner.run(CellSpec("bench-fidelity", pair, workload, repeat=i))
+        path = f"{node_run_dir(runner.run_id)}/by-hand-{i}.json"
+        argv = build_fio_argv(workload, spec_pair.device, path, aux_path=node_run_dir(runner.run_id))
+        primary.run(argv, timeout=120)
+        by_hand = parse_fio_json(primary.run(["cat", path], timeout=30).stdout).write.bytes_per_s / 2**20
+        delta = 100.0 * (result.bw_mib_s - by_hand) / by_hand
+        out.append({"run": i, "harness_mib_s": result.bw_mib_s, "by_hand_mib_s": by_hand, "delta_pct": delta})
+        progress(f"bench: fidelity {i}: harness {result.bw_mib_s:.1f} vs by hand {by_hand:.1f} MiB/s")
+    return out
+
+
+def _rtt(runner: CellRunner, pair: str, delays_ms: list[float], progress: Progress) -> list[dict[str, Any]]:
+    p = runner.inventory.pairs[pair]
+    primary, secondary = runner.pool.get(p.primary), runner.pool.get(p.secondary)
+    peer = runner.inventory.nodes[p.secondary].replication.ip
+    impairer = Impairer(runner.run_id, runner.ledger)
+    base = parse_ping(primary.run(ping_argv(peer, count=50), timeout=60).stdout).median_ms
+    out = []
+    for delay in delays_ms:
+        profile = NetemProfile.from_rtt(f"bench-rtt{delay:g}ms", delay / 1000)
+        applied = [
+            impairer.apply(
+                node,
+                iface=runner.inventory.nodes[node.name].replication.iface,
+                peer_ip=runner.inventory.nodes[other].replication.ip,
+                profile=profile,
+                hold_s=120,
+                role=role,
+            )
+            for node, other, role in _roles(primary, secondary, p.primary, p.secondary)
+        ]
+        try:
+            measured = parse_ping(primary.run(ping_argv(peer, count=50), timeout=60).stdout).median_ms
+        finally:
+            for node, a in zip((primary, secondary), applied, strict=True):
+                if a is not None:
+                    impairer.clear(node, a)
+        added = measured - base
+        error = added - delay
+        out.append(
+            {
+                "configured_added_ms": delay,
+                "baseline_ms": base,
+                "measured_ms": measured,
+                "measured_added_ms": added,
+                "error_ms": error,
+                "within_spec": abs(error) <= 0.1 * delay + 0.3,
+            }
+        )
+        progress(f"bench: RTT +{delay:g} ms configured, +{added:.2f} ms measured")
+    return out
+
+
+def _roles(
+    primary: Any, secondary: Any, pname: str, sname: str
+) -> list[tuple[Any, str, Literal["primary", "secondary"]]]:
+    return [(primary, sname, "primary"), (secondary, pname, "secondary")]
+
+
+def _rate(runner: CellRunner, pair: str, rates_mbit: list[float], progress: Progress) -> list[dict[str, Any]]:
+    p = runner.inventory.pairs[pair]
+    primary, secondary = runner.pool.get(p.primary), runner.pool.get(p.secondary)
+    peer = runner.inventory.nodes[p.secondary].replication.ip
+    if primary.run(["sh", "-c", "command -v iperf3"], timeout=10, check=False).exit_code != 0:
+        return [{"configured_mbit": r, "note": f"iperf3 not installed on {p.primary}"} for r in rates_mbit]
+    impairer = Impairer(runner.run_id, runner.ledger)
+    out: list[dict[str, Any]] = []
+    for rate in rates_mbit:
+        profile = NetemProfile(f"bench-rate{rate:g}", rate_bits=rate * 1e6, direction="primary")
+        applied = impairer.apply(
+            primary,
+            iface=runner.inventory.nodes[p.primary].replication.iface,
+            peer_ip=peer,
+            profile=profile,
+            hold_s=120,
+            role="primary",
+        )
+        try:
+            secondary.run(["iperf3", "-s", "-1", "-D", "-B", peer], timeout=20)
+            time.sleep(0.5)
+            res = primary.run(["iperf3", "-c", peer, "-t", "5", "-O", "1", "-J"], timeout=60)
+            sent = json.loads(res.stdout)["end"]["sum_received"]["bits_per_second"]
+        finally:
+            if applied is not None:
+                impairer.clear(primary, applied)
+            secondary.run(["pkill", "-x", "iperf3"], timeout=10, check=False)
+        out.append({"configured_mbit": rate, "measured_mbit": sent / 1e6, "ratio": sent / (rate * 1e6)})
+        progress(f"bench: rate {rate:g} Mbit/s configured, {sent / 1e6:.1f} measured")
+    return out
+
+
+def run_harness_bench(
+    inventory: Inventory, *, pair: str, repeats: int, run_dir: Path, progress: Progress
+) -> BenchReport:
+    runner = _runner(inventory, run_dir)
+    try:
+        return BenchReport(
+            overhead=_overhead(runner, pair, repeats, progress),
+            fidelity=_fidelity(runner, pair, repeats, progress),
+            rtt=_rtt(runner, pair, [1.0, 2.0, 5.0, 10.0], progress),
+            rate=_rate(runner, pair, [50.0, 128.0, 500.0], progress),
+        )
+    finally:
+        runner.pool.close_all()

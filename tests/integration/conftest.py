@@ -1,0 +1,63 @@
+"""Integration fixtures: the default embedded lab (inventories/lab.yaml), booted once per
+session unless already up (then reused and left up), and a cell runner writing to tmp."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.cell import CellRunner
+from harness.connections import ConnectionPool
+from harness.inventory import Inventory, load_inventory
+from harness.lab.lifecycle import Lab
+from harness.ledger import Ledger
+from harness.nodefiles import new_run_id
+from harness.samples import SampleStore
+
+ROOT = Path(__file__).resolve().parents[2]
+LAB_INVENTORY = ROOT / "inventories" / "lab.yaml"
+
+
+@pytest.fixture(scope="session")
+def default_lab() -> Iterator[Lab]:
+    if os.geteuid() != 0:
+        pytest.fail("lab integration tests need root (run ./run tests as root)")
+    lab = Lab(load_inventory(LAB_INVENTORY), LAB_INVENTORY, progress=print)
+    state = lab.state()
+    booted = False
+    if state is None or state.phase != "up":
+        lab.down()
+        lab.up()
+        booted = True
+    yield lab
+    if booted:
+        assert lab.down() == []
+
+
+@pytest.fixture
+def lab_inventory(default_lab: Lab) -> Inventory:
+    return default_lab.inventory
+
+
+def make_runner(inventory: Inventory, tmp: Path, **kwargs: object) -> CellRunner:
+    run_id = new_run_id()
+    return CellRunner(
+        inventory,
+        run_id=run_id,
+        run_dir=tmp,
+        pool=ConnectionPool(inventory),
+        store=SampleStore(tmp / "samples.ndjson"),
+        ledger=Ledger(tmp / "ledger.ndjson", run_id),
+        lock_dir=tmp / "locks",
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture
+def cell_runner(lab_inventory: Inventory, tmp_path: Path) -> Iterator[CellRunner]:
+    runner = make_runner(lab_inventory, tmp_path, health_timeout_s=8.0)
+    yield runner
+    runner.pool.close_all()

@@ -1,0 +1,228 @@
+"""Measurement cells on the real lab: impairment, fio, DRBD, guards, bad input, cleanup.
+
+Every test ends with the nodes as they started: default root qdisc on the replication
+interface, no fio, no dead-man switch left, DRBD Connected/UpToDate.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from harness.cell import CellRunner, CellSpec
+from harness.errors import InfraError, RefusedError
+from harness.fio.runner import FioFailed
+from harness.fio.spec import PROFILES
+from harness.impair.apply import Impairer
+from harness.impair.profile import NetemProfile
+from harness.impair.readback import RootClass, classify_root, parse_qdiscs
+from harness.inventory import Inventory, parse_inventory
+from harness.ledger import Ledger
+from harness.remote import ConnectionLost, Runner
+from harness.rtt import parse_ping, ping_argv
+from harness.safety.device import evaluate_drbd_target, probe_device
+from harness.workloads import for_profile, write_job
+
+from .conftest import LAB_INVENTORY, ROOT, make_runner
+
+pytestmark = [pytest.mark.lab]
+
+QUICK_4K = for_profile(PROFILES["quick"], write_job("randwrite", 4096))
+
+
+def root_class(node: Runner) -> RootClass:
+    return classify_root(parse_qdiscs(node.run(["tc", "-j", "qdisc", "show", "dev", "vec1"], timeout=10).stdout))
+
+
+def leftovers(node: Runner) -> dict[str, str]:
+    """What a harness run could leave on a node."""
+    res = node.run_script(
+        "pgrep -x fio; echo ---; pgrep -f 'sleep [0-9]+; if \\[ -e /run/harness' ; echo ---; "
+        "ls /run/harness/*/faults/ 2>/dev/null | grep -c json; true",
+        timeout=15,
+        check=False,
+    )
+    fio, deadman, faults = (part.strip() for part in res.stdout.split("---"))
+    return {"root": str(root_class(node)), "fio": fio, "deadman": deadman, "faults": faults}
+
+
+CLEAN = {"root": "default", "fio": "", "deadman": "", "faults": "0"}
+
+
+def assert_pair_clean(runner: CellRunner, pair: str) -> None:
+    p = runner.inventory.pairs[pair]
+    for name in (p.primary, p.secondary):
+        assert leftovers(runner.pool.get(name)) == CLEAN, name
+
+
+def test_impaired_cell_measures_the_model_and_leaves_nothing(cell_runner: CellRunner, tmp_path: Path) -> None:
+    spec = CellSpec("itest", "single-az", QUICK_4K, impairment=NetemProfile.from_rtt("rtt4ms", 0.004))
+    result = cell_runner.run(spec)
+    assert result.validity.verdict == "pass", result.validity.reason
+    # 2 ms added on each node's egress: the path RTT grew by about 4 ms
+    assert 3.6 <= result.rtt.median_ms <= 5.5
+    # QD1 protocol C: one round trip plus a write per I/O
+    assert 0.5 <= result.iops * result.rtt.median_ms / 1000 <= 1.1
+    samples = [json.loads(line) for line in (tmp_path / "samples.ndjson").read_text().splitlines()]
+    assert {s["metric"] for s in samples} >= {"bw", "iops", "clat_p99", "rtt", "overhead"}
+    meta = samples[0]["metadata"]
+    assert meta["impairment_detail"]["delay_s"] == pytest.approx(0.002)
+    assert meta["fio_version"].startswith("fio-3") and meta["drbd_version"] == "8.4.11"
+    events = [e["event"] for e in Ledger(tmp_path / "ledger.ndjson", "x").entries()]
+    assert events.index("impair-intent") < events.index("impair-applied") < events.index("fio-start")
+    assert events.count("impair-cleared") == 2
+    assert_pair_clean(cell_runner, "single-az")
+
+
+def test_impairment_touches_only_the_replication_path_to_the_peer(cell_runner: CellRunner) -> None:
+    a1 = cell_runner.pool.get("a1")
+    inv = cell_runner.inventory
+    impairer = Impairer(cell_runner.run_id, cell_runner.ledger)
+    profile = NetemProfile.from_text("slow", delay="20ms", direction="primary")
+    applied = impairer.apply(
+        a1, iface="vec1", peer_ip=inv.nodes["a2"].replication.ip, profile=profile, hold_s=60, role="primary"
+    )
+    assert applied is not None
+    try:
+        to_peer = parse_ping(a1.run(ping_argv(inv.nodes["a2"].replication.ip, count=5), timeout=20).stdout)
+        to_other = parse_ping(a1.run(ping_argv(inv.nodes["a3"].replication.ip, count=5), timeout=20).stdout)
+        to_peer_ssh = parse_ping(a1.run(ping_argv(inv.nodes["a2"].ssh.host, count=5), timeout=20).stdout)
+        start = time.monotonic()
+        a1.run(["true"], timeout=10)
+        ssh_round_trip = time.monotonic() - start
+    finally:
+        impairer.clear(a1, applied)
+    assert to_peer.min_ms >= 20
+    assert to_other.median_ms < 5 and to_peer_ssh.median_ms < 5
+    assert ssh_round_trip < 2
+    assert leftovers(a1) == CLEAN
+
+
+def test_dead_man_switch_removes_a_fault_the_harness_forgot(cell_runner: CellRunner) -> None:
+    a2 = cell_runner.pool.get("a2")
+    impairer = Impairer(cell_runner.run_id, cell_runner.ledger)
+    profile = NetemProfile.from_text("forgotten", delay="1ms")
+    impairer.apply(a2, iface="vec1", peer_ip="10.213.1.11", profile=profile, hold_s=3, role="secondary")
+    assert root_class(a2) is RootClass.HARNESS_OWNED
+    deadline = time.monotonic() + 15
+    while root_class(a2) is not RootClass.DEFAULT and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert leftovers(a2) == CLEAN
+
+
+def test_foreign_root_qdisc_is_refused_and_left_alone(cell_runner: CellRunner) -> None:
+    a2 = cell_runner.pool.get("a2")
+    a2.run(["tc", "qdisc", "add", "dev", "vec1", "root", "handle", "1:", "htb", "default", "1"], timeout=10)
+    try:
+        with pytest.raises(RefusedError, match="did not create"):
+            cell_runner.run(CellSpec("itest", "single-az", QUICK_4K, impairment=NetemProfile.from_rtt("r", 0.002)))
+        assert root_class(a2) is RootClass.FOREIGN
+    finally:
+        a2.run(["tc", "qdisc", "del", "dev", "vec1", "root"], timeout=10)
+    assert_pair_clean(cell_runner, "single-az")
+
+
+def test_unreachable_node_fails_clearly_before_any_change(lab_inventory: Inventory, tmp_path: Path) -> None:
+    text = LAB_INVENTORY.read_text().replace("host: 10.213.0.21}", "host: 10.213.0.99, connect_timeout: 3s}")
+    inventory = parse_inventory(text)
+    runner = make_runner(inventory, tmp_path)
+    try:
+        with pytest.raises(ConnectionLost, match=r"b1: SSH connection lost or refused"):
+            runner.run(CellSpec("itest", "multi-az", QUICK_4K, impairment=NetemProfile.from_rtt("r", 0.002)))
+        assert not (tmp_path / "ledger.ndjson").exists()  # nothing was changed anywhere
+        assert leftovers(runner.pool.get("a3")) == CLEAN
+    finally:
+        runner.pool.close_all()
+
+
+def test_resource_not_connected_is_refused(cell_runner: CellRunner) -> None:
+    a1 = cell_runner.pool.get("a1")
+    a1.run(["drbdadm", "disconnect", "single-az"], timeout=30)
+    try:
+        with pytest.raises(InfraError, match=r"a1: DRBD resource single-az not healthy .*StandAlone"):
+            cell_runner.run(CellSpec("itest", "single-az", QUICK_4K))
+    finally:
+        a1.run(["drbdadm", "connect", "single-az"], timeout=30)
+        cell_runner.wait_healthy(a1, "single-az", 60)
+    assert_pair_clean(cell_runner, "single-az")
+
+
+def test_missing_fio_is_a_clear_error_and_the_impairment_is_removed(cell_runner: CellRunner) -> None:
+    a1 = cell_runner.pool.get("a1")
+    a1.run(["mount", "--bind", "/bin/false", "/usr/bin/fio"], timeout=10)
+    try:
+        with pytest.raises(FioFailed, match=r"a1: fio for single-az-randwrite-4k-nj1-qd1-rtt2ms .*exited 1"):
+            cell_runner.run(CellSpec("itest", "single-az", QUICK_4K, impairment=NetemProfile.from_rtt("rtt2ms", 0.002)))
+    finally:
+        a1.run(["umount", "/usr/bin/fio"], timeout=10)
+    assert_pair_clean(cell_runner, "single-az")
+
+
+def test_device_guard_refuses_backing_disk_and_filesystems(cell_runner: CellRunner) -> None:
+    a1 = cell_runner.pool.get("a1")
+    backing = probe_device(a1, "/dev/ubda", "single-az")
+    problems = evaluate_drbd_target(backing, expected_device="/dev/drbd0", needed_bytes=1)
+    assert any("backing device" in p for p in problems) and any("held by drbd0" in p for p in problems)
+    # a scratch disk with a mounted filesystem: everything about it is refused
+    a1.run(["mkfs.ext4", "-q", "-F", "/dev/ubdc"], timeout=120)
+    a1.run_script("mkdir -p /mnt/itest && mount /dev/ubdc /mnt/itest", timeout=60)
+    try:
+        facts = probe_device(a1, "/dev/ubdc", "single-az")
+        problems = evaluate_drbd_target(facts, expected_device="/dev/drbd0", needed_bytes=1)
+        assert any("mounted at /mnt/itest" in p for p in problems)
+        assert any("TYPE=ext4" in p for p in problems)
+        assert any("not the DRBD device" in p for p in problems)
+    finally:
+        # the test's own filesystem on the lab's own scratch disk
+        a1.run_script("umount /mnt/itest; wipefs -q -a /dev/ubdc", timeout=60)
+    good = probe_device(a1, "/dev/drbd0", "single-az")
+    assert evaluate_drbd_target(good, expected_device="/dev/drbd0", needed_bytes=64 << 20) == []
+    assert evaluate_drbd_target(good, expected_device="/dev/drbd0", needed_bytes=8 << 30)[0].startswith("is 2147")
+
+
+def test_pytest_scenarios_write_junit_properties_and_comparison(default_lab: object, tmp_path: Path) -> None:
+    """The user's command, as a subprocess: JUnit with metrics, tables with ratios, latest link."""
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "scenarios/test_replicated_write.py",
+            "-k",
+            "randwrite-4k-nj1",
+            "--reports",
+            str(tmp_path),
+            "-p",
+            "no:cacheprovider",
+            "-q",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
+    assert "replication comparison" in res.stdout
+    run = (tmp_path / "latest").resolve()
+    junit = ET.parse(run / "junit.xml")
+    cases = {
+        tc.get("name"): {p.get("name", ""): p.get("value", "") for p in tc.iter("property")}
+        for tc in junit.iter("testcase")
+    }
+    assert set(cases) == {
+        "test_replicated_write[single-az-randwrite-4k-nj1-qd1]",
+        "test_replicated_write[multi-az-randwrite-4k-nj1-qd1]",
+    }
+    for props in cases.values():
+        assert float(props["iops"]) > 0 and float(props["bw"]) > 0 and props["verdict"] == "pass"
+        assert props["kernel"] and props["drbd_version"] == "8.4.11"
+    comparison = (run / "comparison.md").read_text()
+    assert "multi-az/single-az" in comparison and "randwrite-4k-nj1-qd1" in comparison
+    assert (run / "comparison.csv").exists() and (run / "comparison.html").exists()
