@@ -1,0 +1,197 @@
+"""The cluster lock: one harness run per cluster at a time.
+
+Two runs against the same nodes would stack impairments, fight over DRBD roles and measure
+each other.  Every node of a run holds ``/run/harness/lock`` (a directory, created with
+``mkdir``, which is atomic) with an ``owner.json`` naming the run id, the user, the
+controller host and pid.  Nodes are locked in sorted order, so two runs cannot deadlock; if
+any node is held, the run releases what it took and fails at once, naming the holder.
+
+A lock is *stale* when its owner is provably gone: it was taken from this very host (same
+hostname and boot id) by a process that no longer exists.  Stale locks are reported, never
+silently taken over; ``harness cleanup --break-lock`` removes them explicitly.  ``/run`` is
+a tmpfs, so a node reboot clears its lock together with the tc state it protected.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import shlex
+import socket
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from harness.errors import RefusedError
+from harness.nodefiles import NODE_ROOT, validate_run_id
+from harness.remote import Runner
+
+__all__ = [
+    "LOCK_DIR",
+    "ClusterLock",
+    "LockHeld",
+    "LockOwner",
+    "is_stale",
+    "local_owner",
+    "read_lock",
+]
+
+LOCK_DIR = f"{NODE_ROOT}/lock"
+_OWNER = f"{LOCK_DIR}/owner.json"
+
+
+class LockHeld(RefusedError):
+    """Another run holds the lock of a node of this run."""
+
+
+@dataclass(frozen=True)
+class LockOwner:
+    run_id: str
+    user: str
+    host: str
+    boot_id: str
+    pid: int
+    started: float
+    inventory: str
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> LockOwner | None:
+        try:
+            data = json.loads(text)
+            return cls(
+                run_id=str(data["run_id"]),
+                user=str(data["user"]),
+                host=str(data["host"]),
+                boot_id=str(data["boot_id"]),
+                pid=int(data["pid"]),
+                started=float(data["started"]),
+                inventory=str(data["inventory"]),
+            )
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def describe(self) -> str:
+        age = time.time() - self.started
+        return f"run {self.run_id} by {self.user}@{self.host} pid {self.pid}, {age / 60:.0f} min ago ({self.inventory})"
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return "unknown"
+
+
+def local_owner(run_id: str, inventory: str) -> LockOwner:
+    """The owner record for a run started by this process."""
+    return LockOwner(
+        run_id=validate_run_id(run_id),
+        user=getpass.getuser(),
+        host=socket.gethostname(),
+        boot_id=_boot_id(),
+        pid=os.getpid(),
+        started=round(time.time(), 1),
+        inventory=inventory,
+    )
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def is_stale(owner: LockOwner, *, host: str, boot_id: str, pid_alive: Callable[[int], bool] = _pid_alive) -> bool:
+    """True only when the owner is provably dead: same host, same boot, process gone."""
+    return owner.host == host and owner.boot_id == boot_id and not pid_alive(owner.pid)
+
+
+def read_lock(node: Runner) -> LockOwner | str | None:
+    """The lock's owner, None when unlocked, or the raw text when it is unreadable."""
+    res = node.run_script(
+        f"cat {_OWNER} 2>/dev/null || {{ [ -d {LOCK_DIR} ] && echo '<no owner file>'; }}; true", timeout=20
+    )
+    text = res.stdout.strip()
+    if not text:
+        return None
+    return LockOwner.from_json(text) or text
+
+
+class ClusterLock:
+    """Locks on all nodes of a run; release only removes locks this run holds."""
+
+    def __init__(self, owner: LockOwner) -> None:
+        self.owner = owner
+        self.held: list[Runner] = []
+
+    def _try(self, node: Runner) -> str:
+        record = shlex.quote(self.owner.to_json())
+        script = (
+            f"umask 077; mkdir -p {NODE_ROOT} && if mkdir {LOCK_DIR} 2>/dev/null; then "
+            f"printf '%s\\n' {record} > {_OWNER} && echo ACQUIRED; "
+            f"else echo HELD; cat {_OWNER} 2>/dev/null; fi"
+        )
+        return node.run_script(script, timeout=20).stdout
+
+    def acquire(self, nodes: Iterable[Runner]) -> None:
+        for node in sorted(nodes, key=lambda n: n.name):
+            out = self._try(node)
+            if out.startswith("ACQUIRED"):
+                self.held.append(node)
+                continue
+            holder_text = out.partition("\n")[2].strip()
+            holder = LockOwner.from_json(holder_text)
+            self.release()
+            if holder is None:
+                raise LockHeld(
+                    f"{node.name}: {LOCK_DIR} exists with no readable owner ({holder_text!r}); "
+                    "inspect it, then `harness cleanup --inventory FILE --break-lock`"
+                )
+            stale = is_stale(holder, host=self.owner.host, boot_id=self.owner.boot_id)
+            hint = (
+                "its owner process is gone (stale): remove it with `harness cleanup --inventory FILE --break-lock`"
+                if stale
+                else "wait for it to finish, or stop it"
+            )
+            raise LockHeld(f"{node.name} is locked by {holder.describe()}; {hint}")
+
+    def release(self) -> list[str]:
+        """Remove our locks (checking each is still ours).  Returns nodes where that failed."""
+        failed: list[str] = []
+        run_id = shlex.quote(f'"run_id": "{self.owner.run_id}"')
+        for node in reversed(self.held):
+            try:
+                node.run_script(f"grep -qF {run_id} {_OWNER} 2>/dev/null && rm -rf {LOCK_DIR}; true", timeout=20)
+            except Exception:  # the node may be gone; report, keep releasing the others
+                failed.append(node.name)
+        self.held = []
+        return failed
+
+
+def break_lock(node: Runner, *, only_run: str | None = None) -> LockOwner | str | None:
+    """Remove a node's lock (explicit operator action); returns what was removed."""
+    owner = read_lock(node)
+    if owner is None:
+        return None
+    if only_run is not None and (not isinstance(owner, LockOwner) or owner.run_id != only_run):
+        return None
+    node.run_script(f"rm -rf {LOCK_DIR}", timeout=20)
+    return owner
+
+
+def holders(nodes: Sequence[Runner]) -> dict[str, LockOwner | str]:
+    out: dict[str, LockOwner | str] = {}
+    for node in nodes:
+        owner = read_lock(node)
+        if owner is not None:
+            out[node.name] = owner
+    return out

@@ -1,0 +1,217 @@
+"""Preflight: every read-only check, on every node, before a run changes anything.
+
+One round trip per node collects identity, tools, interfaces, qdiscs, harness leftovers and
+the lock; one per pair collects DRBD state and the device guard's facts.  Findings are
+``ok``, ``warn`` or ``BLOCK``; any BLOCK stops the run before a single change (all-or-
+nothing: a run never starts on some nodes because others were fine).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Literal
+
+from tabulate import tabulate
+
+from harness.connections import ConnectionPool
+from harness.drbd.events import resource_from_events2
+from harness.errors import HarnessError
+from harness.impair.readback import RootClass, classify_root, explain_root, parse_qdiscs
+from harness.inventory.models import Inventory
+from harness.remote import CommandResult, run_batch
+from harness.safety.device import evaluate_drbd_target, probe_device
+from harness.safety.leftovers import find_leftovers
+from harness.safety.lock import LockOwner, read_lock
+
+__all__ = ["Finding", "PreflightReport", "run_preflight"]
+
+Status = Literal["ok", "warn", "BLOCK"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    node: str
+    check: str
+    status: Status
+    detail: str
+
+
+@dataclass
+class PreflightReport:
+    findings: list[Finding]
+
+    @property
+    def blockers(self) -> list[Finding]:
+        return [f for f in self.findings if f.status == "BLOCK"]
+
+    @property
+    def ok(self) -> bool:
+        return not self.blockers
+
+    def render(self) -> str:
+        rows = [[f.node, f.check, f.status, f.detail] for f in self.findings]
+        verdict = "preflight passed" if self.ok else f"preflight BLOCKED by {len(self.blockers)} finding(s)"
+        return tabulate(rows, headers=["node", "check", "status", "detail"]) + f"\n{verdict}"
+
+
+def _version(res: CommandResult) -> str:
+    return (res.stdout.strip() or res.stderr.strip()).splitlines()[0] if res.ok else ""
+
+
+def _node_checks(inv: Inventory, pool: ConnectionPool, name: str) -> list[Finding]:
+    spec = inv.nodes[name]
+    out: list[Finding] = []
+    try:
+        node = pool.get(name)
+    except HarnessError as exc:
+        return [Finding(name, "ssh", "BLOCK", str(exc))]
+    out.append(Finding(name, "ssh", "ok", f"{spec.ssh.user}@{spec.ssh.host}, host key pinned"))
+    iface = spec.replication.iface
+    commands: dict[str, list[str]] = {
+        "hostname": ["uname", "-n"],
+        "fio": ["fio", "--version"],
+        "drbdadm": ["drbdadm", "--version"],
+        "tc": ["tc", "-V"],
+        "netem": ["sh", "-c", "[ -d /sys/module/sch_netem ] || modinfo -n sch_netem"],
+        "addr": ["ip", "-o", "-4", "addr", "show", "dev", iface],
+        "qdisc": ["tc", "-j", "qdisc", "show", "dev", iface],
+        "sshconn": ["sh", "-c", 'echo "$SSH_CONNECTION"'],
+    }
+    if spec.ssh.sudo and spec.ssh.user != "root":
+        commands["sudo"] = ["sudo", "-n", "true"]
+    res = run_batch(node, commands, timeout=60)
+    host = res["hostname"].stdout.strip()
+    if spec.hostname and host != spec.hostname:
+        out.append(Finding(name, "identity", "BLOCK", f"uname -n is {host!r}, inventory expects {spec.hostname!r}"))
+    else:
+        out.append(Finding(name, "identity", "ok", f"uname -n {host}"))
+    if "sudo" in res:
+        ok = res["sudo"].ok
+        out.append(Finding(name, "sudo -n", "ok" if ok else "BLOCK", "works" if ok else res["sudo"].stderr.strip()))
+    for tool in ("fio", "drbdadm", "tc"):
+        version = _version(res[tool])
+        status: Status = "ok" if version else "BLOCK"
+        detail = version if version else f"`{tool}` missing or failing on the node: {res[tool].stderr.strip()}"
+        out.append(Finding(name, tool, status, detail[:80]))
+    out.append(
+        Finding(
+            name,
+            "netem",
+            "ok" if res["netem"].ok else "BLOCK",
+            "sch_netem available" if res["netem"].ok else "sch_netem kernel module not available",
+        )
+    )
+    if spec.replication.ip not in res["addr"].stdout:
+        out.append(
+            Finding(
+                name,
+                "replication iface",
+                "BLOCK",
+                f"{iface} does not carry {spec.replication.ip}: {res['addr'].stdout.strip() or 'no address'}",
+            )
+        )
+    else:
+        out.append(Finding(name, "replication iface", "ok", f"{iface} has {spec.replication.ip}"))
+    ssh_parts = res["sshconn"].stdout.split()
+    if len(ssh_parts) >= 3 and ssh_parts[2] == spec.replication.ip:
+        out.append(
+            Finding(
+                name,
+                "paths",
+                "warn",
+                f"SSH arrives on the replication address {spec.replication.ip}; "
+                "impairment is filtered to the peer's address only, so SSH is not shaped",
+            )
+        )
+    elif len(ssh_parts) >= 1 and ssh_parts[0] in {n.replication.ip for n in inv.nodes.values()}:
+        out.append(
+            Finding(
+                name,
+                "paths",
+                "BLOCK",
+                "the harness connects from a replication address: impairing would cut its own SSH",
+            )
+        )
+    else:
+        out.append(Finding(name, "paths", "ok", "SSH and replication use different addresses"))
+    try:
+        qdiscs = parse_qdiscs(res["qdisc"].stdout)
+        root = classify_root(qdiscs)
+        status = "ok" if root is RootClass.DEFAULT else "BLOCK"
+        out.append(Finding(name, "qdisc", status, f"{iface}: {root}: {explain_root(qdiscs)}"[:100]))
+    except HarnessError as exc:
+        out.append(Finding(name, "qdisc", "BLOCK", f"cannot read qdiscs on {iface}: {exc}"))
+    left = [x for x in find_leftovers(node) if x.kind != "lock"]
+    if left:
+        out.append(
+            Finding(
+                name,
+                "leftovers",
+                "BLOCK",
+                "; ".join(x.describe() for x in left)[:160] + " — run `harness cleanup --inventory FILE`",
+            )
+        )
+    else:
+        out.append(Finding(name, "leftovers", "ok", "none"))
+    owner = read_lock(node)
+    if owner is None:
+        out.append(Finding(name, "lock", "ok", "free"))
+    else:
+        text = owner.describe() if isinstance(owner, LockOwner) else str(owner)
+        out.append(Finding(name, "lock", "BLOCK", f"held: {text}"))
+    return out
+
+
+def _pair_checks(inv: Inventory, pool: ConnectionPool, pair_name: str, needed_bytes: int) -> list[Finding]:
+    pair = inv.pairs[pair_name]
+    label = f"{pair_name} ({pair.primary})"
+    try:
+        node = pool.get(pair.primary)
+    except HarnessError:
+        return []  # reported by the node checks
+    facts = probe_device(
+        node,
+        pair.device,
+        pair.resource,
+        extra={"events": ["drbdsetup", "events2", "--now", "--statistics", pair.resource]},
+    )
+    out: list[Finding] = []
+    state = resource_from_events2(facts.extra["events"].stdout, pair.resource)
+    if state is None:
+        out.append(Finding(label, "drbd", "BLOCK", f"resource {pair.resource} not configured on {pair.primary}"))
+    else:
+        problems = list(state.problems())
+        if state.role != "Primary":
+            problems.append(f"{pair.primary} is {state.role}, the inventory says Primary")
+        status: Status = "BLOCK" if problems else "ok"
+        out.append(Finding(label, "drbd", status, "; ".join(problems) if problems else state.describe()))
+    refusals = evaluate_drbd_target(facts, expected_device=pair.device, needed_bytes=needed_bytes)
+    out.append(
+        Finding(
+            label,
+            "device guard",
+            "BLOCK" if refusals else "ok",
+            "; ".join(refusals) if refusals else f"{pair.device} is the resource's own, unused device",
+        )
+    )
+    return out
+
+
+def run_preflight(
+    inv: Inventory, pool: ConnectionPool, *, needed_bytes: int = 1, pairs: Sequence[str] | None = None
+) -> PreflightReport:
+    """All checks, nodes in parallel.  Read-only: runs nothing that changes a node."""
+    names = sorted({n for p in (pairs or inv.pairs) for n in (inv.pairs[p].primary, inv.pairs[p].secondary)})
+    with ThreadPoolExecutor(max_workers=max(1, len(names))) as pool_exec:
+        per_node = list(pool_exec.map(lambda n: _node_checks(inv, pool, n), names))
+    findings = [f for group in per_node for f in group]
+    for pair in sorted(pairs or inv.pairs):
+        findings += _pair_checks(inv, pool, pair, needed_bytes)
+    return PreflightReport(findings)
+
+
+def quote(text: str) -> str:
+    return shlex.quote(text)
