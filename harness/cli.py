@@ -164,6 +164,55 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _preflight(args: argparse.Namespace) -> int:
+    from harness.connections import ConnectionPool
+    from harness.inventory import load_inventory
+    from harness.safety.preflight import run_preflight
+
+    inventory = load_inventory(Path(args.inventory))
+    pool = ConnectionPool(inventory)
+    try:
+        report = run_preflight(inventory, pool)
+    finally:
+        pool.close_all()
+    print(report.render())
+    return 0 if report.ok else 3
+
+
+def _cleanup(args: argparse.Namespace) -> int:
+    from harness.connections import ConnectionPool
+    from harness.errors import HarnessError
+    from harness.inventory import load_inventory
+    from harness.safety.leftovers import find_leftovers, remove_leftovers
+
+    inventory = load_inventory(Path(args.inventory))
+    pool = ConnectionPool(inventory)
+    failed = False
+    try:
+        for name in sorted(inventory.nodes):
+            try:
+                node = pool.get(name)
+                items = find_leftovers(node, run_id=args.run_id)
+            except HarnessError as exc:
+                print(f"{name}: cannot check: {exc}", file=sys.stderr)
+                failed = True
+                continue
+            if not items:
+                print(f"{name}: clean")
+                continue
+            for item in items:
+                print(f"{'found' if args.dry_run else 'removing'}: {item.describe()}")
+            if not args.dry_run:
+                remove_leftovers(node, items, break_lock=args.break_lock)
+                rest = [i for i in find_leftovers(node, run_id=args.run_id) if i.kind != "lock" or args.break_lock]
+                for item in rest:
+                    print(f"{name}: STILL THERE: {item.describe()}", file=sys.stderr)
+                    failed = True
+    finally:
+        pool.close_all()
+    return 5 if failed else 0
+
+
 def _report(args: argparse.Namespace) -> int:
     from harness.report.cli import run
 
@@ -213,6 +262,16 @@ def build_parser() -> argparse.ArgumentParser:
     check = add(inv_sub, "check", _inventory_check, "validate an inventory file (no remote access)")
     check.add_argument("file")
     add(inv_sub, "schema", _inventory_schema, "print the inventory JSON Schema (for editors)")
+
+    pre = add(sub, "preflight", _preflight, "read-only checks of every node and pair; exit 3 on any blocker")
+    pre.add_argument("--inventory", required=True)
+    clean = add(sub, "cleanup", _cleanup, "remove what a crashed run left on the nodes (faults, fio, watchers)")
+    clean.add_argument("--inventory", required=True)
+    clean.add_argument("--run-id", help="only this run's leftovers (default: every harness leftover)")
+    clean.add_argument(
+        "--break-lock", action="store_true", help="also remove the cluster lock (after checking its owner)"
+    )
+    clean.add_argument("--dry-run", action="store_true", help="list, change nothing")
 
     bench = add(sub, "bench", _bench, "harness overhead per cell, fidelity vs fio by hand, RTT and rate accuracy")
     bench.add_argument("--inventory", default=str(DEFAULT_LAB_INVENTORY), help="inventory (default: %(default)s)")

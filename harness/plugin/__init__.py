@@ -19,7 +19,7 @@ from harness.bounds import BoundResult
 from harness.cell import CellContext, CellResult, CellSpec
 from harness.errors import HarnessError
 from harness.nodefiles import new_run_id
-from harness.plugin.session import HarnessSession
+from harness.plugin.session import HarnessSession, PreflightBlocked
 
 __all__ = ["SESSION_KEY", "harness_session", "measure"]
 
@@ -127,11 +127,18 @@ def pytest_configure_node(node: Any) -> None:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     hs = session.config.stash[SESSION_KEY]
-    # Boot the lab once, in the controller, before xdist starts its workers (xdist's own
-    # sessionstart is trylast), so workers never race to boot it.
-    xdist = bool(session.config.getoption("numprocesses", None))
-    if hs.is_controller and xdist and not session.config.option.collectonly and _wants_reports(session.config):
-        hs.ensure_lab()
+    # In the controller, before xdist starts its workers (xdist's own sessionstart is
+    # trylast): boot the lab once, run the read-only preflight on every node, take the
+    # cluster lock.  A blocker ends the run here, before any change.
+    if hs.is_controller and not session.config.option.collectonly and _wants_reports(session.config):
+        try:
+            hs.start_run()
+        except PreflightBlocked as exc:
+            hs.end_run()
+            pytest.exit(f"preflight refused the run; nothing was changed:\n{exc}", returncode=3)
+        except HarnessError as exc:
+            hs.end_run()
+            pytest.exit(f"cannot start the run: {exc}", returncode=exc.exit_code)
 
 
 def _pair_groups(session: HarnessSession) -> dict[str, str]:
@@ -236,6 +243,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     hs = config.stash.get(SESSION_KEY, None)
     if hs is None:
         return
+    if hs.is_controller:
+        hs.end_run()
     hs.close()
     if hs.is_controller:
         hs.teardown_lab()

@@ -20,12 +20,18 @@ from filelock import FileLock
 
 from harness.cell import CellRunner
 from harness.connections import ConnectionPool
+from harness.errors import RefusedError
 from harness.fio.spec import PROFILES, Profile
 from harness.inventory import Inventory, load_inventory
 from harness.ledger import Ledger
+from harness.safety.lock import ClusterLock
 from harness.samples import SampleStore
 
-__all__ = ["HarnessSession"]
+__all__ = ["HarnessSession", "PreflightBlocked"]
+
+
+class PreflightBlocked(RefusedError):
+    """Preflight found a blocker; nothing was changed on any node."""
 
 
 def _say(message: str) -> None:
@@ -45,6 +51,7 @@ class HarnessSession:
     started: float = field(default_factory=time.time)
     _runner: CellRunner | None = None
     _pool: ConnectionPool | None = None
+    _lock: ClusterLock | None = None
 
     @classmethod
     def create(
@@ -115,6 +122,28 @@ class HarnessSession:
                 # A worker booted it (no controller boot happened): leave a note so the
                 # controller tears it down at the end.
                 (lab.state_dir / "booted-by-run").write_text(self.run_id)
+
+    def start_run(self) -> None:
+        """Controller, before any cell: lab up, preflight (read-only), then the cluster lock."""
+        from harness.safety.lock import ClusterLock, local_owner
+        from harness.safety.preflight import run_preflight
+
+        self.ensure_lab()
+        report = run_preflight(self.inventory, self.pool)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        (self.run_dir / "preflight.txt").write_text(report.render() + "\n")
+        if not report.ok:
+            raise PreflightBlocked(report.render())
+        names = sorted({n for p in self.inventory.pairs.values() for n in (p.primary, p.secondary)})
+        self._lock = ClusterLock(local_owner(self.run_id, str(self.inventory_path)))
+        self._lock.acquire([self.pool.get(n) for n in names])
+
+    def end_run(self) -> None:
+        if self._lock is not None:
+            failed = self._lock.release()
+            if failed:
+                _say("could not release the cluster lock on: " + ", ".join(failed))
+            self._lock = None
 
     def teardown_lab(self) -> None:
         if self.inventory.lab is None or self.keep_lab:

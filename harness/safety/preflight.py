@@ -8,7 +8,6 @@ nothing: a run never starts on some nodes because others were fine).
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from typing import Literal
 from tabulate import tabulate
 
 from harness.connections import ConnectionPool
+from harness.drbd.commands import parse_drbdadm_version
 from harness.drbd.events import resource_from_events2
 from harness.errors import HarnessError
 from harness.impair.readback import RootClass, classify_root, explain_root, parse_qdiscs
@@ -93,6 +93,9 @@ def _node_checks(inv: Inventory, pool: ConnectionPool, name: str) -> list[Findin
         out.append(Finding(name, "sudo -n", "ok" if ok else "BLOCK", "works" if ok else res["sudo"].stderr.strip()))
     for tool in ("fio", "drbdadm", "tc"):
         version = _version(res[tool])
+        if tool == "drbdadm" and version:
+            parsed = parse_drbdadm_version(res[tool].stdout)
+            version = f"DRBD kernel {parsed.kernel}, utils {parsed.utils or '?'}"
         status: Status = "ok" if version else "BLOCK"
         detail = version if version else f"`{tool}` missing or failing on the node: {res[tool].stderr.strip()}"
         out.append(Finding(name, tool, status, detail[:80]))
@@ -211,7 +214,3 @@ def run_preflight(
     for pair in sorted(pairs or inv.pairs):
         findings += _pair_checks(inv, pool, pair, needed_bytes)
     return PreflightReport(findings)
-
-
-def quote(text: str) -> str:
-    return shlex.quote(text)
