@@ -155,6 +155,7 @@ class CellRunner:
         lock_dir: Path,
         progress: Progress = lambda _m: None,
         health_timeout_s: float = 120.0,
+        deadman_grace_s: float = 90.0,
     ) -> None:
         self.inventory = inventory
         self.run_id = run_id
@@ -165,6 +166,9 @@ class CellRunner:
         self.lock_dir = lock_dir
         self.progress = progress
         self.health_timeout_s = health_timeout_s
+        # A fault removes itself this long after the cell's fio deadline, should the harness
+        # die or lose SSH without clearing it.
+        self.deadman_grace_s = deadman_grace_s
         self.impairer = Impairer(run_id, ledger)
         self.fio = FioRunner(run_id, ledger)
         self._facts: dict[str, NodeFacts] = {}
@@ -323,7 +327,7 @@ class CellRunner:
     def _apply_impairment(self, spec: CellSpec, primary: Runner, secondary: Runner, undo: ExitStack) -> None:
         assert spec.impairment is not None
         pair = self.inventory.pairs[spec.pair]
-        hold = fio_deadline_s(spec.workload) + 90.0
+        hold = fio_deadline_s(spec.workload) + self.deadman_grace_s
         for role, node in (("primary", primary), ("secondary", secondary)):
             other = pair.secondary if role == "primary" else pair.primary
             applied = self.impairer.apply(
@@ -363,7 +367,7 @@ class CellRunner:
         ``timeout``, so it cannot outlive a crashed harness)."""
         base = node_run_dir(self.run_id)
         log = f"{base}/events-{safe_token(spec.id)}.log"
-        seconds = fio_deadline_s(spec.workload) + 60
+        seconds = fio_deadline_s(spec.workload) + self.deadman_grace_s
         inner = (
             f"timeout {seconds:.0f} drbdsetup events2 --timestamps --statistics {shlex.quote(resource)} "
             f"> {shlex.quote(log)} 2>&1"

@@ -181,7 +181,6 @@ def _preflight(args: argparse.Namespace) -> int:
 
 def _cleanup(args: argparse.Namespace) -> int:
     from harness.connections import ConnectionPool
-    from harness.errors import HarnessError
     from harness.inventory import load_inventory
     from harness.safety.leftovers import find_leftovers, remove_leftovers
 
@@ -211,6 +210,87 @@ def _cleanup(args: argparse.Namespace) -> int:
     finally:
         pool.close_all()
     return 5 if failed else 0
+
+
+def _killcheck(args: argparse.Namespace) -> int:
+    import signal
+    import tempfile
+
+    from tabulate import tabulate
+
+    from harness.inventory import load_inventory
+    from harness.lab.lifecycle import Lab
+    from harness.safety.killtrial import run_kill_trial
+
+    path = Path(args.inventory)
+    inventory = load_inventory(path)
+    if inventory.lab is not None:
+        lab = Lab(inventory, path, progress=_progress)
+        state = lab.state()
+        if state is None or state.phase != "up":
+            raise HarnessError("bring the lab up first (`harness lab up`): a killed run must not own it")
+    rows = []
+    root = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory(prefix="harness-killcheck-") as tmp:
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+            for phase in ("impairment", "fio"):
+                for i in range(args.trials):
+                    trial = run_kill_trial(
+                        root,
+                        path,
+                        inventory,
+                        sig=sig,
+                        phase=phase,
+                        reports=Path(tmp),
+                    )
+                    _progress(
+                        f"killcheck: {sig.name} during {phase} #{i + 1}: exit {trial.exit_code} "
+                        f"after {trial.exit_s:.1f} s, left at exit {len(trial.leftovers_at_exit)}, "
+                        f"finally {len(trial.leftovers_final)} after {trial.waited_s:.0f} s"
+                    )
+                    rows.append(
+                        [
+                            sig.name,
+                            phase,
+                            i + 1,
+                            trial.exit_code,
+                            round(trial.exit_s, 1),
+                            len(trial.leftovers_at_exit),
+                            len(trial.leftovers_final),
+                            round(trial.waited_s),
+                        ]
+                    )
+    print(
+        tabulate(
+            rows,
+            headers=["signal", "phase", "trial", "exit", "exit s", "left at exit", "left finally", "s until clean"],
+        )
+    )
+    return 0 if all(r[6] == 0 for r in rows) else 1
+
+
+def _trust(args: argparse.Namespace) -> int:
+    from harness.inventory import load_inventory
+    from harness.trust import pin_host_key, trust_status
+
+    inventory = load_inventory(Path(args.inventory))
+    changed = False
+    for name, node in sorted(inventory.nodes.items()):
+        status = trust_status(name, node.ssh)
+        print(f"{name}: {status.host_entry} {status.key.get_name()} {status.fingerprint}: {status.state}")
+        if status.state == "CHANGED":
+            changed = True
+            print(
+                f"  the key differs from the one pinned in {node.ssh.known_hosts}; not touching it. If the node "
+                "was rebuilt, verify the new fingerprint and remove the old line yourself.",
+                file=sys.stderr,
+            )
+        elif status.state == "new":
+            ok = args.yes or input(f"  pin this key for {name} in {node.ssh.known_hosts}? [yes/no] ").strip() == "yes"
+            if ok:
+                pin_host_key(node.ssh, status)
+                print(f"  pinned in {node.ssh.known_hosts}")
+    return 3 if changed else 0
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -272,6 +352,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--break-lock", action="store_true", help="also remove the cluster lock (after checking its owner)"
     )
     clean.add_argument("--dry-run", action="store_true", help="list, change nothing")
+
+    trust = add(sub, "trust", _trust, "show nodes' host key fingerprints; pin new ones in the inventory's known_hosts")
+    trust.add_argument("--inventory", required=True)
+    trust.add_argument(
+        "--yes", action="store_true", help="pin new keys without asking (fingerprints verified elsewhere)"
+    )
+
+    kill = add(sub, "killcheck", _killcheck, "kill a running scenario (SIGINT/SIGTERM/SIGKILL) and count leftovers")
+    kill.add_argument("--inventory", default=str(DEFAULT_LAB_INVENTORY))
+    kill.add_argument("--trials", type=int, default=5, help="trials per signal and phase (default: %(default)s)")
 
     bench = add(sub, "bench", _bench, "harness overhead per cell, fidelity vs fio by hand, RTT and rate accuracy")
     bench.add_argument("--inventory", default=str(DEFAULT_LAB_INVENTORY), help="inventory (default: %(default)s)")

@@ -39,6 +39,13 @@ class ConnectionPool:
             nodes = list(pool.map(self.get, names))
         return dict(zip(names, nodes, strict=True))
 
+    def reset(self, name: str) -> None:
+        """Forget a node's connection (it crashed or rebooted); the next get() reconnects."""
+        with self._lock:
+            node = self._nodes.pop(name, None)
+        if node is not None:
+            node.close()
+
     def close_all(self) -> None:
         with self._lock:
             nodes, self._nodes = list(self._nodes.values()), {}

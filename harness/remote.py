@@ -284,6 +284,38 @@ class SshNode:
             raise CommandFailed(result)
         return result
 
+    def stream(self, argv: Sequence[str], *, timeout: float, sudo: bool = True) -> tuple[str, bool]:
+        """Run ``argv`` and return everything it printed, reading as it comes.
+
+        For commands on a node that may die mid-way (the failover scenario kills the primary
+        while fio reports to us): returns ``(output, completed)``; ``completed`` is False when
+        the connection broke before the command finished.  Output received until then is
+        kept — it is the evidence of which writes were acknowledged.
+        """
+        self.open()
+        conn = self._conn
+        assert conn is not None
+        transport = conn.transport
+        if transport is None:
+            raise ConnectionLost(self.name, "no transport")
+        command = render_command(argv, timeout=timeout, sudo=self._use_sudo(sudo))
+        chunks: list[bytes] = []
+        completed = False
+        try:
+            chan = transport.open_session(timeout=30)
+            chan.settimeout(timeout + _BACKSTOP)
+            chan.exec_command(command)
+            while True:
+                data = chan.recv(65536)
+                if not data:
+                    break
+                chunks.append(data)
+            completed = chan.recv_exit_status() == 0
+            chan.close()
+        except (paramiko.SSHException, OSError, EOFError):
+            self.close()
+        return b"".join(chunks).decode(errors="replace"), completed
+
     # -- files ------------------------------------------------------------------------------
     def put_text(self, path: str, text: str, *, mode: int = 0o644, timeout: float = 30.0) -> None:
         """Write ``text`` to ``path`` on the node (atomically, through a temp file)."""

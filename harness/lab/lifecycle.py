@@ -9,9 +9,11 @@ half-started or crashed lab.  Any failure during ``up()`` runs ``down()`` before
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -275,17 +277,65 @@ class Lab:
 
     def _start_guests(self, state: LabState) -> None:
         for guest in self.topology.guests:
-            argv = topo_mod.uml_argv(self.inventory, self.topology, guest)
-            with open(self.console_log(guest), "wb") as console:
-                proc = subprocess.Popen(
-                    argv,
-                    stdin=subprocess.DEVNULL,
-                    stdout=console,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
+            self._start_guest(state, guest, rejoin=False)
+
+    def _start_guest(self, state: LabState, guest: Guest, *, rejoin: bool) -> None:
+        argv = topo_mod.uml_argv(self.inventory, self.topology, guest, rejoin=rejoin)
+        with open(self.console_log(guest), "ab") as console:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=console,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        state.pids[guest.name] = proc.pid
+        state.save()  # record each pid at once: `down` must find it even if we die now
+
+    # -- crash and recovery (the failover scenario) ---------------------------------------------
+    def crash_guest(self, name: str) -> float:
+        """SIGKILL every host process of one guest at once, like pulling its power cord.
+
+        The main UML process alone is not enough: its I/O helpers would keep the disk and tap
+        open (LAB-NOTES P4).  Returns the time (monotonic) of the kill."""
+        state = self.state()
+        if state is None or name not in state.pids:
+            raise InfraError(f"lab guest {name} is not running")
+        procs = [p for p in find_lab_processes(self.spec.netns, self.state_dir) if p.guest == name]
+        procs.sort(key=lambda p: p.pid != p.sid)
+        killed_at = time.monotonic()
+        for proc in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(proc.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while any(p.guest == name for p in find_lab_processes(self.spec.netns, self.state_dir)):
+            if time.monotonic() > deadline:
+                raise InfraError(f"lab guest {name} survived SIGKILL")
+            time.sleep(0.05)
+        shutil.rmtree(self.state_dir / "uml" / self.topology.guest(name).umid(self.spec.netns), ignore_errors=True)
+        return killed_at
+
+    def restart_guest(self, name: str) -> None:
+        """Boot a crashed guest again; it keeps its disks and DRBD metadata and rejoins."""
+        state = self.state()
+        if state is None:
+            raise InfraError("the lab is not up")
+        guest = self.topology.guest(name)
+        self._start_guest(state, guest, rejoin=True)
+        deadline = time.monotonic() + self.spec.boot_timeout
+        sub_state = LabState(state.netns, state.state_dir, state.inventory, pids={name: state.pids[name]})
+        self._wait_for_sshd_of([guest], sub_state, deadline)
+        with self.connections((guest,)) as conns:
+            while True:
+                res = conns[name].run_script(
+                    "cat /run/lab-ready 2>/dev/null || cat /run/lab-failed 2>/dev/null", timeout=10, check=False
                 )
-            state.pids[guest.name] = proc.pid
-            state.save()  # record each pid at once: `down` must find it even if we die now
+                if "ready" in res.stdout:
+                    return
+                if "failed" in res.stdout or time.monotonic() > deadline:
+                    log = conns[name].run(["tail", "-n", "25", "/run/lab-boot.log"], timeout=10, check=False)
+                    raise InfraError(f"lab guest {name} did not rejoin; its boot log:\n{log.stdout}")
+                time.sleep(0.2)
 
     def _console_tail(self, guest: Guest, lines: int = 15) -> str:
         try:
@@ -298,7 +348,10 @@ class Lab:
         return InfraError(f"lab guest {guest.name} {why}; last console lines:\n{self._console_tail(guest)}")
 
     def _wait_for_sshd(self, state: LabState, deadline: float) -> None:
-        pending = list(self.topology.guests)
+        self._wait_for_sshd_of(list(self.topology.guests), state, deadline)
+
+    def _wait_for_sshd_of(self, guests: list[Guest], state: LabState, deadline: float) -> None:
+        pending = list(guests)
         while pending:
             for guest in list(pending):
                 pid = state.pids[guest.name]

@@ -278,10 +278,17 @@ def render_boot_script(inv: Inventory, topo: LabTopology, guest: Guest) -> str:
         if guest.name not in (pair.primary, pair.secondary):
             continue
         res = pair.resource
-        lines.append(f"drbdadm create-md --force {shlex.quote(res)} && drbdadm up {shlex.quote(res)}")
+        # A guest restarted after a crash (labrejoin=1 on its kernel command line) keeps its
+        # DRBD metadata: it attaches, reconnects and resyncs; it never becomes primary itself.
+        lines.append(
+            f"if grep -q labrejoin=1 /proc/cmdline; then drbdadm up {shlex.quote(res)}; "
+            f"else drbdadm create-md --force {shlex.quote(res)} && drbdadm up {shlex.quote(res)}; fi"
+        )
+        lines.append("if grep -q labrejoin=1 /proc/cmdline; then rejoin=1; else rejoin=0; fi")
         if guest.name == pair.primary:
             # Both backing disks are fresh all-zero sparse files, so skipping the initial sync
             # is correct here (LAB-NOTES §4); never do this on disks that held data.
+            lines.append('if [ "$rejoin" = 0 ]; then')
             lines.append(
                 "for i in $(seq 600); do "
                 f'[ "$(drbdadm cstate {shlex.quote(res)})" = Connected ] && break; sleep 0.1; done'
@@ -289,6 +296,7 @@ def render_boot_script(inv: Inventory, topo: LabTopology, guest: Guest) -> str:
             lines.append(f'[ "$(drbdadm cstate {shlex.quote(res)})" = Connected ]')
             lines.append(f"drbdadm new-current-uuid --clear-bitmap {shlex.quote(res)}")
             lines.append(f"drbdadm primary {shlex.quote(res)}")
+            lines.append("fi")
         lines.append(f"# pair {pname}")
     lines += ["trap - EXIT", "echo ready > /run/lab-ready"]
     return "\n".join(lines) + "\n"
@@ -321,8 +329,11 @@ def render_drbd_conf(inv: Inventory) -> str:
     return "\n".join(out) + "\n"
 
 
-def uml_argv(inv: Inventory, topo: LabTopology, guest: Guest, linux: str = "/usr/bin/linux.uml") -> list[str]:
-    """Command that boots ``guest`` as the unprivileged lab uid inside the lab namespace."""
+def uml_argv(
+    inv: Inventory, topo: LabTopology, guest: Guest, linux: str = "/usr/bin/linux.uml", *, rejoin: bool = False
+) -> list[str]:
+    """Command that boots ``guest`` as the unprivileged lab uid inside the lab namespace
+    (``rejoin``: after a crash, keep the DRBD metadata on its disks)."""
     spec = _lab_spec(inv)
     state = spec.state_dir
     uid = str(spec.guest_uid)
@@ -354,6 +365,8 @@ def uml_argv(inv: Inventory, topo: LabTopology, guest: Guest, linux: str = "/usr
     for i, disk in enumerate(guest.disks):
         argv.append(f"ubd{i}d={state / 'disks' / disk}")
     argv += [f"labnode={guest.name}", f"labdir={state}"]
+    if rejoin:
+        argv.append("labrejoin=1")
     return argv
 
 

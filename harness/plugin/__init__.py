@@ -44,6 +44,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--run-id", default=None, help="run id (default: generated; xdist workers receive it)")
     group.addoption("--keep-lab", action="store_true", help="leave a lab this run booted running at the end")
     group.addoption(
+        "--deadman-grace",
+        type=float,
+        default=90.0,
+        help="seconds after a cell's fio deadline when its fault removes itself should the harness die "
+        "(default: %(default)s)",
+    )
+    group.addoption(
         "--inconclusive",
         choices=["skip", "fail"],
         default="skip",
@@ -89,6 +96,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except HarnessError as exc:
         # A bad inventory is a usage error: one clear message, no traceback, nothing touched.
         raise pytest.UsageError(f"--inventory {inventory}: {exc}") from None
+    session.deadman_grace_s = float(config.getoption("--deadman-grace"))
     config.stash[SESSION_KEY] = session
     # Cells of pairs that share nodes must run on one worker: xdist only honours xdist_group
     # marks under --dist loadgroup, so make that the default whenever -n is used.  Workers

@@ -47,6 +47,7 @@ class HarnessSession:
     reports_root: Path
     is_controller: bool
     keep_lab: bool = False
+    deadman_grace_s: float = 90.0
     lab_booted_here: bool = False
     started: float = field(default_factory=time.time)
     _runner: CellRunner | None = None
@@ -96,6 +97,7 @@ class HarnessSession:
                 ledger=Ledger(self.run_dir / "ledger.ndjson", self.run_id),
                 lock_dir=self.reports_root / ".locks",
                 progress=_progress_line if os.environ.get("CI") else lambda _m: None,
+                deadman_grace_s=self.deadman_grace_s,
             )
         return self._runner
 
@@ -137,6 +139,7 @@ class HarnessSession:
         names = sorted({n for p in self.inventory.pairs.values() for n in (p.primary, p.secondary)})
         self._lock = ClusterLock(local_owner(self.run_id, str(self.inventory_path)))
         self._lock.acquire([self.pool.get(n) for n in names])
+        self._lock.start_heartbeat()
 
     def end_run(self) -> None:
         if self._lock is not None:

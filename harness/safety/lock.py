@@ -6,6 +6,12 @@ each other.  Every node of a run holds ``/run/harness/lock`` (a directory, creat
 controller host and pid.  Nodes are locked in sorted order, so two runs cannot deadlock; if
 any node is held, the run releases what it took and fails at once, naming the holder.
 
+Every lock has a lease: the run touches ``owner.json`` every few seconds (a heartbeat from
+the controller), and a node-side watchdog started with the lock removes it once it has not
+been touched for ``LEASE_S`` — so even a SIGKILLed run, or one whose host vanished, leaves
+no lock behind for long.  Times are compared on the node's own clock (file mtime vs
+``date``), so clock skew between harness and node does not matter.
+
 A lock is *stale* when its owner is provably gone: it was taken from this very host (same
 hostname and boot id) by a process that no longer exists.  Stale locks are reported, never
 silently taken over; ``harness cleanup --break-lock`` removes them explicitly.  ``/run`` is
@@ -14,11 +20,13 @@ a tmpfs, so a node reboot clears its lock together with the tc state it protecte
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import json
 import os
 import shlex
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -40,6 +48,8 @@ __all__ = [
 
 LOCK_DIR = f"{NODE_ROOT}/lock"
 _OWNER = f"{LOCK_DIR}/owner.json"
+LEASE_S = 60
+HEARTBEAT_S = 15.0
 
 
 class LockHeld(RefusedError):
@@ -129,18 +139,47 @@ def read_lock(node: Runner) -> LockOwner | str | None:
 class ClusterLock:
     """Locks on all nodes of a run; release only removes locks this run holds."""
 
-    def __init__(self, owner: LockOwner) -> None:
+    def __init__(self, owner: LockOwner, *, lease_s: int = LEASE_S) -> None:
         self.owner = owner
+        self.lease_s = lease_s
         self.held: list[Runner] = []
+        self._stop = threading.Event()
+        self._beat: threading.Thread | None = None
+
+    def _ours(self) -> str:
+        return shlex.quote(f'"run_id": "{self.owner.run_id}"')
+
+    def _watchdog(self) -> str:
+        """Node-side: remove our lock once its owner file has not been touched for the lease."""
+        loop = (
+            f"while sleep 10; do grep -qF {self._ours()} {_OWNER} 2>/dev/null || exit 0; "
+            f"a=$(( $(date +%s) - $(stat -c %Y {_OWNER}) )); "
+            f'if [ "$a" -gt {self.lease_s} ]; then rm -rf {LOCK_DIR}; exit 0; fi; done'
+        )
+        return f"setsid sh -c {shlex.quote(loop)} </dev/null >/dev/null 2>&1 &"
 
     def _try(self, node: Runner) -> str:
         record = shlex.quote(self.owner.to_json())
         script = (
             f"umask 077; mkdir -p {NODE_ROOT} && if mkdir {LOCK_DIR} 2>/dev/null; then "
-            f"printf '%s\\n' {record} > {_OWNER} && echo ACQUIRED; "
+            f"printf '%s\\n' {record} > {_OWNER} && {{ {self._watchdog()} }} && echo ACQUIRED; "
             f"else echo HELD; cat {_OWNER} 2>/dev/null; fi"
         )
         return node.run_script(script, timeout=20).stdout
+
+    def renew(self) -> None:
+        """Touch our owner files (the lease heartbeat)."""
+        for node in list(self.held):
+            with contextlib.suppress(Exception):  # a missed beat is fine; the lease is 4 beats
+                node.run_script(f"grep -qF {self._ours()} {_OWNER} && touch {_OWNER}; true", timeout=10)
+
+    def start_heartbeat(self, interval_s: float = HEARTBEAT_S) -> None:
+        def beat() -> None:
+            while not self._stop.wait(interval_s):
+                self.renew()
+
+        self._beat = threading.Thread(target=beat, name="harness-lock-heartbeat", daemon=True)
+        self._beat.start()
 
     def acquire(self, nodes: Iterable[Runner]) -> None:
         for node in sorted(nodes, key=lambda n: n.name):
@@ -166,11 +205,14 @@ class ClusterLock:
 
     def release(self) -> list[str]:
         """Remove our locks (checking each is still ours).  Returns nodes where that failed."""
+        self._stop.set()
+        if self._beat is not None:
+            self._beat.join(timeout=15)
+            self._beat = None
         failed: list[str] = []
-        run_id = shlex.quote(f'"run_id": "{self.owner.run_id}"')
         for node in reversed(self.held):
             try:
-                node.run_script(f"grep -qF {run_id} {_OWNER} 2>/dev/null && rm -rf {LOCK_DIR}; true", timeout=20)
+                node.run_script(f"grep -qF {self._ours()} {_OWNER} 2>/dev/null && rm -rf {LOCK_DIR}; true", timeout=20)
             except Exception:  # the node may be gone; report, keep releasing the others
                 failed.append(node.name)
         self.held = []

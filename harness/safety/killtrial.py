@@ -1,0 +1,155 @@
+"""Kill the harness in the middle of a cell and look at what it left behind.
+
+A trial starts a real scenario cell (the latency sweep's +10 ms cell: an impairment on both
+nodes and a running fio) as a separate ``pytest`` process, waits for the chosen phase in
+the run's ledger, sends it a signal, and then inspects the pair's nodes:
+
+* SIGINT / SIGTERM: pytest's teardown must remove everything before it exits;
+* SIGKILL: nothing runs on the harness side, so the node-side dead-man switches (faults),
+  fio's node-side deadline and the lock's lease must remove everything by themselves.
+
+Used by the integration tests (one trial per mode) and by ``harness killcheck`` (N trials
+per mode, for the figures in a report).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from harness.connections import ConnectionPool
+from harness.impair.readback import RootClass, classify_root, parse_qdiscs
+from harness.inventory.models import Inventory
+from harness.nodefiles import new_run_id
+from harness.safety.leftovers import find_leftovers
+
+__all__ = ["KillTrial", "node_leftovers", "run_kill_trial"]
+
+Phase = Literal["impairment", "fio"]
+CELL = "single-az-rtt10ms"
+
+
+@dataclass
+class KillTrial:
+    signal: str
+    phase: Phase
+    exit_code: int | None
+    exit_s: float
+    leftovers_at_exit: list[str]
+    leftovers_final: list[str]
+    waited_s: float
+
+    @property
+    def clean(self) -> bool:
+        return not self.leftovers_final
+
+
+def node_leftovers(inventory: Inventory, pool: ConnectionPool, nodes: list[str]) -> list[str]:
+    """Everything of the harness on ``nodes``: faults, qdiscs, fio, watchers, locks."""
+    found: list[str] = []
+    for name in nodes:
+        node = pool.get(name)
+        found += [item.describe() for item in find_leftovers(node)]
+        iface = inventory.nodes[name].replication.iface
+        root = classify_root(parse_qdiscs(node.run(["tc", "-j", "qdisc", "show", "dev", iface], timeout=15).stdout))
+        if root is not RootClass.DEFAULT:
+            found.append(f"{name}: {iface} root qdisc is {root}")
+        fio = node.run(["pgrep", "-x", "fio"], timeout=15, check=False).stdout.split()
+        if fio:
+            found.append(f"{name}: fio running (pids {', '.join(fio)})")
+    return sorted(set(found))
+
+
+def _ledger_events(path: Path) -> list[dict[str, object]]:
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue  # a line being written right now
+    return out
+
+
+def _wait_for_phase(ledger: Path, phase: Phase, proc: subprocess.Popen[bytes], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        events = [str(e.get("event")) for e in _ledger_events(ledger)]
+        if "impair-applied" in events:
+            after = events[events.index("impair-applied") :]
+            if phase == "impairment":
+                return
+            if "fio-start" in after:
+                time.sleep(2.0)  # well inside fio's 6 s of ramp + runtime
+                return
+        if proc.poll() is not None:
+            raise RuntimeError(f"the scenario exited ({proc.returncode}) before the {phase} phase")
+        time.sleep(0.05)
+    raise RuntimeError(f"the {phase} phase did not start within {timeout_s:.0f} s")
+
+
+def run_kill_trial(
+    root: Path,
+    inventory_path: Path,
+    inventory: Inventory,
+    *,
+    sig: signal.Signals,
+    phase: Phase,
+    reports: Path,
+    deadman_grace_s: float = 5.0,
+    settle_timeout_s: float = 120.0,
+) -> KillTrial:
+    run_id = new_run_id()
+    pair = inventory.pairs["single-az"] if "single-az" in inventory.pairs else next(iter(inventory.pairs.values()))
+    nodes = [pair.primary, pair.secondary]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "scenarios/test_latency_sweep.py",
+        "-k",
+        CELL,
+        "--inventory",
+        str(inventory_path),
+        "--reports",
+        str(reports),
+        "--run-id",
+        run_id,
+        "--deadman-grace",
+        str(deadman_grace_s),
+        "-p",
+        "no:cacheprovider",
+        "-q",
+    ]
+    with subprocess.Popen(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
+        try:
+            _wait_for_phase(reports / run_id / "ledger.ndjson", phase, proc, timeout_s=180)
+            sent = time.monotonic()
+            proc.send_signal(sig)
+            try:
+                code: int | None = proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                code = None
+            exit_s = time.monotonic() - sent
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    pool = ConnectionPool(inventory)
+    try:
+        at_exit = node_leftovers(inventory, pool, nodes)
+        final = at_exit
+        while final and time.monotonic() - sent < settle_timeout_s:
+            time.sleep(2.0)
+            final = node_leftovers(inventory, pool, nodes)
+        waited = time.monotonic() - sent
+    finally:
+        pool.close_all()
+    return KillTrial(sig.name, phase, code, exit_s, at_exit, final, waited)

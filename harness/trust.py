@@ -1,0 +1,88 @@
+"""Trust on first use, made explicit: fetch each node's host key, show its fingerprint, and
+pin it in the inventory's ``known_hosts`` — never silently, never over a changed key.
+
+The harness itself always connects with paramiko's ``RejectPolicy`` against that file; this
+command is the only way a key gets into it, and only after a person (``--yes`` in
+automation that has verified fingerprints out of band) accepts it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import paramiko
+
+from harness.errors import InfraError
+from harness.inventory.models import SshSpec
+from harness.netns import connect_in_netns
+
+__all__ = ["HostKeyStatus", "fetch_host_key", "fingerprint", "pin_host_key", "trust_status"]
+
+
+@dataclass(frozen=True)
+class HostKeyStatus:
+    node: str
+    host_entry: str
+    key: paramiko.PKey
+    state: str  # "pinned" | "new" | "CHANGED"
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(self.key)
+
+
+def fingerprint(key: paramiko.PKey) -> str:
+    """OpenSSH-style ``SHA256:...`` fingerprint."""
+    digest = hashlib.sha256(key.asbytes()).digest()
+    return "SHA256:" + base64.b64encode(digest).decode().rstrip("=")
+
+
+def _host_entry(spec: SshSpec) -> str:
+    return spec.host if spec.port == 22 else f"[{spec.host}]:{spec.port}"
+
+
+def fetch_host_key(spec: SshSpec) -> paramiko.PKey:
+    """The key the node's sshd presents (no authentication is attempted)."""
+    try:
+        if spec.netns:
+            sock = connect_in_netns(spec.netns, spec.host, spec.port, spec.connect_timeout)
+        else:
+            sock = socket.create_connection((spec.host, spec.port), timeout=spec.connect_timeout)
+        transport = paramiko.Transport(sock)
+        try:
+            transport.start_client(timeout=spec.connect_timeout)
+            return transport.get_remote_server_key()
+        finally:
+            transport.close()
+    except (OSError, paramiko.SSHException) as exc:
+        raise InfraError(f"{spec.host}:{spec.port}: cannot fetch the host key: {exc}") from None
+
+
+def trust_status(node: str, spec: SshSpec, fetch: Callable[[SshSpec], paramiko.PKey] = fetch_host_key) -> HostKeyStatus:
+    key = fetch(spec)
+    entry = _host_entry(spec)
+    known = paramiko.HostKeys()
+    if spec.known_hosts.exists():
+        known.load(str(spec.known_hosts))
+    pinned: dict[str, paramiko.PKey] = dict(known.lookup(entry) or {})
+    if key.get_name() in pinned:
+        state = "pinned" if pinned[key.get_name()] == key else "CHANGED"
+    elif pinned:
+        state = "CHANGED"  # a key of another type is pinned: treat as a change, never add beside it
+    else:
+        state = "new"
+    return HostKeyStatus(node, entry, key, state)
+
+
+def pin_host_key(spec: SshSpec, status: HostKeyStatus) -> None:
+    if status.state != "new":
+        raise InfraError(f"{status.node}: refusing to pin a key in state {status.state}")
+    spec.known_hosts.parent.mkdir(parents=True, exist_ok=True)
+    line = f"{status.host_entry} {status.key.get_name()} {status.key.get_base64()}\n"
+    with Path(spec.known_hosts).open("a", encoding="utf-8") as f:
+        f.write(line)
