@@ -14,6 +14,7 @@ The life of a cell (every step that changes a node has its undo registered first
 
 from __future__ import annotations
 
+import functools
 import math
 import shlex
 import time
@@ -32,7 +33,7 @@ from harness.drbd.state import ResourceState
 from harness.drbd.validity import check_capture
 from harness.errors import ConfigError, InfraError
 from harness.fio.result import DirectionStats, FioResult
-from harness.fio.runner import FioRunner, fio_deadline_s
+from harness.fio.runner import FioRun, FioRunner, fio_deadline_s
 from harness.fio.spec import WorkloadSpec
 from harness.impair.apply import AppliedImpairment, Impairer, ImpairmentMismatch
 from harness.impair.profile import NetemProfile
@@ -273,23 +274,27 @@ class CellRunner:
                     # Nothing depends on this RTT before fio starts: measure it in the same
                     # round trip, just before fio.
                     preamble = f"{shlex.join(ping_argv(peer_ip, count=20, interval_s=0.01))}; {preamble}"
-                run = self.fio.start(
-                    primary, spec.workload, pair.device, safe_token(spec.id), bw_log=True, preamble=preamble
-                )
                 finished = False
 
-                def stop_if_running() -> None:
+                def stop_if_running(planned: FioRun) -> None:
                     if not finished:
-                        self.fio.stop(primary, run)
+                        self.fio.stop(primary, planned)
                         if watch_log:
-                            self._stop_watch_script(watch_log)
+                            primary.run_script(self._stop_watch_script(watch_log), timeout=30, check=False)
 
-                undo.callback(stop_if_running)
-                if ping_in_preamble:
-                    try:
-                        rtt = parse_ping(run.preamble_output)
-                    except ValueError as exc:
-                        raise InfraError(f"{primary.name}: RTT probe to {peer_ip} failed: {exc}") from None
+                def register_stop(planned: FioRun) -> None:
+                    undo.callback(stop_if_running, planned)
+
+                run = self.fio.start(
+                    primary,
+                    spec.workload,
+                    pair.device,
+                    safe_token(spec.id),
+                    bw_log=True,
+                    preamble=preamble,
+                    # registered before fio (and the watcher) start on the node (CLEAN-1)
+                    on_planned=register_stop,
+                )
                 self.progress(f"{spec.id}: fio running ({spec.workload.runtime_s or '?'} s)")
                 rc = self.fio.wait_exit(primary, run, progress=self.progress)
                 # One round trip: the JSON and the DRBD events of the run (watcher stopped).
@@ -330,16 +335,16 @@ class CellRunner:
         hold = fio_deadline_s(spec.workload) + self.deadman_grace_s
         for role, node in (("primary", primary), ("secondary", secondary)):
             other = pair.secondary if role == "primary" else pair.primary
-            applied = self.impairer.apply(
+            self.impairer.apply(
                 node,
                 iface=self.inventory.nodes[node.name].replication.iface,
                 peer_ip=self.inventory.nodes[other].replication.ip,
                 profile=spec.impairment,
                 hold_s=hold,
                 role=role,  # type: ignore[arg-type]
+                # the undo is registered before the node is touched (CLEAN-1)
+                on_planned=functools.partial(self._register_clear, undo, node),
             )
-            if applied is not None:
-                undo.callback(self._clear, node, applied)
 
     def _check_rtt(self, spec: CellSpec, base: RttStats, measured: RttStats) -> None:
         assert spec.impairment is not None
@@ -352,6 +357,9 @@ class CellRunner:
                 f"{spec.id}: RTT {measured.median_ms:.2f} ms after applying {spec.impairment.describe()}, "
                 f"expected {expected:.2f} ± {tolerance:.2f} ms (baseline {base.median_ms:.2f} ms)"
             )
+
+    def _register_clear(self, undo: ExitStack, node: Runner, planned: AppliedImpairment) -> None:
+        undo.callback(self._clear, node, planned)
 
     def _clear(self, node: Runner, applied: AppliedImpairment) -> None:
         self.impairer.clear(node, applied)

@@ -111,7 +111,8 @@ def run_failover(
     runner.wait_healthy(primary, pair.resource, runner.health_timeout_s)
     guard_drbd_device(primary, resource=pair.resource, device=pair.device, needed_bytes=size)
     spec = verify_workload(size, seed=seed)
-    argv = build_fio_argv(spec, pair.device, "/dev/stdout", status_interval=1, aux_path="/tmp")
+    # Reports go to stdout, streamed to us: a file on the primary would die with it.
+    argv = build_fio_argv(spec, pair.device, None, status_interval=1, aux_path="/tmp")
     runner.ledger.record("failover-write", {"node": pair.primary, "argv": " ".join(argv)})
     box: dict[str, object] = {}
     writer = threading.Thread(target=_stream_writes, args=(primary, argv, box), daemon=True)
@@ -119,39 +120,50 @@ def run_failover(
     time.sleep(crash_after_s)
     runner.ledger.record("failover-crash", {"node": pair.primary})
     crasher.crash(pair.primary)
-    writer.join(timeout=60)
-    text = str(box.get("text", ""))
+    recovered = False
     try:
-        reports = parse_fio_json_stream(text, allow_truncated_tail=True)
-    except FioOutputError as exc:
-        raise InfraError(f"{pair.primary}: no fio progress report before the crash ({exc})") from None
-    if not reports or box.get("completed"):
-        raise InfraError(f"{pair.primary}: fio finished before the crash; raise the size or crash earlier")
-    acked = reports[-1].write.total_ios or 0
-    verified = max(0, acked - spec.iodepth)
-    detect = _wait_disconnected(runner, secondary, pair.resource, 60.0)
-    t0 = time.monotonic()
-    secondary.run(["drbdadm", "primary", pair.resource], timeout=60)
-    promote = time.monotonic() - t0
-    runner.ledger.record("failover-promoted", {"node": pair.secondary, "acked": acked})
-    notes: list[str] = []
-    verify_spec = spec.replace(verify=VerifySpec(alg="crc32c", verify_only=True, state_save=False), number_ios=verified)
-    verify_ok = _verify(runner, secondary, verify_spec, device=pair.device, cell=f"failover-verify-{seed}", notes=notes)
-    total_blocks = size // spec.bs
-    beyond = min(total_blocks, verified + 20000)
-    negative = spec.replace(verify=VerifySpec(alg="crc32c", verify_only=True, state_save=False), number_ios=beyond)
-    negative_failed = not _verify(
-        runner, secondary, negative, device=pair.device, cell=f"failover-negative-{seed}", notes=[]
-    )
-    t1 = time.monotonic()
-    crasher.recover(pair.primary)
-    primary = runner.pool.get(pair.primary)
-    # The old primary comes back as a secondary and resyncs from the promoted peer.
-    runner.wait_healthy(secondary, pair.resource, 600.0)
-    secondary.run(["drbdadm", "secondary", pair.resource], timeout=60)
-    primary.run(["drbdadm", "primary", pair.resource], timeout=60)
-    final = runner.wait_healthy(primary, pair.resource, 120.0)
-    recover = time.monotonic() - t1
+        writer.join(timeout=60)
+        text = str(box.get("text", ""))
+        try:
+            reports = parse_fio_json_stream(text, allow_truncated_tail=True)
+        except FioOutputError as exc:
+            raise InfraError(f"{pair.primary}: no fio progress report before the crash ({exc})") from None
+        if not reports or box.get("completed"):
+            raise InfraError(f"{pair.primary}: fio finished before the crash; raise the size or crash earlier")
+        acked = reports[-1].write.total_ios or 0
+        verified = max(0, acked - spec.iodepth)
+        detect = _wait_disconnected(runner, secondary, pair.resource, 60.0)
+        t0 = time.monotonic()
+        secondary.run(["drbdadm", "primary", pair.resource], timeout=60)
+        promote = time.monotonic() - t0
+        runner.ledger.record("failover-promoted", {"node": pair.secondary, "acked": acked})
+        notes: list[str] = []
+        only = VerifySpec(alg="crc32c", verify_only=True, state_save=False)
+        verify_ok = _verify(
+            runner,
+            secondary,
+            spec.replace(verify=only, number_ios=verified),
+            device=pair.device,
+            cell=f"failover-verify-{seed}",
+            notes=notes,
+        )
+        beyond = min(size // spec.bs, verified + 20000)
+        negative_failed = not _verify(
+            runner,
+            secondary,
+            spec.replace(verify=only, number_ios=beyond),
+            device=pair.device,
+            cell=f"failover-negative-{seed}",
+            notes=[],
+        )
+        t1 = time.monotonic()
+        _recover(runner, crasher, pair_name)
+        recovered = True
+        recover = time.monotonic() - t1
+    finally:
+        if not recovered:
+            _recover(runner, crasher, pair_name)
+    final = runner.wait_healthy(runner.pool.get(pair.primary), pair.resource, 120.0)
     runner.ledger.record("failover-restored", {"node": pair.primary, "state": final.describe()})
     return FailoverResult(
         pair=pair_name,
@@ -167,6 +179,18 @@ def run_failover(
         reports_seen=len(reports),
         notes=notes,
     )
+
+
+def _recover(runner: CellRunner, crasher: Crasher, pair_name: str) -> None:
+    """Bring the crashed primary back; it resyncs from the promoted peer; restore the roles."""
+    pair = runner.inventory.pairs[pair_name]
+    crasher.recover(pair.primary)
+    primary, secondary = runner.pool.get(pair.primary), runner.pool.get(pair.secondary)
+    runner.wait_healthy(secondary, pair.resource, 600.0)
+    state = runner.resource_state(secondary, pair.resource)
+    if state.role == "Primary":
+        secondary.run(["drbdadm", "secondary", pair.resource], timeout=60)
+    primary.run(["drbdadm", "primary", pair.resource], timeout=60)
 
 
 def _verify(runner: CellRunner, node: Runner, spec: WorkloadSpec, *, device: str, cell: str, notes: list[str]) -> bool:

@@ -89,7 +89,7 @@ def _flag(value: bool) -> str:
 def build_fio_argv(
     spec: WorkloadSpec,
     filename: str,
-    output_path: str,
+    output_path: str | None,
     *,
     status_interval: int | None = None,
     extra_log_prefix: str | None = None,
@@ -97,7 +97,8 @@ def build_fio_argv(
     aux_path: str | None = None,
     fio_binary: str = "fio",
 ) -> list[str]:
-    """The argv that runs ``spec`` against ``filename`` and writes JSON to ``output_path``.
+    """The argv that runs ``spec`` against ``filename`` and writes JSON to ``output_path``
+    (``None``: to stdout, for streaming status reports over SSH while the node may die).
 
     ``status_interval`` (seconds) makes fio append a full JSON report every N seconds to the
     output file (parse it with :func:`harness.fio.result.parse_fio_json_stream`) - the failover
@@ -108,7 +109,8 @@ def build_fio_argv(
     verify state files (``--aux-path``); without it they land in fio's working directory.
     """
     _check_target(filename, target)
-    check_safe_path(output_path, what="fio output path")
+    if output_path is not None:
+        check_safe_path(output_path, what="fio output path")
     if fio_binary != "fio":
         check_safe_path(fio_binary, what="fio binary")
 
@@ -169,7 +171,7 @@ def build_fio_argv(
         "--group_reporting=1",
         "--eta=never",
         "--output-format=json",
-        f"--output={output_path}",
+        *([f"--output={output_path}"] if output_path is not None else []),
     ]
     if status_interval is not None:
         if isinstance(status_interval, bool) or status_interval < 1:

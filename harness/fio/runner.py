@@ -80,9 +80,12 @@ class FioRunner:
         status_interval: int | None = None,
         bw_log: bool = False,
         preamble: str = "",
+        on_planned: Callable[[FioRun], None] | None = None,
     ) -> FioRun:
         """Start fio detached.  ``preamble`` is shell the caller wants run in the same round
-        trip just before fio starts (e.g. starting an event watcher), to save a round trip."""
+        trip just before fio starts (e.g. starting an event watcher), to save a round trip.
+        ``on_planned`` receives the job's identity before anything starts on the node, so the
+        caller can register its stop first (an interrupt during this call still stops fio)."""
         base = node_run_dir(self.run_id)
         name = safe_token(cell)
         output = f"{base}/fio-{name}.json"
@@ -115,8 +118,11 @@ class FioRunner:
         self.ledger.record(
             "fio-start", {"node": node.name, "cell": cell, "argv": shlex.join(argv), "deadline_s": deadline}
         )
+        planned = FioRun(node.name, cell, output, log, rc_file, pid_file, times, deadline, time.monotonic())
+        if on_planned is not None:
+            on_planned(planned)
         res = node.run_script(script, timeout=30)
-        return FioRun(node.name, cell, output, log, rc_file, pid_file, times, deadline, time.monotonic(), res.stdout)
+        return FioRun(node.name, cell, output, log, rc_file, pid_file, times, deadline, planned.started, res.stdout)
 
     def wait_exit(self, node: Runner, run: FioRun, *, progress: Progress = _noop) -> int:
         """Block until fio's wrapper exits; return fio's exit code.

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import shlex
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -109,8 +110,14 @@ class Impairer:
         profile: NetemProfile,
         hold_s: float,
         role: Literal["primary", "secondary"],
+        on_planned: Callable[[AppliedImpairment], None] | None = None,
     ) -> AppliedImpairment | None:
-        """Impair ``node``'s egress towards ``peer_ip`` if the profile applies to ``role``."""
+        """Impair ``node``'s egress towards ``peer_ip`` if the profile applies to ``role``.
+
+        ``on_planned`` is called with the fault's identity *before* anything is changed on the
+        node, so the caller can register the undo first: a Ctrl-C or SIGTERM landing in the
+        middle of this call must still find the fault (clearing an unapplied fault is a no-op).
+        """
         if not profile.applies_to(role):
             return None
         validate_ifname(iface)
@@ -144,6 +151,8 @@ class Impairer:
             "undo": [shlex.join(c) for c in undo],
         }
         self.ledger.record("impair-intent", record)
+        if on_planned is not None:
+            on_planned(AppliedImpairment(node.name, iface, peer_ip, profile, token, deadline, ""))
         apply_sh = " && ".join(
             shlex.join(cmd) for cmd in apply_commands(profile, iface, peer_ip, link_rate_bits=self.link_rate_bits)
         )

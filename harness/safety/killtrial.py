@@ -1,7 +1,7 @@
 """Kill the harness in the middle of a cell and look at what it left behind.
 
-A trial starts a real scenario cell (the latency sweep's +10 ms cell: an impairment on both
-nodes and a running fio) as a separate ``pytest`` process, waits for the chosen phase in
+A trial starts a real scenario cell (a network-profile cell of the inventory: an impairment
+on both nodes of the first pair and a running fio) as a separate ``pytest`` process, waits for the chosen phase in
 the run's ledger, sends it a signal, and then inspects the pair's nodes:
 
 * SIGINT / SIGTERM: pytest's teardown must remove everything before it exits;
@@ -32,7 +32,6 @@ from harness.safety.leftovers import find_leftovers
 __all__ = ["KillTrial", "node_leftovers", "run_kill_trial"]
 
 Phase = Literal["impairment", "fio"]
-CELL = "single-az-rtt10ms"
 
 
 @dataclass
@@ -107,15 +106,19 @@ def run_kill_trial(
     settle_timeout_s: float = 120.0,
 ) -> KillTrial:
     run_id = new_run_id()
-    pair = inventory.pairs["single-az"] if "single-az" in inventory.pairs else next(iter(inventory.pairs.values()))
+    if not inventory.network_profiles:
+        raise RuntimeError("the inventory defines no network_profiles: a kill trial needs an impaired cell")
+    pair_name = sorted(inventory.pairs)[0]
+    profile = sorted(inventory.network_profiles)[0]
+    pair = inventory.pairs[pair_name]
     nodes = [pair.primary, pair.secondary]
     cmd = [
         sys.executable,
         "-m",
         "pytest",
-        "scenarios/test_latency_sweep.py",
+        "scenarios/test_inventory_profiles.py",
         "-k",
-        CELL,
+        f"test_network_profile and {pair_name}-{profile}",
         "--inventory",
         str(inventory_path),
         "--reports",
