@@ -40,7 +40,8 @@ from harness.impair.profile import NetemProfile
 from harness.inventory.models import Inventory
 from harness.ledger import Ledger
 from harness.nodefiles import node_run_dir, safe_token
-from harness.remote import Runner, run_batch
+from harness.redact import redact
+from harness.remote import Runner, Shell, run_batch
 from harness.rtt import RttStats, parse_ping, ping_argv
 from harness.safety.device import guard_drbd_device
 from harness.samples import METRICS, Sample, SampleStore
@@ -120,7 +121,7 @@ class CellResult:
         props: list[tuple[str, object]] = [
             (s.metric, round(s.value, 4)) for s in self.samples if math.isfinite(s.value)
         ]
-        props += [("verdict", self.verdict.verdict), ("verdict_reason", self.verdict.reason)]
+        props += [("verdict", self.verdict.verdict), ("verdict_reason", redact(self.verdict.reason))]
         for key in (
             "pair",
             "placement",
@@ -298,12 +299,12 @@ class CellRunner:
                 self.progress(f"{spec.id}: fio running ({spec.workload.runtime_s or '?'} s)")
                 rc = self.fio.wait_exit(primary, run, progress=self.progress)
                 # One round trip: the JSON and the DRBD events of the run (watcher stopped).
-                collect = {
-                    "fio": ["sh", "-c", self.fio.output_script(run)],
-                    "times": ["sh", "-c", self.fio.times_script(run)],
+                collect: dict[str, Sequence[str] | Shell] = {
+                    "fio": Shell(self.fio.output_script(run)),
+                    "times": Shell(self.fio.times_script(run)),
                 }
                 if watch_log:
-                    collect["events"] = ["sh", "-c", self._stop_watch_script(watch_log)]
+                    collect["events"] = Shell(self._stop_watch_script(watch_log))
                 out = run_batch(primary, collect, timeout=60)
                 finished = True
                 fio_result = self.fio.parse(primary, run, rc, out["fio"].stdout)

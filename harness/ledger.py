@@ -17,6 +17,8 @@ from typing import Any
 
 from filelock import FileLock
 
+from harness.redact import redact_obj
+
 __all__ = ["Ledger"]
 
 
@@ -29,7 +31,13 @@ class Ledger:
         self._lock = FileLock(str(path) + ".lock")
 
     def record(self, event: str, data: Mapping[str, Any]) -> None:
-        entry = {"ts": round(time.time(), 3), "run_id": self.run_id, "pid": os.getpid(), "event": event, **data}
+        entry = {
+            "ts": round(time.time(), 3),
+            "run_id": self.run_id,
+            "pid": os.getpid(),
+            "event": event,
+            **redact_obj(dict(data)),
+        }
         line = json.dumps(entry, sort_keys=True, default=str) + "\n"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._lock, self.path.open("a", encoding="utf-8") as f:

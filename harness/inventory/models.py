@@ -28,6 +28,7 @@ from pydantic import (
 from harness.errors import ConfigError
 from harness.fio.spec import WorkloadSpec
 from harness.impair.profile import NetemProfile
+from harness.redact import looks_secret
 from harness.units import UnitError, parse_duration, parse_rate_bits, parse_size
 
 __all__ = [
@@ -102,6 +103,16 @@ def _absolute(path: Path) -> Path:
 
 
 AbsPath = Annotated[Path, AfterValidator(_absolute)]
+
+
+def _strings(value: Any, path: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], str]]:
+    if isinstance(value, str):
+        return [(path, value)]
+    if isinstance(value, dict):
+        return [item for k, v in value.items() for item in _strings(v, (*path, str(k)))]
+    if isinstance(value, list):
+        return [item for i, v in enumerate(value) for item in _strings(v, (*path, i))]
+    return []
 
 
 class _Model(BaseModel):
@@ -264,6 +275,19 @@ class Inventory(_Model):
 
     def netem_profiles(self) -> dict[str, NetemProfile]:
         return {name: spec.to_netem(name) for name, spec in self.network_profiles.items()}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_secrets(cls, data: Any) -> Any:
+        """Inventories hold references (key paths, env var names), never secret values."""
+        for path, text in _strings(data, ()):
+            if looks_secret(text):
+                where = ".".join(str(p) for p in path)
+                raise ValueError(
+                    f"{where} looks like a secret (a key, password or token); put it in a file or an "
+                    "environment variable and reference that instead"
+                )
+        return data
 
     @model_validator(mode="after")
     def _consistent(self) -> Inventory:

@@ -7,6 +7,7 @@ rendering is :mod:`harness.report`; this module only wires them into pytest.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,7 +22,7 @@ from harness.errors import HarnessError
 from harness.nodefiles import new_run_id
 from harness.plugin.session import HarnessSession, PreflightBlocked
 
-__all__ = ["SESSION_KEY", "harness_session", "measure"]
+__all__ = ["SESSION_KEY", "harness_repeat", "harness_session", "measure"]
 
 SESSION_KEY = pytest.StashKey[HarnessSession]()
 DEFAULT_INVENTORY = "inventories/lab.yaml"
@@ -42,6 +43,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--reports", default="reports", help="reports root directory (default: %(default)s)")
     group.addoption("--run-id", default=None, help="run id (default: generated; xdist workers receive it)")
+    group.addoption("--repeat", type=int, default=1, help="run every cell N times (tables show median and spread)")
     group.addoption("--keep-lab", action="store_true", help="leave a lab this run booted running at the end")
     group.addoption(
         "--deadman-grace",
@@ -174,6 +176,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         inv = session.inventory
         names = [n for n in inv.pairs if placement is None or inv.placement(n) == placement]
         metafunc.parametrize("pair", names, ids=names)
+    repeats = int(metafunc.config.getoption("--repeat"))
+    if repeats > 1 and "harness_repeat" in metafunc.fixturenames:
+        metafunc.parametrize("harness_repeat", range(repeats), ids=[f"r{i}" for i in range(repeats)], indirect=True)
     if "network_profile" in metafunc.fixturenames:
         profiles = session.inventory.netem_profiles()
         metafunc.parametrize("network_profile", list(profiles.values()), ids=list(profiles))
@@ -202,14 +207,21 @@ def harness_session(request: pytest.FixtureRequest) -> Iterator[HarnessSession]:
 
 
 @pytest.fixture
+def harness_repeat(request: pytest.FixtureRequest) -> int:
+    """Which repeat of a cell this is (``--repeat N`` parametrizes it 0..N-1)."""
+    return int(getattr(request, "param", 0))
+
+
+@pytest.fixture
 def measure(
-    harness_session: HarnessSession, request: pytest.FixtureRequest, record_property: Any
+    harness_session: HarnessSession, request: pytest.FixtureRequest, record_property: Any, harness_repeat: int
 ) -> Callable[..., CellResult]:
     """Run one cell, record its metrics as JUnit properties, and turn its verdict into the
     test outcome: fail → failed test; inconclusive → skipped (or failed with
     ``--inconclusive=fail``) with the one-line reason."""
 
     def _measure(spec: CellSpec, extra_checks: Callable[[CellContext], list[BoundResult]] | None = None) -> CellResult:
+        spec = dataclasses.replace(spec, repeat=harness_repeat)
         result = harness_session.runner.run(spec, extra_checks=extra_checks, test_id=request.node.nodeid)
         for key, value in result.properties():
             record_property(key, value)

@@ -41,6 +41,9 @@ def test_cell(pair, workload):
 
 def test_profile(pair, network_profile):
     pass
+
+def test_measured(pair, measure):
+    pass
 """
 
 
@@ -125,3 +128,11 @@ def test_unknown_profile_choice(project: pytest.Pytester) -> None:
 def test_collect_only_creates_no_report_dir(project: pytest.Pytester) -> None:
     project.runpytest("--inventory", "inv.yaml", "--collect-only", "-q")
     assert not (Path(project.path) / "reports").exists()
+
+
+def test_repeat_parametrizes_measured_cells_only(project: pytest.Pytester) -> None:
+    result = project.runpytest("--inventory", "inv.yaml", "--repeat", "2", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(
+        ["test_scenario.py::test_measured[p-one-r0]", "test_scenario.py::test_measured[p-one-r1]"]
+    )
+    assert not any("test_cell" in line and "-r1]" in line for line in result.outlines)

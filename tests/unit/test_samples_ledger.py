@@ -61,3 +61,12 @@ def test_ledger_open_faults(tmp_path: Path) -> None:
     ledger.record("impair-cleared", {"token": "a"})
     assert [e["token"] for e in ledger.open_faults()] == ["b"]
     assert all(e["run_id"] == "20261121-101500-ab12" for e in ledger.entries())
+
+
+def test_ledger_redacts_secrets(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "ledger.ndjson", "20261121-101500-ab12")
+    ledger.record(
+        "cmd", {"stderr": "sudo: password=hunter2 rejected", "key": "-----BEGIN OPENSSH PRIVATE KEY-----\nabc"}
+    )
+    text = (tmp_path / "ledger.ndjson").read_text()
+    assert "hunter2" not in text and "abc" not in text and "***redacted***" in text
