@@ -121,8 +121,11 @@ def _overhead(runner: CellRunner, pair: str, repeats: int, progress: Progress) -
 
 
 def _fidelity(runner: CellRunner, pair: str, repeats: int, progress: Progress) -> list[dict[str, Any]]:
-    """Harness cell vs the identical fio job run by hand, alternating to share any drift."""
-    workload = for_profile(PROFILES["quick"], write_job("write", 1024 * 1024, iodepth=16))
+    """Harness cell vs the identical fio job run by hand, alternating to share any drift.
+
+    10 s runs: on a noisy 2-core host a 5 s run moves ±5 % by itself, which would hide any
+    systematic difference the harness makes."""
+    workload = for_profile(PROFILES["quick"], write_job("write", 1024 * 1024, iodepth=16)).replace(runtime_s=10)
     spec_pair = runner.inventory.pairs[pair]
     primary = runner.pool.get(spec_pair.primary)
     out = []

@@ -28,7 +28,8 @@ def test_failover_integrity(harness_session: HarnessSession, pair: str, record_p
         pytest.skip("crash scenarios run on the embedded lab; on real clusters see --allow-crash (not enabled)")
     runner = harness_session.runner
     lab = Lab(inventory, harness_session.inventory_path)
-    result = run_failover(runner, pair, LabCrasher(lab, runner.pool))
+    with runner.host_slot(exclusive=True):  # a crash and a resync load the whole lab host
+        result = run_failover(runner, pair, LabCrasher(lab, runner.pool))
     meta = {
         "scenario": "failover_integrity",
         "pair": pair,

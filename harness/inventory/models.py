@@ -44,8 +44,11 @@ __all__ = [
 ]
 
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"
-RESOURCE_PATTERN = r"^[A-Za-z0-9_.+-]{1,64}$"
-IFACE_PATTERN = r"^[A-Za-z0-9_.:-]{1,15}$"
+# No leading '-' (drbdadm would read an option) and not `all` (drbdadm's every-resource word).
+RESOURCE_PATTERN = r"^[A-Za-z0-9_.+][A-Za-z0-9_.+-]{0,63}$"
+# The kernel's rule, as harness.impair.commands.validate_ifname: no ':' (an address label, not
+# a device tc can shape) and no leading '-'.
+IFACE_PATTERN = r"^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,14}$"
 DRBD_DEVICE_PATTERN = r"^/dev/drbd[0-9]{1,4}$"
 # Raw scratch devices for disk-only studies: plain kernel names only, never aliases that could
 # resolve somewhere else (by-id/by-uuid links are resolved and checked on the node instead).
@@ -94,6 +97,12 @@ Size = Annotated[int, BeforeValidator(_size)]
 Rate = Annotated[float, BeforeValidator(_rate)]
 IPv4 = Annotated[str, BeforeValidator(_ipv4)]
 Name = Annotated[StrictStr, Field(pattern=NAME_PATTERN)]
+
+
+def _not_all(name: str) -> str:
+    if name == "all":
+        raise ValueError("'all' means every resource to drbdadm; name one resource")
+    return name
 
 
 def _absolute(path: Path) -> Path:
@@ -163,7 +172,7 @@ class PairSpec(_Model):
 
     primary: Name
     secondary: Name
-    resource: Annotated[StrictStr, Field(pattern=RESOURCE_PATTERN)]
+    resource: Annotated[StrictStr, Field(pattern=RESOURCE_PATTERN), AfterValidator(_not_all)]
     device: Annotated[StrictStr, Field(pattern=DRBD_DEVICE_PATTERN)]
     protocol: Literal["A", "B", "C"] = "C"
     port: StrictInt = Field(7789, ge=1, le=65535, description="DRBD TCP port of the resource")

@@ -98,6 +98,7 @@ class HarnessSession:
                 lock_dir=self.reports_root / ".locks",
                 progress=_progress_line if os.environ.get("CI") else lambda _m: None,
                 deadman_grace_s=self.deadman_grace_s,
+                host_guard=self.reports_root / ".locks" / "lab-host.lock" if self.inventory.lab is not None else None,
             )
         return self._runner
 

@@ -72,7 +72,7 @@ def probe_device(
     commands: dict[str, Sequence[str] | Shell] = {
         "realpath": Shell(
             f"if [ -L {q(device)} ]; then readlink -e -- {q(device)}; "
-            f"elif [ -e {q(device)} ]; then echo {q(device)}; else exit 1; fi"
+            f"elif [ -e {q(device)} ]; then echo {q(device)}; else false; fi"
         ),
         "isblock": Shell(f"[ -b {q(device)} ]"),
         "size": Shell(f"read s < {sysdir}/size && echo $((s * 512))"),

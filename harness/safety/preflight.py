@@ -58,7 +58,8 @@ class PreflightReport:
 
 
 def _version(res: CommandResult) -> str:
-    return (res.stdout.strip() or res.stderr.strip()).splitlines()[0] if res.ok else ""
+    lines = (res.stdout.strip() or res.stderr.strip()).splitlines()
+    return lines[0] if res.ok and lines else ""
 
 
 def _node_checks(inv: Inventory, pool: ConnectionPool, name: str) -> list[Finding]:
@@ -107,7 +108,13 @@ def _node_checks(inv: Inventory, pool: ConnectionPool, name: str) -> list[Findin
             "sch_netem available" if res["netem"].ok else "sch_netem kernel module not available",
         )
     )
-    if spec.replication.ip not in res["addr"].stdout:
+    addresses = {
+        word.split("/")[0]
+        for line in res["addr"].stdout.splitlines()
+        for key, word in zip(line.split(), line.split()[1:], strict=False)
+        if key == "inet"
+    }
+    if spec.replication.ip not in addresses:
         out.append(
             Finding(
                 name,
