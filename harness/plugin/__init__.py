@@ -77,6 +77,9 @@ def _sigterm_to_interrupt(signum: int, frame: FrameType | None) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cell: a measurement cell on a pair (xdist-grouped by nodes)")
+    config.addinivalue_line(
+        "markers", "pairs(placement): only the inventory's pairs with this placement (same-az/cross-az)"
+    )
     root = _rootdir(config)
     inventory = Path(config.getoption("--inventory") or root / DEFAULT_INVENTORY)
     reports = Path(config.getoption("--reports"))
