@@ -301,7 +301,7 @@ class CellRunner:
                 if ping_in_preamble:
                     # Nothing depends on this RTT before fio starts: measure it in the same
                     # round trip, just before fio.
-                    preamble = f"{shlex.join(ping_argv(peer_ip, count=20, interval_s=0.01))}; {preamble}"
+                    preamble = f"{shlex.join(ping_argv(peer_ip, count=10, interval_s=0.005))}; {preamble}"
                 finished = False
 
                 def stop_if_running(planned: FioRun) -> None:
@@ -324,15 +324,15 @@ class CellRunner:
                     on_planned=register_stop,
                 )
                 self.progress(f"{spec.id}: fio running ({spec.workload.runtime_s or '?'} s)")
-                rc = self.fio.wait_exit(primary, run, progress=self.progress)
-                # One round trip: the JSON and the DRBD events of the run (watcher stopped).
-                collect: dict[str, Sequence[str] | Shell] = {
+                # fio's exit, its JSON, its timings and the DRBD events of the run (watcher
+                # stopped) come back in the same round trip.
+                collect: dict[str, Shell] = {
                     "fio": Shell(self.fio.output_script(run)),
                     "times": Shell(self.fio.times_script(run)),
                 }
                 if watch_log:
                     collect["events"] = Shell(self._stop_watch_script(watch_log))
-                out = run_batch(primary, collect, timeout=60)
+                rc, out = self.fio.wait_exit(primary, run, progress=self.progress, after_exit=collect)
                 finished = True
                 fio_result = self.fio.parse(primary, run, rc, out["fio"].stdout)
                 events = out["events"].stdout if "events" in out else ""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from harness.errors import InfraError
@@ -19,7 +19,7 @@ from harness.fio.result import FioOutputError, FioResult, parse_fio_json, parse_
 from harness.fio.spec import WorkloadSpec
 from harness.ledger import Ledger
 from harness.nodefiles import node_run_dir, safe_token
-from harness.remote import Runner
+from harness.remote import CommandResult, Runner, Shell, run_batch
 
 __all__ = ["FioFailed", "FioRun", "FioRunner", "fio_deadline_s"]
 
@@ -127,8 +127,17 @@ class FioRunner:
         res = node.run_script(script, timeout=30)
         return FioRun(node.name, cell, output, log, rc_file, pid_file, times, deadline, planned.started, res.stdout)
 
-    def wait_exit(self, node: Runner, run: FioRun, *, progress: Progress = _noop) -> int:
-        """Block until fio's wrapper exits; return fio's exit code.
+    def wait_exit(
+        self,
+        node: Runner,
+        run: FioRun,
+        *,
+        progress: Progress = _noop,
+        after_exit: Mapping[str, Shell] | None = None,
+    ) -> tuple[int, dict[str, CommandResult]]:
+        """Block until fio's wrapper exits; return fio's exit code and the results of the
+        ``after_exit`` snippets, which run in the same round trip once fio is done (to
+        collect its output without another SSH round trip).
 
         ``tail --pid`` waits on the node without forking a poller every tick (a fork costs
         ~22 ms on a UML guest and would steal CPU from the measurement)."""
@@ -136,17 +145,23 @@ class FioRunner:
         rc, pid = shlex.quote(run.rc_file), shlex.quote(run.pid_file)
         while True:
             chunk = max(1.0, min(15.0, limit - time.monotonic()))
-            res = node.run_script(
-                f'[ -s {rc} ] || {{ read p < {pid}; timeout {chunk:.0f} tail -s 0.1 --pid="$p" -f /dev/null; }}; '
-                f"read c < {rc} 2>/dev/null && echo $c; true",
-                timeout=chunk + 30,
-                check=False,
+            batch: dict[str, Shell] = {
+                "rc": Shell(
+                    f'[ -s {rc} ] || {{ read p < {pid}; timeout {chunk:.0f} tail -s 0.1 --pid="$p" -f /dev/null; }}; '
+                    f"read c < {rc} 2>/dev/null && echo $c; true"
+                )
+            }
+            # only once fio has exited: never stop a watcher or read half a file mid-run
+            # (`if`, never `exit`: an exit inside a batch group would end the whole batch)
+            batch.update(
+                {name: Shell(f"if [ -s {rc} ]; then {snippet}; fi") for name, snippet in (after_exit or {}).items()}
             )
-            text = res.stdout.strip()
+            out = run_batch(node, batch, timeout=chunk + 30)
+            text = out["rc"].stdout.strip()
             if text:
                 code = int(text) if text.lstrip("-").isdigit() else -1
                 self.ledger.record("fio-exit", {"node": node.name, "cell": run.cell, "rc": code})
-                return code
+                return code, out
             if time.monotonic() > limit:
                 self.stop(node, run)
                 raise FioFailed(f"{node.name}: fio for {run.cell} did not finish within {run.deadline_s:.0f} s")
@@ -189,10 +204,9 @@ class FioRunner:
         return result
 
     def wait(self, node: Runner, run: FioRun, *, progress: Progress = _noop) -> FioResult:
-        """Wait for exit, fetch and parse the JSON."""
-        rc = self.wait_exit(node, run, progress=progress)
-        text = node.run_script(self.output_script(run), timeout=60, check=False).stdout
-        return self.parse(node, run, rc, text)
+        """Wait for exit, fetch and parse the JSON (one round trip once fio is done)."""
+        rc, out = self.wait_exit(node, run, progress=progress, after_exit={"fio": Shell(self.output_script(run))})
+        return self.parse(node, run, rc, out["fio"].stdout)
 
     def stop(self, node: Runner, run: FioRun) -> None:
         """Kill the job's whole session (timeout, fio and its workers); harmless if it ended."""

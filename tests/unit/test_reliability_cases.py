@@ -1245,7 +1245,8 @@ def test_case_22_drbd_state_change_during_a_run_invalidates_it(tmp_path: Path, c
 
 def fio_run_node(output: str, rc: str) -> FakeRunner:
     """A node where fio was started, exited with ``rc`` and left ``output`` as its JSON file."""
-    return FakeRunner("a1", scripts=[("--pid=", Answer(rc)), ("setsid", Answer()), (".json", Answer(output))])
+    # the wait is one batch: `rc` blocks until fio exits, `fio` then prints the JSON file
+    return FakeRunner("a1", scripts=[("setsid", Answer())], batch={"rc": Answer(rc), "fio": Answer(output)})
 
 
 def _tail_answers(node: FakeRunner, log: str, text: str) -> None:
@@ -1289,7 +1290,8 @@ def test_case_23_fio_failing_mid_run_is_an_error(tmp_path: Path, rc: int, output
 def test_case_24_hung_fio_is_bounded_and_stopped(tmp_path: Path) -> None:
     fio = FioRunner(RUN_ID, Ledger(tmp_path / "ledger.ndjson", RUN_ID))
     spec = WorkloadSpec(name="w", rw="randwrite", size=1 << 20, runtime_s=30, ramp_s=2, time_based=True)
-    node = FakeRunner("a1", scripts=[("--pid=", Answer()), ("", Answer())])  # the poll never sees an exit code
+    # the blocking wait (a batch whose `rc` part waits on `tail --pid`) never sees an exit code
+    node = FakeRunner("a1", scripts=[("", Answer())], batch={"rc": Answer()})
     run = fio.start(node, spec, "/dev/drbd0", "cell-1")
     deadline = fio_deadline_s(spec)
     assert deadline == 62.0
