@@ -23,17 +23,14 @@ from typing import Any, Literal
 from tabulate import tabulate
 
 from harness.cell import CellRunner, CellSpec
-from harness.connections import ConnectionPool
 from harness.fio.command import build_fio_argv
 from harness.fio.result import parse_fio_json
 from harness.fio.spec import PROFILES
 from harness.impair.apply import Impairer
 from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory
-from harness.ledger import Ledger
-from harness.nodefiles import new_run_id, node_run_dir
+from harness.nodefiles import node_run_dir
 from harness.rtt import parse_ping, ping_argv
-from harness.samples import SampleStore
 from harness.workloads import for_profile, write_job
 
 __all__ = ["BenchReport", "run_harness_bench"]
@@ -86,19 +83,6 @@ class BenchReport:
             ]
             tables.append((["rate cap Mbit/s", "iperf3 Mbit/s", "measured/cap", "note"], rows))
         return "\n\n".join(tabulate(rows, headers=headers, floatfmt=".3g") for headers, rows in tables)
-
-
-def _runner(inventory: Inventory, run_dir: Path) -> CellRunner:
-    run_id = new_run_id()
-    return CellRunner(
-        inventory,
-        run_id=run_id,
-        run_dir=run_dir,
-        pool=ConnectionPool(inventory),
-        store=SampleStore(run_dir / "samples.ndjson"),
-        ledger=Ledger(run_dir / "ledger.ndjson", run_id),
-        lock_dir=run_dir / "locks",
-    )
 
 
 def _overhead(runner: CellRunner, pair: str, repeats: int, progress: Progress) -> list[dict[str, Any]]:
@@ -224,7 +208,7 @@ def _rate(runner: CellRunner, pair: str, rates_mbit: list[float], progress: Prog
 def run_harness_bench(
     inventory: Inventory, *, pair: str, repeats: int, run_dir: Path, progress: Progress
 ) -> BenchReport:
-    runner = _runner(inventory, run_dir)
+    runner = CellRunner.standalone(inventory, run_dir)
     try:
         return BenchReport(
             overhead=_overhead(runner, pair, repeats, progress),

@@ -184,6 +184,24 @@ class CellRunner:
         self._baseline_rtt: dict[tuple[str, str], RttStats] = {}
         self._resolved: dict[tuple[str, str], tuple[str, str]] = {}
 
+    @classmethod
+    def standalone(cls, inventory: Inventory, run_dir: Path, **options: Any) -> CellRunner:
+        """A runner with its own run id, connections, samples, ledger and locks under
+        ``run_dir`` (for tools and tests outside a pytest run)."""
+        from harness.nodefiles import new_run_id
+
+        run_id = new_run_id()
+        return cls(
+            inventory,
+            run_id=run_id,
+            run_dir=run_dir,
+            pool=ConnectionPool(inventory),
+            store=SampleStore(run_dir / "samples.ndjson"),
+            ledger=Ledger(run_dir / "ledger.ndjson", run_id),
+            lock_dir=run_dir / "locks",
+            **options,
+        )
+
     # -- facts and checks -------------------------------------------------------------------
     def facts(self, node_name: str) -> NodeFacts:
         if node_name not in self._facts:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -53,6 +54,7 @@ class FailoverResult:
     acked_writes: int
     verified_writes: int
     verify_ok: bool
+    bad_blocks: int  # acknowledged writes fio found missing or wrong on the promoted peer
     negative_control_failed: bool
     detect_s: float
     promote_s: float
@@ -62,10 +64,9 @@ class FailoverResult:
     notes: list[str] = field(default_factory=list)
 
     @property
-    def lost_writes(self) -> int | None:
-        """0 when every verified acknowledged write was found; None when verify failed (the
-        count of missing blocks is in ``notes``)."""
-        return 0 if self.verify_ok else None
+    def lost_writes(self) -> int:
+        """Acknowledged writes not found intact on the promoted peer (0 when verify passed)."""
+        return 0 if self.verify_ok else max(self.bad_blocks, 1)
 
 
 def verify_workload(size: int, *, seed: int = 4242, iodepth: int = 16) -> WorkloadSpec:
@@ -104,7 +105,12 @@ def run_failover(
     size: int = 256 * MIB,
     crash_after_s: float = 6.0,
     seed: int = 4242,
+    protocol: str | None = None,
+    on_rejoin: Callable[[], None] | None = None,
 ) -> FailoverResult:
+    """``protocol``: the protocol the resource runs with now, when the caller changed it from
+    the inventory's (the lab's failover scenario measures A and C); ``on_rejoin`` runs right
+    after the crashed node is back (the lab re-applies that protocol to it there)."""
     inv = runner.inventory
     pair = inv.pairs[pair_name]
     primary, secondary = runner.pool.get(pair.primary), runner.pool.get(pair.secondary)
@@ -139,7 +145,7 @@ def run_failover(
         runner.ledger.record("failover-promoted", {"node": pair.secondary, "acked": acked})
         notes: list[str] = []
         only = VerifySpec(alg="crc32c", verify_only=True, state_save=False)
-        verify_ok = _verify(
+        verify_ok, bad_blocks = _verify(
             runner,
             secondary,
             spec.replace(verify=only, number_ios=verified),
@@ -148,7 +154,7 @@ def run_failover(
             notes=notes,
         )
         beyond = min(size // spec.bs, verified + 20000)
-        negative_failed = not _verify(
+        negative_ok, _ = _verify(
             runner,
             secondary,
             spec.replace(verify=only, number_ios=beyond),
@@ -156,21 +162,23 @@ def run_failover(
             cell=f"failover-negative-{seed}",
             notes=[],
         )
+        negative_failed = not negative_ok
         t1 = time.monotonic()
-        _recover(runner, crasher, pair_name)
+        _recover(runner, crasher, pair_name, on_rejoin)
         recovered = True
         recover = time.monotonic() - t1
     finally:
         if not recovered:
-            _recover(runner, crasher, pair_name)
+            _recover(runner, crasher, pair_name, on_rejoin)
     final = runner.wait_healthy(runner.pool.get(pair.primary), pair.resource, 120.0)
     runner.ledger.record("failover-restored", {"node": pair.primary, "state": final.describe()})
     return FailoverResult(
         pair=pair_name,
-        protocol=pair.protocol,
+        protocol=protocol or pair.protocol,
         acked_writes=acked,
         verified_writes=verified,
         verify_ok=verify_ok,
+        bad_blocks=bad_blocks,
         negative_control_failed=negative_failed,
         detect_s=detect,
         promote_s=promote,
@@ -181,10 +189,12 @@ def run_failover(
     )
 
 
-def _recover(runner: CellRunner, crasher: Crasher, pair_name: str) -> None:
+def _recover(runner: CellRunner, crasher: Crasher, pair_name: str, on_rejoin: Callable[[], None] | None) -> None:
     """Bring the crashed primary back; it resyncs from the promoted peer; restore the roles."""
     pair = runner.inventory.pairs[pair_name]
     crasher.recover(pair.primary)
+    if on_rejoin is not None:
+        on_rejoin()
     primary, secondary = runner.pool.get(pair.primary), runner.pool.get(pair.secondary)
     runner.wait_healthy(secondary, pair.resource, 600.0)
     state = runner.resource_state(secondary, pair.resource)
@@ -193,11 +203,17 @@ def _recover(runner: CellRunner, crasher: Crasher, pair_name: str) -> None:
     primary.run(["drbdadm", "primary", pair.resource], timeout=60)
 
 
-def _verify(runner: CellRunner, node: Runner, spec: WorkloadSpec, *, device: str, cell: str, notes: list[str]) -> bool:
+def _verify(
+    runner: CellRunner, node: Runner, spec: WorkloadSpec, *, device: str, cell: str, notes: list[str]
+) -> tuple[bool, int]:
+    """Run a ``verify_only`` job; return (passed, bad blocks).  fio checks every block unless
+    ``verify_fatal`` is set and logs one ``verify:`` line per bad block, which is the count."""
     run = runner.fio.start(node, spec, device, cell)
     try:
         runner.fio.wait(node, run)
     except FioFailed as exc:
         notes.append(str(exc))
-        return False
-    return True
+        res = node.run(["grep", "-c", "^verify: ", run.log], timeout=30, check=False)
+        count = res.stdout.strip()
+        return False, int(count) if count.isdigit() else 0
+    return True, 0

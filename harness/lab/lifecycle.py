@@ -9,11 +9,9 @@ half-started or crashed lab.  Any failure during ``up()`` runs ``down()`` before
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -26,7 +24,14 @@ from harness.errors import ConfigError, InfraError
 from harness.inventory.models import AzLinkSpec, Inventory, LabSpec, SshSpec
 from harness.lab import topology as topo_mod
 from harness.lab.keys import generate_keypair, known_hosts_line, write_private_key
-from harness.lab.processes import find_lab_processes, stop_processes
+from harness.lab.processes import (
+    find_lab_processes,
+    find_orphan_guest_processes,
+    kill_orphans,
+    kill_session,
+    session_of,
+    stop_processes,
+)
 from harness.lab.topology import ROUTER, Guest, LabTopology, build_topology, guest_dir
 from harness.netns import connect_in_netns, netns_exists
 from harness.remote import SshNode
@@ -301,14 +306,14 @@ class Lab:
         state = self.state()
         if state is None or name not in state.pids:
             raise InfraError(f"lab guest {name} is not running")
-        procs = [p for p in find_lab_processes(self.spec.netns, self.state_dir) if p.guest == name]
-        procs.sort(key=lambda p: p.pid != p.sid)
+        main = state.pids[name]
         killed_at = time.monotonic()
-        for proc in procs:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(proc.pid, signal.SIGKILL)
+        # the whole session: kernel process, its helpers and the guest's own processes (P4)
+        kill_session(main, self.spec.guest_uid)
         deadline = time.monotonic() + 10
-        while any(p.guest == name for p in find_lab_processes(self.spec.netns, self.state_dir)):
+        while any(p.sid == main for p in find_lab_processes(self.spec.netns, self.state_dir)) or any(
+            session_of(pid) == main for pid in find_orphan_guest_processes(self.spec.guest_uid)
+        ):
             if time.monotonic() > deadline:
                 raise InfraError(f"lab guest {name} survived SIGKILL")
             time.sleep(0.05)
@@ -461,6 +466,9 @@ class Lab:
         state = LabState.load(self.state_dir)
         pids = list(state.pids.values()) if state else []
         survivors = stop_processes(self.spec.netns, self.state_dir, pids)
+        # after the kernels: their guests' stray processes, which would keep taps and the
+        # namespace alive (see find_orphan_guest_processes)
+        survivors += kill_orphans(self.spec.guest_uid)
         if netns_exists(self.spec.netns):
             _run(["ip", "netns", "del", self.spec.netns], check=False)
         if _mounted(self.disks_dir):
@@ -474,6 +482,7 @@ class Lab:
         found: list[str] = []
         procs = find_lab_processes(self.spec.netns, self.state_dir)
         found += [f"process {p.pid} (guest {p.guest})" for p in procs]
+        found += [f"orphaned guest process {pid}" for pid in find_orphan_guest_processes(self.spec.guest_uid)]
         if netns_exists(self.spec.netns):
             found.append(f"network namespace {self.spec.netns}")
         if _mounted(self.disks_dir):

@@ -19,7 +19,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["LabProcess", "find_lab_processes", "stop_processes"]
+__all__ = [
+    "LabProcess",
+    "find_lab_processes",
+    "find_orphan_guest_processes",
+    "kill_session",
+    "session_of",
+    "stop_processes",
+]
 
 _PROC = Path("/proc")
 
@@ -39,6 +46,11 @@ def _read_cmdline(pid: int) -> list[str]:
     return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
 
 
+def session_of(pid: int) -> int | None:
+    """The session id of ``pid`` (None when it is gone)."""
+    return _session_id(pid)
+
+
 def _session_id(pid: int) -> int | None:
     try:
         stat = (_PROC / str(pid) / "stat").read_text()
@@ -49,26 +61,82 @@ def _session_id(pid: int) -> int | None:
     return int(fields[3]) if len(fields) > 3 else None
 
 
+def _exe(pid: int) -> str:
+    try:
+        return os.readlink(_PROC / str(pid) / "exe")
+    except OSError:
+        return ""
+
+
+def _uid(pid: int) -> int | None:
+    try:
+        return (_PROC / str(pid)).stat().st_uid
+    except OSError:
+        return None
+
+
+def _pids() -> list[int]:
+    return [int(e.name) for e in _PROC.iterdir() if e.name.isdigit()]
+
+
 def find_lab_processes(netns: str, state_dir: Path) -> list[LabProcess]:
-    """Every live process of this lab (matched by umid prefix and state dir)."""
+    """Every live process of this lab.
+
+    A UML kernel process carries our ``umid=`` and ``labdir=`` on its command line; the guest's
+    own processes are host processes too (ptrace stubs) that show the *guest's* program
+    (``sleep 3600``, even as ``/proc/PID/exe``), but they stay in the session the lab started
+    the guest in, as the lab's uid.  So: find the kernel processes by command line, then take
+    the lab uid's processes of their sessions.
+    """
     umid_prefix = f"umid={netns}-"
     labdir = f"labdir={state_dir}"
-    found: list[LabProcess] = []
-    for entry in _PROC.iterdir():
-        if not entry.name.isdigit():
-            continue
-        pid = int(entry.name)
+    by_sid: dict[int, str] = {}
+    found: dict[int, LabProcess] = {}
+    pids = _pids()
+    for pid in pids:
         argv = _read_cmdline(pid)
         if labdir not in argv:
             continue
         umids = [a for a in argv if a.startswith(umid_prefix)]
-        if not umids:
+        sid = _session_id(pid)
+        if not umids or sid is None or not _alive(pid):
+            continue
+        guest = umids[0][len(umid_prefix) :]
+        by_sid[sid] = guest
+        found[pid] = LabProcess(pid, sid, guest)
+    uids = {_uid(p.pid) for p in found.values()}
+    for pid in pids:
+        if pid in found:
             continue
         sid = _session_id(pid)
-        if sid is None:
+        if sid in by_sid and _uid(pid) in uids and _alive(pid):  # zombies are gone for our purposes
+            found[pid] = LabProcess(pid, sid, by_sid[sid])
+    return sorted(found.values(), key=lambda p: p.pid)
+
+
+def find_orphan_guest_processes(uid: int) -> list[int]:
+    """Processes of the lab's own uid whose guest kernel is gone (their session leader, the
+    UML main process, died): what a stopped or SIGKILLed guest can leave behind.  With the
+    tracing kernel gone, a guest process's pending system call runs natively on the host — a
+    guest's ``sleep 3600`` sleeps on, as the lab uid, holding the guest's tap and namespace."""
+    orphans = []
+    for pid in _pids():
+        if _uid(pid) != uid:
             continue
-        found.append(LabProcess(pid, sid, umids[0][len(umid_prefix) :]))
-    return found
+        sid = _session_id(pid)
+        if sid is None or sid == pid:
+            continue
+        leader = _read_cmdline(sid)
+        if not any(a.startswith("umid=") for a in leader) and _alive(pid):
+            orphans.append(pid)
+    return orphans
+
+
+def kill_session(sid: int, uid: int) -> None:
+    """SIGKILL every process of a guest's session (the lab uid's only; main process first)."""
+    members = [pid for pid in _pids() if _session_id(pid) == sid and _uid(pid) == uid]
+    members.sort(key=lambda pid: pid != sid)
+    _signal(members, signal.SIGKILL)
 
 
 def _alive(pid: int) -> bool:
@@ -94,6 +162,17 @@ def _signal(pids: Iterable[int], sig: signal.Signals) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, sig)
+
+
+def kill_orphans(uid: int, timeout_s: float = 5.0) -> list[int]:
+    """SIGKILL the lab uid's orphaned guest processes; returns any that survived."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        orphans = [pid for pid in find_orphan_guest_processes(uid) if _alive(pid)]
+        if not orphans or time.monotonic() > deadline:
+            return orphans
+        _signal(orphans, signal.SIGKILL)
+        time.sleep(0.1)
 
 
 def stop_processes(netns: str, state_dir: Path, main_pids: Iterable[int], grace_s: float = 5.0) -> list[int]:

@@ -6,16 +6,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from harness.cell import CellRunner
-from harness.connections import ConnectionPool
 from harness.inventory import Inventory, load_inventory
 from harness.lab.lifecycle import Lab
-from harness.ledger import Ledger
-from harness.nodefiles import new_run_id
-from harness.samples import SampleStore
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB_INVENTORY = ROOT / "inventories" / "lab.yaml"
@@ -42,18 +39,8 @@ def lab_inventory(default_lab: Lab) -> Inventory:
     return default_lab.inventory
 
 
-def make_runner(inventory: Inventory, tmp: Path, **kwargs: object) -> CellRunner:
-    run_id = new_run_id()
-    return CellRunner(
-        inventory,
-        run_id=run_id,
-        run_dir=tmp,
-        pool=ConnectionPool(inventory),
-        store=SampleStore(tmp / "samples.ndjson"),
-        ledger=Ledger(tmp / "ledger.ndjson", run_id),
-        lock_dir=tmp / "locks",
-        **kwargs,  # type: ignore[arg-type]
-    )
+def make_runner(inventory: Inventory, tmp: Path, **kwargs: Any) -> CellRunner:
+    return CellRunner.standalone(inventory, tmp, **kwargs)
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import pytest
 from harness.errors import InfraError
 from harness.inventory import Inventory, load_inventory, parse_inventory
 from harness.lab.lifecycle import Lab
-from harness.lab.processes import find_lab_processes
+from harness.lab.processes import find_lab_processes, find_orphan_guest_processes
 from harness.lab.status import collect_status
 from harness.remote import HostKeyRefused, SshNode
 
@@ -42,6 +42,8 @@ def _host_view() -> dict[str, object]:
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True, check=True).stdout
     return {
         "processes": [p.pid for p in find_lab_processes(NETNS, STATE)],
+        # guest processes whose UML kernel is gone (they would keep taps open)
+        "orphans": find_orphan_guest_processes(4242),
         "netns": (Path("/run/netns") / NETNS).exists(),
         "mounts": [line for line in mounts.splitlines() if str(STATE) in line],
         "state_dir": STATE.exists(),
@@ -54,6 +56,7 @@ def _host_view() -> dict[str, object]:
 
 CLEAN = {
     "processes": [],
+    "orphans": [],
     "netns": False,
     "mounts": [],
     "state_dir": False,

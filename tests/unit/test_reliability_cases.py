@@ -1558,11 +1558,14 @@ def test_case_33_lost_acknowledged_writes_fail_verification(tmp_path: Path) -> N
     notes: list[str] = []
     run_log = f"/run/harness/{RUN_ID}/fio-failover-verify-4321.log"
     _tail_answers(node, run_log, LOST_WRITES_STDERR + "\n")
-    assert _verify(runner, node, spec, device="/dev/drbd0", cell="failover-verify-4321", notes=notes) is False
+    # fio logs one `verify:` line per bad block; the recorded stderr of that run has one
+    node.argv[("grep", "-c", "^verify: ", run_log)] = [Answer(f"{LOST_WRITES_STDERR.count('verify: ')}\n")]
+    verified = _verify(runner, node, spec, device="/dev/drbd0", cell="failover-verify-4321", notes=notes)
+    assert verified == (False, 1)
     assert len(notes) == 1 and "fio error 84" in notes[0] and "offset 1011712" in notes[0]
     assert not any(re.search(r"\bdrbdadm (?:invalidate|connect|primary)", c) for c in node.calls)
-    outcome = FailoverResult("single-az", "C", 2000, 1996, False, True, 1.0, 0.1, 10.0, True, 3, notes)
-    assert outcome.lost_writes is None  # never reported as zero
+    outcome = FailoverResult("single-az", "C", 2000, 1996, False, 1, True, 1.0, 0.1, 10.0, True, 3, notes)
+    assert outcome.lost_writes == 1  # never reported as zero
 
 
 def test_case_33_clean_verify_passes(tmp_path: Path) -> None:
@@ -1572,7 +1575,7 @@ def test_case_33_clean_verify_passes(tmp_path: Path) -> None:
     )
     node = fio_run_node(data("fio/fio-3.33-verify-only-phase.json"), "0\n")
     notes: list[str] = []
-    assert _verify(runner, node, spec, device="/dev/drbd0", cell="failover-verify-4321", notes=notes) is True
+    assert _verify(runner, node, spec, device="/dev/drbd0", cell="failover-verify-4321", notes=notes) == (True, 0)
     assert notes == []
 
 

@@ -40,4 +40,6 @@ chmod 644 /run/lab-ssh/authorized_keys
 ip link set lo up
 /usr/sbin/sshd -f "$labdir/guest/sshd_config" -E /run/sshd.log
 . "$mine/boot.sh" >/run/lab-boot.log 2>&1 &
-while :; do sleep 3600; done
+# A short sleep: should the guest kernel die, this loop's pending sleep runs on natively
+# on the host (see harness.lab.processes.find_orphan_guest_processes); keep that brief.
+while :; do sleep 60; done
