@@ -26,7 +26,7 @@ from harness.impair.commands import (
     validate_ifname,
     validate_peer_ip,
 )
-from harness.impair.profile import Direction, Distribution, NetemProfile
+from harness.impair.profile import Distribution, NetemProfile
 
 # The brief's example: delay 1ms, jitter 0, loss 0, rate 128mbit toward 10.213.1.12 on vec1.
 EXPECTED_T2SMALL = [
@@ -119,28 +119,7 @@ def test_handle_formatting() -> None:
 
 # -- property tests ---------------------------------------------------------------------------
 
-DIRECTIONS: tuple[Direction, ...] = ("both", "primary", "secondary")
-DISTRIBUTIONS: tuple[Distribution | None, ...] = (None, "normal", "pareto", "paretonormal", "uniform")
-
-
-@st.composite
-def profiles(draw: st.DrawFn) -> NetemProfile:
-    delay_us = draw(st.integers(min_value=0, max_value=500_000))
-    jitter_us = draw(st.integers(min_value=0, max_value=delay_us))
-    distribution = draw(st.sampled_from(DISTRIBUTIONS)) if jitter_us else None
-    loss = draw(st.one_of(st.just(0.0), st.floats(min_value=1e-6, max_value=100)))
-    rate = draw(st.one_of(st.none(), st.floats(min_value=8e3, max_value=10e9)))
-    direction = draw(st.sampled_from(DIRECTIONS))
-    return NetemProfile(
-        "p",
-        delay_s=delay_us / 1e6,
-        jitter_s=jitter_us / 1e6,
-        distribution=distribution,
-        loss_pct=loss,
-        rate_bits=rate,
-        direction=direction,
-    )
-
+from .netem_strategies import profiles  # noqa: E402
 
 ifnames = st.from_regex(VALID_IFNAME, fullmatch=True).filter(lambda s: s not in (".", ".."))
 BROADCAST = ipaddress.IPv4Address("255.255.255.255")

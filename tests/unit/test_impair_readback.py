@@ -19,10 +19,9 @@ from typing import Any
 
 import pytest
 from hypothesis import assume, given, settings
-from hypothesis import strategies as st
 
 from harness.impair.commands import apply_commands
-from harness.impair.profile import Direction, Distribution, NetemProfile
+from harness.impair.profile import NetemProfile
 from harness.impair.readback import (
     TC_H_ROOT,
     Qdisc,
@@ -138,26 +137,7 @@ def _verify(
     return verify_applied(profile, parse_qdiscs(json.dumps(qdiscs)), parse_filters(json.dumps(filters)), peer)
 
 
-DIRECTIONS: tuple[Direction, ...] = ("both", "primary", "secondary")
-DISTRIBUTIONS: tuple[Distribution | None, ...] = (None, "normal", "pareto", "paretonormal", "uniform")
-
-
-@st.composite
-def profiles(draw: st.DrawFn) -> NetemProfile:
-    delay_us = draw(st.integers(min_value=0, max_value=500_000))
-    jitter_us = draw(st.integers(min_value=0, max_value=delay_us))
-    distribution = draw(st.sampled_from(DISTRIBUTIONS)) if jitter_us else None
-    loss = draw(st.one_of(st.just(0.0), st.floats(min_value=1e-6, max_value=100)))
-    rate = draw(st.one_of(st.none(), st.floats(min_value=8e3, max_value=10e9)))
-    return NetemProfile(
-        "p",
-        delay_s=delay_us / 1e6,
-        jitter_s=jitter_us / 1e6,
-        distribution=distribution,
-        loss_pct=loss,
-        rate_bits=rate,
-        direction=draw(st.sampled_from(DIRECTIONS)),
-    )
+from .netem_strategies import profiles  # noqa: E402
 
 
 @given(profile=profiles())
