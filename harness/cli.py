@@ -247,6 +247,7 @@ def _killcheck(args: argparse.Namespace) -> int:
                         f"killcheck: {sig.name} during {phase} #{i + 1}: exit {trial.exit_code} "
                         f"after {trial.exit_s:.1f} s, left at exit {len(trial.leftovers_at_exit)}, "
                         f"finally {len(trial.leftovers_final)} after {trial.waited_s:.0f} s"
+                        + "".join(f"\n  (restarted: {reason})" for reason in trial.early_exits)
                     )
                     rows.append(
                         [
@@ -258,12 +259,23 @@ def _killcheck(args: argparse.Namespace) -> int:
                             len(trial.leftovers_at_exit),
                             len(trial.leftovers_final),
                             round(trial.waited_s),
+                            len(trial.early_exits),
                         ]
                     )
     print(
         tabulate(
             rows,
-            headers=["signal", "phase", "trial", "exit", "exit s", "left at exit", "left finally", "s until clean"],
+            headers=[
+                "signal",
+                "phase",
+                "trial",
+                "exit",
+                "exit s",
+                "left at exit",
+                "left finally",
+                "s until clean",
+                "restarts",
+            ],
         )
     )
     return 0 if all(r[6] == 0 for r in rows) else 1

@@ -19,7 +19,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -29,9 +29,13 @@ from harness.inventory.models import Inventory
 from harness.nodefiles import new_run_id
 from harness.safety.leftovers import find_leftovers
 
-__all__ = ["KillTrial", "node_leftovers", "run_kill_trial"]
+__all__ = ["KillTrial", "ScenarioEndedEarly", "node_leftovers", "run_kill_trial"]
 
 Phase = Literal["impairment", "fio"]
+
+
+class ScenarioEndedEarly(RuntimeError):
+    """The scenario exited before the phase the signal was meant for (the trial tested nothing)."""
 
 
 @dataclass
@@ -43,6 +47,8 @@ class KillTrial:
     leftovers_at_exit: list[str]
     leftovers_final: list[str]
     waited_s: float
+    #: why earlier attempts ended before the phase (their output tails); empty when none did
+    early_exits: list[str] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
@@ -77,7 +83,13 @@ def _ledger_events(path: Path) -> list[dict[str, object]]:
     return out
 
 
-def _wait_for_phase(ledger: Path, phase: Phase, proc: subprocess.Popen[bytes], timeout_s: float) -> None:
+def _tail(path: Path, lines: int = 40) -> str:
+    if not path.exists():
+        return "(no output)"
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def _wait_for_phase(ledger: Path, phase: Phase, proc: subprocess.Popen[bytes], timeout_s: float, output: Path) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         events = [str(e.get("event")) for e in _ledger_events(ledger)]
@@ -89,7 +101,9 @@ def _wait_for_phase(ledger: Path, phase: Phase, proc: subprocess.Popen[bytes], t
                 time.sleep(2.0)  # well inside fio's 6 s of ramp + runtime
                 return
         if proc.poll() is not None:
-            raise RuntimeError(f"the scenario exited ({proc.returncode}) before the {phase} phase")
+            raise ScenarioEndedEarly(
+                f"the scenario exited ({proc.returncode}) before the {phase} phase; its output ends:\n{_tail(output)}"
+            )
         time.sleep(0.05)
     raise RuntimeError(f"the {phase} phase did not start within {timeout_s:.0f} s")
 
@@ -104,14 +118,55 @@ def run_kill_trial(
     reports: Path,
     deadman_grace_s: float = 5.0,
     settle_timeout_s: float = 120.0,
+    attempts: int = 2,
 ) -> KillTrial:
-    run_id = new_run_id()
+    """One trial; a scenario that ends before the phase (a cell failing for its own reasons,
+    so no signal was sent and nothing was tested) is started again, up to ``attempts`` times,
+    and the reasons are kept in :attr:`KillTrial.early_exits`."""
     if not inventory.network_profiles:
         raise RuntimeError("the inventory defines no network_profiles: a kill trial needs an impaired cell")
     pair_name = sorted(inventory.pairs)[0]
-    profile = sorted(inventory.network_profiles)[0]
     pair = inventory.pairs[pair_name]
     nodes = [pair.primary, pair.secondary]
+    early: list[str] = []
+    for attempt in range(1, attempts + 1):
+        try:
+            code, exit_s, sent = _signal_scenario(
+                root, inventory_path, inventory, pair_name, sig=sig, phase=phase, reports=reports, grace=deadman_grace_s
+            )
+            break
+        except ScenarioEndedEarly as exc:
+            early.append(str(exc))
+            if attempt == attempts:
+                raise
+    pool = ConnectionPool(inventory)
+    try:
+        at_exit = node_leftovers(inventory, pool, nodes)
+        final = at_exit
+        while final and time.monotonic() - sent < settle_timeout_s:
+            time.sleep(2.0)
+            final = node_leftovers(inventory, pool, nodes)
+        waited = time.monotonic() - sent
+    finally:
+        pool.close_all()
+    return KillTrial(sig.name, phase, code, exit_s, at_exit, final, waited, early)
+
+
+def _signal_scenario(
+    root: Path,
+    inventory_path: Path,
+    inventory: Inventory,
+    pair_name: str,
+    *,
+    sig: signal.Signals,
+    phase: Phase,
+    reports: Path,
+    grace: float,
+) -> tuple[int | None, float, float]:
+    """Start the cell as its own pytest process, signal it in ``phase``: (exit code, seconds
+    from the signal to the exit, monotonic time of the signal)."""
+    run_id = new_run_id()
+    profile = sorted(inventory.network_profiles)[0]
     cmd = [
         sys.executable,
         "-m",
@@ -126,14 +181,20 @@ def run_kill_trial(
         "--run-id",
         run_id,
         "--deadman-grace",
-        str(deadman_grace_s),
+        str(grace),
         "-p",
         "no:cacheprovider",
         "-q",
     ]
-    with subprocess.Popen(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
+    # the scenario's own output is kept: when it fails before the phase, that is the reason
+    reports.mkdir(parents=True, exist_ok=True)
+    output = reports / f"killtrial-{run_id}.log"
+    with (
+        output.open("wb") as sink,
+        subprocess.Popen(cmd, cwd=root, stdout=sink, stderr=subprocess.STDOUT) as proc,
+    ):
         try:
-            _wait_for_phase(reports / run_id / "ledger.ndjson", phase, proc, timeout_s=180)
+            _wait_for_phase(reports / run_id / "ledger.ndjson", phase, proc, timeout_s=180, output=output)
             sent = time.monotonic()
             proc.send_signal(sig)
             try:
@@ -141,18 +202,7 @@ def run_kill_trial(
             except subprocess.TimeoutExpired:
                 proc.kill()
                 code = None
-            exit_s = time.monotonic() - sent
+            return code, time.monotonic() - sent, sent
         finally:
             if proc.poll() is None:
                 proc.kill()
-    pool = ConnectionPool(inventory)
-    try:
-        at_exit = node_leftovers(inventory, pool, nodes)
-        final = at_exit
-        while final and time.monotonic() - sent < settle_timeout_s:
-            time.sleep(2.0)
-            final = node_leftovers(inventory, pool, nodes)
-        waited = time.monotonic() - sent
-    finally:
-        pool.close_all()
-    return KillTrial(sig.name, phase, code, exit_s, at_exit, final, waited)
