@@ -12,9 +12,7 @@ Printed, never asserted (a noisy 2-core host moves every figure):
 
 from __future__ import annotations
 
-import json
 import statistics
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +28,7 @@ from harness.impair.apply import Impairer
 from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory
 from harness.nodefiles import node_run_dir
+from harness.pathrate import has_iperf3, measure_path_rate
 from harness.rtt import parse_ping, ping_argv
 from harness.workloads import for_profile, write_job
 
@@ -177,8 +176,10 @@ def _rate(runner: CellRunner, pair: str, rates_mbit: list[float], progress: Prog
     p = runner.inventory.pairs[pair]
     primary, secondary = runner.pool.get(p.primary), runner.pool.get(p.secondary)
     peer = runner.inventory.nodes[p.secondary].replication.ip
-    if primary.run(["sh", "-c", "command -v iperf3"], timeout=10, check=False).exit_code != 0:
-        return [{"configured_mbit": r, "note": f"iperf3 not installed on {p.primary}"} for r in rates_mbit]
+    if not has_iperf3(primary) or not has_iperf3(secondary):
+        return [
+            {"configured_mbit": r, "note": f"iperf3 not installed on {p.primary} or {p.secondary}"} for r in rates_mbit
+        ]
     impairer = Impairer(runner.run_id, runner.ledger)
     out: list[dict[str, Any]] = []
     for rate in rates_mbit:
@@ -192,14 +193,10 @@ def _rate(runner: CellRunner, pair: str, rates_mbit: list[float], progress: Prog
             role="primary",
         )
         try:
-            secondary.run(["iperf3", "-s", "-1", "-D", "-B", peer], timeout=20)
-            time.sleep(0.5)
-            res = primary.run(["iperf3", "-c", peer, "-t", "5", "-O", "1", "-J"], timeout=60)
-            sent = json.loads(res.stdout)["end"]["sum_received"]["bits_per_second"]
+            sent = measure_path_rate(primary, secondary, peer, seconds=5)
         finally:
             if applied is not None:
                 impairer.clear(primary, applied)
-            secondary.run(["pkill", "-x", "iperf3"], timeout=10, check=False)
         out.append({"configured_mbit": rate, "measured_mbit": sent / 1e6, "ratio": sent / (rate * 1e6)})
         progress(f"bench: rate {rate:g} Mbit/s configured, {sent / 1e6:.1f} measured")
     return out

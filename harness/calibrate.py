@@ -1,8 +1,27 @@
 """Calibration: what the pair's own parts do, measured, so models use facts, not catalog values.
 
-* local write latency and bandwidth of the scratch device: a short QD1 4k random write and
-  a 1 MiB sequential write with replication disconnected (the primary's disk alone);
+The quick calibration (enough for the latency-sweep model):
+
+* local write latency of the scratch device: a QD1 4k random write with replication
+  disconnected (the primary's disk alone);
 * RTT of the replication path: the median ping over that path.
+
+The full calibration (``full=True``, what per-cell predictions need) adds:
+
+* local bandwidth: 1 MiB sequential writes at QD16, disconnected;
+* local IOPS capacity: 4k random writes with 4 jobs x QD2, disconnected (8 in flight: more
+  does not raise it on a virtual disk, and on UML's single-threaded ubd it lowers it);
+* the path's rate: one iperf3 TCP flow between the replication addresses (skipped with a
+  note when iperf3 is not installed on the nodes);
+* the replicated write itself: a QD1 4k random write, connected.  What its per-write time
+  holds beyond the RTT and the peer's disk write is the replication overhead (DRBD's
+  processing, both TCP stacks, guest scheduling on VMs); the model adds it to every
+  replicated write (protocols B and C);
+* the replicated IOPS capacity: 4k random writes with 4 jobs x QD2, connected: where the pair
+  (CPU, DRBD's worker threads) stops keeping up with small writes.
+
+A capacity is never below what the QD1 cell of the same mode achieved (a noisy or
+over-queued capacity cell must not make the model predict less than QD1 already did).
 
 Calibration cells are ordinary cells (scenario ``calibration``), so their samples land in
 the run like any other and their provenance is kept.  Results are cached per pair for the
@@ -11,53 +30,150 @@ process (xdist keeps a pair's cells on one worker).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
-from harness.cell import CellRunner, CellSpec
+from harness.cell import CellResult, CellRunner, CellSpec
 from harness.fio.spec import Profile
+from harness.pathrate import has_iperf3, measure_path_rate
 from harness.workloads import write_job
 
-__all__ = ["PairCalibration", "calibrate_pair"]
+__all__ = ["CALIBRATION_SCENARIO", "PairCalibration", "calibrate_pair"]
+
+CALIBRATION_SCENARIO = "calibration"
+#: block size of the small calibration writes
+CALIBRATION_BS = 4096
 
 
 @dataclass(frozen=True)
 class PairCalibration:
     pair: str
-    local_write_ms: float  # mean completion latency of a QD1 4k write on the primary's disk
-    local_iops: float
-    local_mib_s: float | None  # 1 MiB sequential writes, QD16 (measured only when asked)
+    protocol: str
+    local_write_ms: float  # per-I/O time of a QD1 4k write on the primary's disk (1 / IOPS)
+    local_iops: float  # that QD1 write's IOPS
     rtt_ms: float  # median ping over the replication path
+    # the rest is measured by the full calibration only
+    local_mib_s: float | None = None  # 1 MiB sequential writes, QD16
+    local_capacity_iops: float | None = None  # 4k random writes, 4 jobs x QD2
+    path_mbit: float | None = None  # one iperf3 flow primary -> secondary
+    replicated_write_ms: float | None = None  # per-I/O time of a replicated QD1 4k write
+    replicated_rtt_ms: float | None = None  # the RTT measured during that write
+    replicated_capacity_iops: float | None = None  # 4k random writes, 4 jobs x QD2, replicated
+    notes: tuple[str, ...] = ()
+
+    @property
+    def full(self) -> bool:
+        return self.replicated_write_ms is not None
+
+    @property
+    def overhead_ms(self) -> float | None:
+        """Per-write time of a replicated write the RTT and the disks do not explain (>= 0)."""
+        if self.replicated_write_ms is None or self.replicated_rtt_ms is None or self.protocol == "A":
+            return None  # protocol A does not wait for the peer, so its writes cannot show it
+        # the calibration write's 4 KiB on the wire, as the model counts it
+        wire_ms = CALIBRATION_BS * 8 / (self.path_mbit * 1e3) if self.path_mbit else 0.0
+        remote = self.replicated_rtt_ms + wire_ms + (self.local_write_ms if self.protocol == "C" else 0.0)
+        return max(0.0, self.replicated_write_ms - max(self.local_write_ms, remote))
 
 
 _cache: dict[tuple[str, str], PairCalibration] = {}
 
+#: runs one calibration cell: (what, mode, cell) -> result, with a progress line
+_Cell = Callable[[str, str, CellSpec], CellResult]
 
-def calibrate_pair(runner: CellRunner, pair: str, profile: Profile, *, bandwidth: bool = False) -> PairCalibration:
-    """Measure once per pair and process; ``bandwidth`` adds the 1 MiB sequential cell."""
+
+def _per_io_ms(result: CellResult) -> float:
+    # 1 / IOPS at QD1 is the whole per-I/O time fio sees (submission included), which is what
+    # a QD1 prediction must reproduce; completion latency alone leaves out the submission.
+    return 1000.0 / max(result.iops, 1e-9)
+
+
+def calibrate_pair(runner: CellRunner, pair: str, profile: Profile, *, full: bool = False) -> PairCalibration:
+    """Measure once per pair and process; ``full`` adds what per-cell predictions need."""
     key = (runner.run_id, pair)
     cached = _cache.get(key)
-    if cached is not None and (cached.local_mib_s is not None or not bandwidth):
+    if cached is not None and (cached.full or not full):
         return cached
-    small = runner.run(CellSpec("calibration", pair, profile.apply(write_job("randwrite", 4096)), mode="disconnected"))
-    big = (
-        runner.run(
-            CellSpec(
-                "calibration", pair, profile.apply(write_job("write", 1024 * 1024, iodepth=16)), mode="disconnected"
-            )
-        )
-        if bandwidth
-        else None
-    )
+
+    def cell(workload: str, mode: str, job: CellSpec) -> CellResult:
+        runner.progress(f"calibrating {pair}: {workload} ({mode})")
+        return runner.run(job)
+
     nodes = runner.inventory.pairs[pair]
-    peer_ip = runner.inventory.nodes[nodes.secondary].replication.ip
-    rtt = runner.baseline_rtt(runner.pool.get(nodes.primary), peer_ip)
-    clat = small.stats.clat_mean_us
-    result = PairCalibration(
-        pair=pair,
-        local_write_ms=(clat / 1000.0) if clat is not None else 1000.0 / max(small.iops, 1e-9),
-        local_iops=small.iops,
-        local_mib_s=big.bw_mib_s if big is not None else None,
-        rtt_ms=rtt.median_ms,
-    )
+    if cached is None:
+        small = cell(
+            "QD1 4k writes",
+            "disconnected",
+            CellSpec(
+                CALIBRATION_SCENARIO, pair, profile.apply(write_job("randwrite", CALIBRATION_BS)), mode="disconnected"
+            ),
+        )
+        peer_ip = runner.inventory.nodes[nodes.secondary].replication.ip
+        rtt = runner.baseline_rtt(runner.pool.get(nodes.primary), peer_ip)
+        cached = PairCalibration(
+            pair=pair,
+            protocol=nodes.protocol,
+            local_write_ms=_per_io_ms(small),
+            local_iops=small.iops,
+            rtt_ms=rtt.median_ms,
+        )
+    result = _complete(runner, pair, profile, cached, cell) if full else cached
     _cache[key] = result
     return result
+
+
+def _complete(runner: CellRunner, pair: str, profile: Profile, quick: PairCalibration, cell: _Cell) -> PairCalibration:
+    def disconnected(what: str, job: CellSpec) -> CellResult:
+        return cell(what, "disconnected", job)
+
+    big = disconnected(
+        "1M writes QD16",
+        CellSpec(
+            CALIBRATION_SCENARIO,
+            pair,
+            profile.apply(write_job("write", 1024 * 1024, iodepth=16)),
+            mode="disconnected",
+        ),
+    )
+    capacity = disconnected(
+        "4k writes 4x QD2",
+        CellSpec(
+            CALIBRATION_SCENARIO,
+            pair,
+            profile.apply(write_job("randwrite", CALIBRATION_BS, numjobs=4, iodepth=2)),
+            mode="disconnected",
+        ),
+    )
+    replicated = cell(
+        "QD1 4k writes",
+        "replicated",
+        CellSpec(CALIBRATION_SCENARIO, pair, profile.apply(write_job("randwrite", CALIBRATION_BS))),
+    )
+    replicated_capacity = cell(
+        "4k writes 4x QD2",
+        "replicated",
+        CellSpec(
+            CALIBRATION_SCENARIO, pair, profile.apply(write_job("randwrite", CALIBRATION_BS, numjobs=4, iodepth=2))
+        ),
+    )
+    nodes = runner.inventory.pairs[pair]
+    primary, secondary = runner.pool.get(nodes.primary), runner.pool.get(nodes.secondary)
+    notes: list[str] = []
+    path_mbit = None
+    if has_iperf3(primary) and has_iperf3(secondary):
+        runner.progress(f"calibrating {pair}: replication path rate (iperf3)")
+        peer_ip = runner.inventory.nodes[nodes.secondary].replication.ip
+        path_mbit = measure_path_rate(primary, secondary, peer_ip) / 1e6
+    else:
+        notes.append("iperf3 is not installed on both nodes: the path rate comes from the catalog")
+    return replace(
+        quick,
+        local_mib_s=big.bw_mib_s,
+        local_capacity_iops=max(capacity.iops, quick.local_iops),
+        path_mbit=path_mbit,
+        replicated_write_ms=_per_io_ms(replicated),
+        # a cell without an RTT probe reports 0 ms; the quick calibration's ping stands in
+        replicated_rtt_ms=replicated.rtt.median_ms if replicated.rtt.median_ms > 0 else quick.rtt_ms,
+        replicated_capacity_iops=max(replicated_capacity.iops, replicated.iops),
+        notes=tuple(notes),
+    )

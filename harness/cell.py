@@ -14,6 +14,7 @@ The life of a cell (every step that changes a node has its undo registered first
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import math
@@ -41,6 +42,7 @@ from harness.impair.profile import NetemProfile
 from harness.inventory.models import Inventory
 from harness.ledger import Ledger
 from harness.nodefiles import node_run_dir, safe_token
+from harness.reboot import boot_id_argv, watch_reboots
 from harness.redact import redact
 from harness.remote import Runner, Shell, run_batch
 from harness.rtt import RttStats, parse_ping, ping_argv
@@ -51,6 +53,9 @@ __all__ = ["CellContext", "CellResult", "CellRunner", "CellSpec", "NodeFacts"]
 
 Mode = Literal["replicated", "disconnected"]
 Progress = Callable[[str], None]
+#: adds model values to a finished cell: (spec, measured RTT or None, measured metric values)
+#: -> (extra metric values, extra metadata), stored with the cell's own samples (one metadata)
+Annotator = Callable[["CellSpec", RttStats | None, dict[str, float]], tuple[dict[str, float], dict[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -136,6 +141,9 @@ class CellResult:
             "run_id",
         ):
             props.append((key, self.metadata.get(key)))
+        # the model's binding limit, when the cell was predicted (harness.cellmodel)
+        if "bottleneck" in self.metadata:
+            props.append(("bottleneck", self.metadata["bottleneck"]))
         return props
 
 
@@ -267,7 +275,8 @@ class CellRunner:
                 fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
     @contextmanager
-    def _locked(self, nodes: Sequence[str]) -> Iterator[None]:
+    def locked(self, nodes: Sequence[str]) -> Iterator[None]:
+        """Hold the per-node file locks of ``nodes`` (a second guard beside xdist's grouping)."""
         self.lock_dir.mkdir(parents=True, exist_ok=True)
         with ExitStack() as stack:
             for name in sorted(set(nodes)):  # sorted: no lock-order deadlock between workers
@@ -282,11 +291,12 @@ class CellRunner:
         *,
         extra_checks: Callable[[CellContext], list[BoundResult]] | None = None,
         test_id: str = "",
+        annotate: Annotator | None = None,
     ) -> CellResult:
         if spec.pair not in self.inventory.pairs:
             raise ConfigError(f"unknown pair {spec.pair!r} (inventory has {sorted(self.inventory.pairs)})")
         pair = self.inventory.pairs[spec.pair]
-        with self._locked([pair.primary, pair.secondary]), self.host_slot(exclusive=self.is_heavy(spec)):
+        with self.locked([pair.primary, pair.secondary]), self.host_slot(exclusive=self.is_heavy(spec)):
             start = time.monotonic()  # after the locks: waiting for another cell is not overhead
             nodes = self.pool.open_all([pair.primary, pair.secondary])
             primary, secondary = nodes[pair.primary], nodes[pair.secondary]
@@ -297,13 +307,21 @@ class CellRunner:
                 resource=pair.resource,
                 device=pair.device,
                 needed_bytes=spec.workload.footprint_bytes,
-                extra={"events": ["drbdsetup", "events2", "--now", "--statistics", pair.resource]},
+                extra={
+                    "events": ["drbdsetup", "events2", "--now", "--statistics", pair.resource],
+                    "boot_id": boot_id_argv(),
+                },
             )
             state = resource_from_events2(facts.extra["events"].stdout, pair.resource)
             if state is None or state.problems():
                 self.wait_healthy(primary, pair.resource, self.health_timeout_s)
             peer_ip = self.inventory.nodes[pair.secondary].replication.ip
-            with ExitStack() as undo:
+            # a node that reboots mid-cell loses its qdiscs and fio: the cell must say so (row 29);
+            # checked after the undo below has run
+            with (
+                watch_reboots([primary, secondary], known={pair.primary: facts.extra["boot_id"].stdout}),
+                ExitStack() as undo,
+            ):
                 if spec.mode == "disconnected":
                     self.ledger.record("drbd-disconnect", {"node": pair.primary, "resource": pair.resource})
                     undo.callback(self._reconnect, primary, pair.resource)
@@ -341,6 +359,10 @@ class CellRunner:
                     # registered before fio (and the watcher) start on the node (CLEAN-1)
                     on_planned=register_stop,
                 )
+                if ping_in_preamble:
+                    # A failed probe costs the cell its RTT, not its measurement: fio is running.
+                    with contextlib.suppress(ValueError):
+                        rtt = parse_ping(run.preamble_output)
                 self.progress(f"{spec.id}: fio running ({spec.workload.runtime_s or '?'} s)")
                 # fio's exit, its JSON, its timings and the DRBD events of the run (watcher
                 # stopped) come back in the same round trip.
@@ -365,6 +387,7 @@ class CellRunner:
             wall=wall,
             fio_wall=fio_wall,
             extra_checks=extra_checks,
+            annotate=annotate,
             test_id=test_id,
         )
 
@@ -502,6 +525,7 @@ class CellRunner:
         fio_wall: float | None,
         extra_checks: Callable[[CellContext], list[BoundResult]] | None,
         test_id: str,
+        annotate: Annotator | None = None,
     ) -> CellResult:
         stats = fio.write if spec.workload.is_write else fio.read
         meta = self._metadata(spec, rtt, test_id)
@@ -522,6 +546,10 @@ class CellRunner:
             # fio's own start-up and tear-down beyond ramp + runtime (large on UML guests)
             "fio_overhead": fio_wall - runtime_s - ramp if fio_wall is not None else float("nan"),
         }
+        if annotate is not None:
+            extra_values, extra_meta = annotate(spec, rtt, dict(values))
+            values.update(extra_values)
+            meta.update(extra_meta)
         limits = self.inventory.thresholds
         checks = [
             validity,

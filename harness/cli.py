@@ -124,6 +124,24 @@ def _inventory_schema(_: argparse.Namespace) -> int:
     return 0
 
 
+def _inventory_from_ansible(args: argparse.Namespace) -> int:
+    from harness.inventory import load_ansible_mapping, parse_inventory
+
+    mapping = Path(args.mapping)
+    conversion, inventory = load_ansible_mapping(mapping, Path(args.ansible))
+    text = conversion.to_yaml(str(mapping))
+    # What is written must load with the strict YAML 1.2 loader, not just validate as data.
+    parse_inventory(text, source=args.output or "<generated inventory>")
+    for note in conversion.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if args.output is None:
+        print(text, end="")
+        return 0
+    Path(args.output).write_text(text, encoding="utf-8")
+    print(f"{args.output}: {len(inventory.nodes)} nodes, pairs: {', '.join(inventory.pairs)}", file=sys.stderr)
+    return 0
+
+
 def _sizing(args: argparse.Namespace) -> int:
     from harness.sizing.cli import run
 
@@ -172,7 +190,7 @@ def _preflight(args: argparse.Namespace) -> int:
     inventory = load_inventory(Path(args.inventory))
     pool = ConnectionPool(inventory)
     try:
-        report = run_preflight(inventory, pool)
+        report = run_preflight(inventory, pool, disruptive=args.disruptive)
     finally:
         pool.close_all()
     print(report.render())
@@ -354,9 +372,20 @@ def build_parser() -> argparse.ArgumentParser:
     check = add(inv_sub, "check", _inventory_check, "validate an inventory file (no remote access)")
     check.add_argument("file")
     add(inv_sub, "schema", _inventory_schema, "print the inventory JSON Schema (for editors)")
+    ansible = add(
+        inv_sub, "from-ansible", _inventory_from_ansible, "write a harness inventory from an Ansible YAML inventory"
+    )
+    ansible.add_argument("ansible", metavar="ANSIBLE.yaml", help="the Ansible YAML inventory")
+    ansible.add_argument("--mapping", required=True, help="mapping file: pairs, host variables, defaults")
+    ansible.add_argument("-o", "--output", help="write here instead of stdout")
 
     pre = add(sub, "preflight", _preflight, "read-only checks of every node and pair; exit 3 on any blocker")
     pre.add_argument("--inventory", required=True)
+    pre.add_argument(
+        "--disruptive",
+        action="store_true",
+        help="check for crash/link-cut scenarios: risky DRBD or cluster configuration blocks instead of warning",
+    )
     clean = add(sub, "cleanup", _cleanup, "remove what a crashed run left on the nodes (faults, fio, watchers)")
     clean.add_argument("--inventory", required=True)
     clean.add_argument("--run-id", help="only this run's leftovers (default: every harness leftover)")
@@ -381,11 +410,17 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--repeats", type=int, default=3, help="cells per measurement (default: %(default)s)")
     bench.add_argument("--json", action="store_true")
 
+    from harness.baseline.cli import add_baseline_commands, add_compare_arguments, run_compare
     from harness.report.cli import add_arguments as report_arguments
     from harness.sizing.cli import add_arguments as sizing_arguments
 
-    report = add(sub, "report", _report, "re-render a run's comparison tables from its samples")
+    report = add(sub, "report", _report, "re-render a run's tables, report.html and plots from its samples")
     report_arguments(report)
+    compare = add(
+        sub, "compare", run_compare, "compare a run with a saved baseline or another run, per cell (exit 1: regressed)"
+    )
+    add_compare_arguments(compare)
+    add_baseline_commands(sub.add_parser("baseline", help="saved baselines: list, show, save"))
     sizing = sub.add_parser("sizing", help="predict replicated write throughput from instance/volume limits")
     sizing.set_defaults(handler=_sizing)
     sizing_arguments(sizing)

@@ -3,15 +3,16 @@
 1. On the primary, fio writes a verifiable pattern (``verify=crc32c``, ``do_verify=0``, a
    fixed ``randseed``), reporting every second (``--status-interval``) over SSH to us, so
    the count of *acknowledged* writes survives the primary.
-2. The primary is crashed (lab: SIGKILL of every process of its guest; a real cluster:
-   ``sysrq b``, only with an explicit opt-in).
+2. The primary is crashed (lab: SIGKILL of every process of its guest; a real cluster: a
+   sysrq ``c`` kernel panic, :mod:`harness.sysrq`, only behind ``--allow-disruptive``).
 3. The peer notices, is promoted, and the same job runs with ``verify_only`` for the first
    ``acked − iodepth`` writes (fio issues in sequence; with ``iodepth`` in flight, every
    write issued before the last ``iodepth`` had completed — Jepsen's "ok" set; the rest
    are "indeterminate" and excluded).
 4. Negative control: verifying far past what was written must fail, or the oracle proves
    nothing.
-5. The crashed node comes back, resyncs, and the original roles are restored.
+5. The crashed node comes back, resyncs, and the original roles are restored.  Its boot_id
+   must have changed (else the crash did not happen) and the peer's must not (row 29).
 
 Protocol C promises zero loss of acknowledged writes on a single-node crash (LINBIT UG:
 "loss of a single node is guaranteed not to lead to any data loss").
@@ -31,6 +32,7 @@ from harness.fio.command import build_fio_argv
 from harness.fio.result import FioOutputError, parse_fio_json_stream
 from harness.fio.runner import FioFailed
 from harness.fio.spec import VerifySpec, WorkloadSpec
+from harness.reboot import NodeRebooted, read_boot_ids, reboot_error
 from harness.remote import Runner, SshNode
 from harness.safety.device import guard_drbd_device
 
@@ -41,6 +43,9 @@ MIB = 1024 * 1024
 
 class Crasher(Protocol):
     """How a node is crashed and brought back (the lab, or a real node with opt-in)."""
+
+    def prepare(self, node: str) -> None:
+        """Raise RefusedError, before anything changed, if the node cannot be crashed and come back."""
 
     def crash(self, node: str) -> None: ...
 
@@ -115,7 +120,9 @@ def run_failover(
     pair = inv.pairs[pair_name]
     primary, secondary = runner.pool.get(pair.primary), runner.pool.get(pair.secondary)
     runner.wait_healthy(primary, pair.resource, runner.health_timeout_s)
+    crasher.prepare(pair.primary)
     guard_drbd_device(primary, resource=pair.resource, device=pair.device, needed_bytes=size)
+    boot_ids = read_boot_ids([primary, secondary])
     spec = verify_workload(size, seed=seed)
     # Reports go to stdout, streamed to us: a file on the primary would die with it.
     argv = build_fio_argv(spec, pair.device, None, status_interval=1, aux_path="/tmp")
@@ -171,6 +178,9 @@ def run_failover(
         if not recovered:
             _recover(runner, crasher, pair_name, on_rejoin)
     final = runner.wait_healthy(runner.pool.get(pair.primary), pair.resource, 120.0)
+    rebooted = reboot_error(boot_ids, read_boot_ids([runner.pool.get(n) for n in boot_ids]), crashed={pair.primary})
+    if rebooted:
+        raise NodeRebooted(rebooted)
     runner.ledger.record("failover-restored", {"node": pair.primary, "state": final.describe()})
     return FailoverResult(
         pair=pair_name,

@@ -48,6 +48,8 @@ METRICS: dict[str, str] = {
     "fio_overhead": "s",
     "predicted_bw": "MiB/s",
     "predicted_iops": "IOPS",
+    "model_ratio": "×",  # measured / predicted bandwidth
+    "ss_attained": "0/1",  # fio's steady-state criterion met (precondition cells)
     "lost_writes": "blocks",
     "acked_writes": "blocks",
 }

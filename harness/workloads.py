@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from harness.fio.spec import Profile, WorkloadSpec
+from harness.fio.spec import Profile, RwMode, WorkloadSpec
 
-__all__ = ["MIB", "for_profile", "write_job"]
+__all__ = ["MIB", "for_profile", "io_job", "write_job"]
 
 MIB = 1024 * 1024
 
@@ -19,11 +19,18 @@ WriteMode = Literal["write", "randwrite"]
 
 def write_job(rw: WriteMode, bs: int, numjobs: int = 1, iodepth: int = 1) -> WorkloadSpec:
     """A time-based write job (``direct=1``, libaio); each job writes its own region."""
+    return io_job(rw, bs, numjobs, iodepth)
+
+
+def io_job(rw: RwMode, bs: int, numjobs: int = 1, iodepth: int = 1, bs_max: int | None = None) -> WorkloadSpec:
+    """A time-based job of any pattern (reads only ever run on scratch devices, see the disk
+    studies); each job covers its own region; ``bs_max`` makes it a ``bsrange``."""
     size = 64 * MIB
     return WorkloadSpec(
         name=rw,
         rw=rw,
         bs=bs,
+        bs_max=bs_max,
         numjobs=numjobs,
         iodepth=iodepth,
         size=size,

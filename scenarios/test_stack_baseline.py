@@ -19,7 +19,9 @@ from harness.plugin.session import HarnessSession
 from harness.workloads import for_profile, write_job
 
 WORKLOADS = [write_job("randwrite", 4096), write_job("write", 1024 * 1024, iodepth=16)]
-MODES = ["disconnected", "replicated"]
+# `drbdadm disconnect` cuts replication (and, with fencing configured, calls fence-peer): a
+# disruptive step, run outside the embedded lab only with --allow-disruptive.
+MODES = [pytest.param("disconnected", marks=pytest.mark.disruptive), "replicated"]
 
 
 @pytest.mark.parametrize("mode", MODES)

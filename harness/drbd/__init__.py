@@ -3,9 +3,11 @@
 ``events`` parses ``drbdsetup events2`` (8.4 and 9) and folds a stream into ``state``'s frozen
 records (which also come from /proc/drbd and ``status --json``); ``validity`` judges a
 measurement window from its event stream; ``commands`` holds the only argv lists the harness
-runs against DRBD; ``replication`` is the seam scenarios use (DRBD or a plain device).
-Dependencies point one way: errors <- state <- events <- validity <- replication, and
-commands <- replication.
+runs against DRBD; ``replication`` is the seam scenarios use (DRBD or a plain device);
+``config`` parses DRBD's configuration syntax (``drbdsetup show``, ``drbdadm dump``) and
+``audit`` judges it for disruptive scenarios.  Dependencies point one way: errors <- state <-
+events <- validity <- replication, commands <- replication, and errors <- config <- audit,
+commands <- audit.
 """
 
 from harness.drbd.commands import (

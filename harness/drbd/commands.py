@@ -41,6 +41,7 @@ __all__ = [
     "disconnect_argv",
     "down_argv",
     "dstate_argv",
+    "dump_argv",
     "events2_now_argv",
     "events2_watch_argv",
     "parse_drbdadm_version",
@@ -52,6 +53,7 @@ __all__ = [
     "sh_dev_argv",
     "sh_ll_dev_argv",
     "show_argv",
+    "show_defaults_argv",
     "status_json_argv",
     "up_argv",
     "version_argv",
@@ -112,6 +114,19 @@ def sh_ll_dev_argv(resource: str) -> list[str]:
 def show_argv(resource: str) -> list[str]:
     """Effective kernel configuration of the resource (run metadata; baselines compare it)."""
     return ["drbdsetup", "show", check_resource_name(resource)]
+
+
+def show_defaults_argv(resource: str) -> list[str]:
+    """The running configuration with every default spelled out (``protocol C; # default``),
+    so the config audit reads what the kernel does, not what it guesses from absent keys."""
+    return ["drbdsetup", "show", "--show-defaults", check_resource_name(resource)]
+
+
+def dump_argv(resource: str) -> list[str]:
+    """The configuration file's view of the resource (handlers live only there, not in the
+    kernel).  ``-v``: a plain ``dump RES`` prints the resource without the ``common`` section
+    it inherits from (drbdadm skips ``expand_common`` for dump unless verbose)."""
+    return ["drbdadm", "-v", "dump", check_resource_name(resource)]
 
 
 def status_json_argv(resource: str) -> list[str]:
@@ -175,6 +190,8 @@ READ_ONLY_BUILDERS: Final[Mapping[str, Callable[[str], list[str]]]] = {
     "sh_dev": sh_dev_argv,
     "sh_ll_dev": sh_ll_dev_argv,
     "show": show_argv,
+    "show_defaults": show_defaults_argv,
+    "dump": dump_argv,
     "status_json": status_json_argv,
     "cstate": cstate_argv,
     "dstate": dstate_argv,

@@ -1,6 +1,6 @@
 """Inventory: what the harness may touch, validated before any remote change."""
 
-from harness.inventory.loader import inventory_json_schema, load_inventory, parse_inventory
+from harness.inventory.loader import inventory_json_schema, load_ansible_mapping, load_inventory, parse_inventory
 from harness.inventory.models import (
     AzLinkSpec,
     Inventory,
@@ -24,6 +24,7 @@ __all__ = [
     "SshSpec",
     "ThresholdSpec",
     "inventory_json_schema",
+    "load_ansible_mapping",
     "load_inventory",
     "parse_inventory",
 ]

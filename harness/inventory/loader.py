@@ -9,13 +9,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.errors import ConfigError
+from harness.inventory.ansible import AnsibleMapping, Conversion, convert, is_ansible_mapping, load_ansible_inventory
 from harness.inventory.models import Inventory
 from harness.yamlsafe import LoadedYaml, load_yaml_file, load_yaml_text
 
-__all__ = ["inventory_json_schema", "load_inventory", "parse_inventory"]
+__all__ = ["inventory_json_schema", "load_ansible_mapping", "load_inventory", "parse_inventory"]
 
 
-def _format_errors(loaded: LoadedYaml, exc: ValidationError) -> str:
+def _format_errors(loaded: LoadedYaml, exc: ValidationError, what: str = "inventory") -> str:
     lines = []
     for err in exc.errors():
         loc = tuple(err["loc"])
@@ -26,7 +27,7 @@ def _format_errors(loaded: LoadedYaml, exc: ValidationError) -> str:
         if err["type"] == "extra_forbidden":
             msg = "unknown key (misspelled?)"
         lines.append(f"{where}: {key}: {msg}")
-    return "invalid inventory:\n  " + "\n  ".join(lines)
+    return f"invalid {what}:\n  " + "\n  ".join(lines)
 
 
 def _validate(loaded: LoadedYaml) -> Inventory:
@@ -42,8 +43,43 @@ def _validate(loaded: LoadedYaml) -> Inventory:
 
 
 def load_inventory(path: Path) -> Inventory:
-    """Read and validate ``path``.  Raises ConfigError naming file, line and key."""
-    return _validate(load_yaml_file(path))
+    """Read and validate ``path``.  Raises ConfigError naming file, line and key.
+
+    ``path`` may also be an Ansible mapping file (a top-level ``ansible_inventory:`` key): the
+    inventory is then converted from the Ansible inventory it names, in memory.
+    """
+    loaded = load_yaml_file(path)
+    if is_ansible_mapping(loaded.data):
+        return load_ansible_mapping(path, loaded=loaded)[1]
+    return _validate(loaded)
+
+
+def load_ansible_mapping(
+    path: Path, ansible_inventory: Path | None = None, *, loaded: LoadedYaml | None = None
+) -> tuple[Conversion, Inventory]:
+    """Convert the Ansible inventory a mapping file describes, and validate the result.
+
+    ``ansible_inventory`` overrides the mapping's ``ansible_inventory:`` (relative paths in the
+    mapping are relative to the mapping file).
+    """
+    loaded = loaded or load_yaml_file(path)
+    if not isinstance(loaded.data, dict):
+        raise ConfigError(f"{loaded.source}: the mapping must be a mapping at the top level")
+    try:
+        mapping = AnsibleMapping.model_validate(loaded.data)
+    except ValidationError as exc:
+        raise ConfigError(_format_errors(loaded, exc, "Ansible mapping")) from None
+    if ansible_inventory is None:
+        if mapping.ansible_inventory is None:
+            raise ConfigError(f"{path}: name the Ansible inventory (ansible_inventory: hosts.yaml)")
+        ansible_inventory = path.parent / mapping.ansible_inventory
+    ansible = load_ansible_inventory(ansible_inventory)
+    try:
+        conversion = convert(mapping, ansible)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    source = f"{path} (converted from {ansible_inventory})"
+    return conversion, _validate(LoadedYaml(data=conversion.data, source=source))
 
 
 def parse_inventory(text: str, source: str = "<string>") -> Inventory:

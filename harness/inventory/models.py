@@ -21,10 +21,12 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StrictStr,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
 
+from harness.baseline.tolerance import TOLERANCES_JSON_SCHEMA, parse_tolerances
 from harness.errors import ConfigError
 from harness.fio.spec import WorkloadSpec
 from harness.impair.profile import NetemProfile
@@ -256,6 +258,18 @@ class Inventory(_Model):
         default_factory=dict, description="fio workloads by name (rw, bs or bsrange, numjobs, iodepth, size, ...)"
     )
     thresholds: ThresholdSpec = ThresholdSpec()
+    baseline_tolerances: Annotated[
+        dict[StrictStr, float | None], BeforeValidator(parse_tolerances), WithJsonSchema(TOLERANCES_JSON_SCHEMA)
+    ] = Field(
+        default_factory=dict,
+        description="metric -> allowed change against a saved baseline, as a percentage: bw: 5% (a drop), "
+        "clat_p99: 10% (a rise); off drops a default rule (defaults: bw 5%, iops 5%, clat_p99 10%)",
+    )
+    catalog: list[StrictStr] = Field(
+        default_factory=list,
+        description="sizing catalog files of your own (instance and volume types the built-in catalog lacks), "
+        "relative to this inventory; they extend the built-in catalog for per-cell predictions",
+    )
 
     @field_validator("workloads")
     @classmethod

@@ -18,14 +18,20 @@ import pytest
 
 from harness.bounds import BoundResult
 from harness.cell import CellContext, CellResult, CellSpec
+from harness.disk.cell import DiskCellResult, DiskCellRunner, DiskCellSpec
 from harness.errors import HarnessError
+from harness.inventory import Inventory
 from harness.nodefiles import new_run_id
 from harness.plugin.session import HarnessSession, PreflightBlocked
 
-__all__ = ["SESSION_KEY", "harness_repeat", "harness_session", "measure"]
+__all__ = ["SESSION_KEY", "disk_study_nodes", "harness_repeat", "harness_session", "measure", "measure_disk"]
 
 SESSION_KEY = pytest.StashKey[HarnessSession]()
 DEFAULT_INVENTORY = "inventories/lab.yaml"
+# Baselines (--baseline-save/--baseline-compare) are their own plugin module; it reads the
+# session from SESSION_KEY and runs after this module's end-of-run hooks (trylast).  So is the
+# gate of disruptive tests (--allow-disruptive, the `disruptive` marker).
+pytest_plugins = ["harness.plugin.baseline", "harness.plugin.disruptive"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -51,6 +57,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=90.0,
         help="seconds after a cell's fio deadline when its fault removes itself should the harness die "
         "(default: %(default)s)",
+    )
+    group.addoption(
+        "--no-predict",
+        action="store_true",
+        help="skip the per-pair calibration cells and the per-cell model predictions",
     )
     group.addoption(
         "--inconclusive",
@@ -102,6 +113,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # A bad inventory is a usage error: one clear message, no traceback, nothing touched.
         raise pytest.UsageError(f"--inventory {inventory}: {exc}") from None
     session.deadman_grace_s = float(config.getoption("--deadman-grace"))
+    session.predict = not config.getoption("--no-predict")
     config.stash[SESSION_KEY] = session
     # Cells of pairs that share nodes must run on one worker: xdist only honours xdist_group
     # marks under --dist loadgroup, so make that the default whenever -n is used.  Workers
@@ -165,7 +177,21 @@ def _pair_groups(session: HarnessSession) -> dict[str, str]:
 
     for pair in session.inventory.pairs.values():
         parent[find(pair.primary)] = find(pair.secondary)
-    return {name: "nodes-" + find(pair.primary) for name, pair in session.inventory.pairs.items()}
+    groups = {name: "nodes-" + find(pair.primary) for name, pair in session.inventory.pairs.items()}
+    # a disk-study node runs with the pairs it belongs to (never beside their cells)
+    groups.update({f"node:{name}": "nodes-" + find(name) for name in session.inventory.nodes})
+    return groups
+
+
+def disk_study_nodes(inventory: Inventory) -> list[str]:
+    """Nodes the disk studies run on: the first node (by name) of each instance type that has
+    scratch devices — the studies compare disk layouts, not identical machines."""
+    chosen: dict[str | None, str] = {}
+    for name in sorted(inventory.nodes):
+        node = inventory.nodes[name]
+        if node.scratch_devices and node.instance_type not in chosen:
+            chosen[node.instance_type] = name
+    return sorted(chosen.values())
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -182,6 +208,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     repeats = int(metafunc.config.getoption("--repeat"))
     if repeats > 1 and "harness_repeat" in metafunc.fixturenames:
         metafunc.parametrize("harness_repeat", range(repeats), ids=[f"r{i}" for i in range(repeats)], indirect=True)
+    if "disk_node" in metafunc.fixturenames:
+        nodes = disk_study_nodes(session.inventory)
+        metafunc.parametrize("disk_node", nodes, ids=nodes)
     if "network_profile" in metafunc.fixturenames:
         profiles = session.inventory.netem_profiles()
         metafunc.parametrize("network_profile", list(profiles.values()), ids=list(profiles))
@@ -196,10 +225,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     groups = _pair_groups(session)
     for item in items:
         callspec = getattr(item, "callspec", None)
-        if callspec is None or "pair" not in callspec.params:
+        if callspec is None:
+            continue
+        if "pair" in callspec.params:
+            group = groups[callspec.params["pair"]]
+        elif "disk_node" in callspec.params:
+            group = groups["node:" + callspec.params["disk_node"]]
+        else:
             continue
         item.add_marker(pytest.mark.cell)
-        item.add_marker(pytest.mark.xdist_group(name=groups[callspec.params["pair"]]))
+        item.add_marker(pytest.mark.xdist_group(name=group))
 
 
 @pytest.fixture(scope="session")
@@ -225,7 +260,11 @@ def measure(
 
     def _measure(spec: CellSpec, extra_checks: Callable[[CellContext], list[BoundResult]] | None = None) -> CellResult:
         spec = dataclasses.replace(spec, repeat=harness_repeat)
-        result = harness_session.runner.run(spec, extra_checks=extra_checks, test_id=request.node.nodeid)
+        predictor = harness_session.predictor
+        predictor.before(spec)
+        result = harness_session.runner.run(
+            spec, extra_checks=extra_checks, test_id=request.node.nodeid, annotate=predictor.annotate
+        )
         for key, value in result.properties():
             record_property(key, value)
         verdict = result.verdict
@@ -236,6 +275,22 @@ def measure(
             if request.config.getoption("--inconclusive") == "fail":
                 pytest.fail(message, pytrace=False)
             pytest.skip(message)
+        return result
+
+    return _measure
+
+
+@pytest.fixture
+def measure_disk(
+    harness_session: HarnessSession, request: pytest.FixtureRequest, record_property: Any, harness_repeat: int
+) -> Callable[[DiskCellSpec], DiskCellResult]:
+    """Run one disk-study cell (raw scratch device, RAID0, filesystem) and record it."""
+
+    def _measure(spec: DiskCellSpec) -> DiskCellResult:
+        spec = dataclasses.replace(spec, repeat=harness_repeat)
+        result = DiskCellRunner(harness_session.runner).run(spec, test_id=request.node.nodeid)
+        for key, value in result.properties():
+            record_property(key, value)
         return result
 
     return _measure

@@ -19,8 +19,9 @@ from typing import Any
 from filelock import FileLock
 
 from harness.cell import CellRunner
+from harness.cellmodel import CellPredictor, inventory_catalog
 from harness.connections import ConnectionPool
-from harness.errors import RefusedError
+from harness.errors import ConfigError, RefusedError
 from harness.fio.spec import PROFILES, Profile
 from harness.inventory import Inventory, load_inventory
 from harness.ledger import Ledger
@@ -49,8 +50,10 @@ class HarnessSession:
     keep_lab: bool = False
     deadman_grace_s: float = 90.0
     lab_booted_here: bool = False
+    predict: bool = True
     started: float = field(default_factory=time.time)
     _runner: CellRunner | None = None
+    _predictor: CellPredictor | None = None
     _pool: ConnectionPool | None = None
     _lock: ClusterLock | None = None
 
@@ -68,8 +71,6 @@ class HarnessSession:
         inventory = load_inventory(inventory_path)
         name = profile_name or ("quick" if inventory.lab is not None else "standard")
         if name not in PROFILES:
-            from harness.errors import ConfigError
-
             raise ConfigError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}")
         return cls(inventory_path, inventory, PROFILES[name], run_id, reports_root, is_controller, keep_lab)
 
@@ -101,6 +102,20 @@ class HarnessSession:
                 host_guard=self.reports_root / ".locks" / "lab-host.lock" if self.inventory.lab is not None else None,
             )
         return self._runner
+
+    @property
+    def predictor(self) -> CellPredictor:
+        """Per-cell predictions (calibrates each pair before its first predicted cell)."""
+        if self._predictor is None:
+            catalog, why_not = None, "predictions are off (--no-predict)"
+            if self.predict:
+                try:
+                    catalog = inventory_catalog(self.inventory, self.inventory_path)
+                except ConfigError as exc:
+                    why_not = f"no predictions: {exc}"
+                    _say(why_not)
+            self._predictor = CellPredictor(self.runner, self.profile, catalog, why_not=why_not)
+        return self._predictor
 
     # -- the embedded lab -------------------------------------------------------------------
     def ensure_lab(self) -> None:
@@ -137,7 +152,11 @@ class HarnessSession:
         (self.run_dir / "preflight.txt").write_text(report.render() + "\n")
         if not report.ok:
             raise PreflightBlocked(report.render())
-        names = sorted({n for p in self.inventory.pairs.values() for n in (p.primary, p.secondary)})
+        # every node a cell may touch: the pairs', and the disk-study nodes' (scratch devices)
+        names = sorted(
+            {n for p in self.inventory.pairs.values() for n in (p.primary, p.secondary)}
+            | {name for name, node in self.inventory.nodes.items() if node.scratch_devices}
+        )
         self._lock = ClusterLock(local_owner(self.run_id, str(self.inventory_path)))
         self._lock.acquire([self.pool.get(n) for n in names])
         self._lock.start_heartbeat()

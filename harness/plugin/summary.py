@@ -3,6 +3,7 @@ judge the ratios between cells, and print the comparison table in the terminal s
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -18,16 +19,19 @@ _STASH = pytest.StashKey[list[str]]()
 def finish_run(hs: HarnessSession, session: pytest.Session) -> bool:
     """Write the run's reports; returns True when a relative bound failed."""
     from harness.relative import relative_verdicts
+    from harness.report.modelfit import model_fit
     from harness.samples import read_samples
 
     hs.write_run_json({"exitstatus": int(session.exitstatus)})
     paths = render_run(hs.run_dir)
     update_latest(hs.reports_root, RunDir.open(hs.run_dir))
-    lines = [f"reports: {hs.run_dir} (reports/latest)"] + [f"  {p.name}" for p in paths]
+    lines = [f"reports: {hs.run_dir} (reports/latest)"] + [f"  {os.path.relpath(p, hs.run_dir)}" for p in paths]
     failed = False
-    for label, result in relative_verdicts(read_samples(hs.run_dir / "samples.ndjson"), hs.inventory.thresholds):
+    samples = read_samples(hs.run_dir / "samples.ndjson")
+    for label, result in relative_verdicts(samples, hs.inventory.thresholds):
         lines.append(f"{result.verdict.upper():12} {label}: {result.reason}")
         failed |= result.verdict == "fail"
+    lines += model_fit(samples).summary()
     session.config.stash[_STASH] = lines
     return failed
 

@@ -5,6 +5,9 @@ Pure: nothing here touches a node.  The pieces, in data-flow order:
 * :mod:`~harness.report.aggregate`: samples → :class:`Cell` (repeats as median and spread);
 * :mod:`~harness.report.comparison`: cells → :class:`Comparison` (tables with ratios);
 * :mod:`~harness.report.render`: comparison → Markdown, CSV, HTML, terminal text;
+* :mod:`~harness.report.series`: per-second bandwidth (series.ndjson, fio bandwidth logs);
+* :mod:`~harness.report.plot_data` / :mod:`~harness.report.plots`: cells and series → PNG plots
+  (matplotlib; imported on use, not here, so importing the package stays cheap);
 * :mod:`~harness.report.run_info` / :mod:`~harness.report.run_dir`: ``reports/<run-id>/``;
 * :mod:`~harness.report.cli`: ``harness report RUN_DIR`` (imported by the CLI, not here).
 """
@@ -51,8 +54,9 @@ from harness.report.run_dir import (
     load_comparison,
     new_run_id,
     render_run,
+    run_plots,
     update_latest,
-    write_comparison,
+    write_report,
 )
 from harness.report.run_info import RunInfo
 
@@ -92,7 +96,8 @@ __all__ = [
     "render_markdown",
     "render_run",
     "render_text",
+    "run_plots",
     "update_latest",
     "worst_verdict",
-    "write_comparison",
+    "write_report",
 ]

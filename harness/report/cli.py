@@ -1,4 +1,4 @@
-"""``harness report RUN_DIR``: re-render a run's comparison tables from its samples alone.
+"""``harness report RUN_DIR``: re-render a run's tables, report.html and plots from its samples alone.
 
 Useful after changing the report code, after copying a run off a CI runner, or to read a run on
 the terminal.  The main ``harness`` CLI wires :func:`add_arguments` and :func:`run` to its
@@ -14,7 +14,7 @@ from typing import TextIO
 
 from harness.errors import ConfigError
 from harness.report.render import render_markdown, render_text
-from harness.report.run_dir import LATEST, RunDir, load_comparison, write_comparison
+from harness.report.run_dir import LATEST, RunDir, load_comparison, run_plots, write_report
 
 __all__ = ["add_arguments", "run"]
 
@@ -48,7 +48,7 @@ def _open(path: Path) -> RunDir:
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     run_dir = _open(Path(args.run_dir))
     comparison, info = load_comparison(run_dir)
-    written = write_comparison(run_dir, comparison, info)
+    written = write_report(run_dir, comparison, info, run_plots(run_dir, comparison))
     if args.format == "text":
         print(render_text(comparison, width=args.width), file=out)
     else:

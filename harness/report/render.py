@@ -4,9 +4,10 @@
   tabulate ``github`` so it pastes into a pull request unchanged.
 * CSV (``comparison.csv``): one row per *cell* with every aggregated metric and the identity and
   provenance columns — for machines, so numbers are written at full precision and never rounded.
-* HTML (``comparison.html``): one self-contained page (inline CSS, no scripts, no external
-  resources) with verdict colouring and a figures section that plots are dropped into later via
-  ``render_html(..., figures=[(title, png_bytes)])``.
+* HTML (``report.html``): one self-contained page (inline CSS, no scripts, no external
+  resources) with verdict colouring and a figures section for the plots
+  (:mod:`harness.report.plots`), passed in as ``render_html(..., figures=[(title, png_bytes)])``
+  and embedded as data URIs, so the page can be mailed or archived as one file.
 * Text: a compact version for pytest's terminal summary that fits a given width.
 
 Values shown are medians over repeats, ``±x%`` is half the min–max range relative to the median,
@@ -418,7 +419,8 @@ td.verdict-pass { background: #dafbe1; color: #116329; }
 td.verdict-fail { background: #ffebe9; color: #a40e26; font-weight: 600; }
 td.verdict-inconclusive { background: #fff8c5; color: #7d4e00; }
 li.verdict-fail { color: #a40e26; } li.verdict-inconclusive { color: #7d4e00; }
-figure { margin: 1rem 0; } figure img { max-width: 100%; border: 1px solid #d0d7de; }
+figure { margin: 1rem 0 2rem; } figure img { max-width: 100%; height: auto; border: 1px solid #d0d7de; }
+figcaption { color: #59636e; font-size: .9rem; margin-top: .25rem; }
 .placeholder, .legend { color: #59636e; font-style: italic; }
 """
 
@@ -491,27 +493,37 @@ def render_html(
     run_info: RunInfo | None = None,
     figures: Sequence[Figure] = (),
 ) -> str:
-    """``comparison.html``: a self-contained page; ``figures`` are (title, PNG bytes) to embed."""
+    """``report.html``: a self-contained page; ``figures`` are (title, PNG bytes) to embed."""
     run_id = _run_id(comparison, run_info)
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>HA storage comparison — run {_esc(run_id)}</title>",
+        f"<title>HA storage report — run {_esc(run_id)}</title>",
         f"<style>{_CSS}</style></head><body>",
-        f'<header><h1>HA storage comparison — run {_esc(run_id)}</h1><dl class="meta">',
+        f'<header><h1>HA storage report — run {_esc(run_id)}</h1><dl class="meta">',
     ]
     out += [f"<dt>{_esc(k)}</dt><dd>{_esc(v)}</dd>" for k, v in _header_items(comparison, run_info)[1:]]
     out.append("</dl></header>")
     if comparison.tables:
         links = " · ".join(f'<a href="#scenario-{_esc(t.scenario)}">{_esc(t.scenario)}</a>' for t in comparison.tables)
-        out.append(f'<nav>{links} · <a href="#{FIGURES_SECTION_ID}">figures</a> · <a href="#cells">cells</a></nav>')
+        out.append(f'<nav><a href="#{FIGURES_SECTION_ID}">figures</a> · {links} · <a href="#cells">cells</a></nav>')
 
     pairs = _pairs_rows(comparison)
     if pairs:
         out.append('<section id="pairs"><h2>Pairs</h2>')
         out.append(_html_table(_PAIR_HEADERS, [[(v, "", "") for v in row] for row in pairs]))
         out.append("</section>")
+
+    # Plots are rendered elsewhere (matplotlib) and only embedded here, so this module stays
+    # free of plotting dependencies and the page stays one file.  They come before the
+    # per-scenario tables: a run's shape is seen at a glance, its numbers are looked up.
+    out.append(f'<section id="{FIGURES_SECTION_ID}"><h2>Figures</h2>')
+    if figures:
+        out += [_figure_html(title, png) for title, png in figures]
+    else:
+        out.append('<p class="placeholder">No figures in this report.</p>')
+    out.append("</section>")
 
     out.append('<section id="comparison">')
     if not comparison.tables:
@@ -534,15 +546,6 @@ def render_html(
                 f"<code>{_esc(c.key)}</code>: {_esc(c.verdict_reason or '(no reason recorded)')}</li>"
             )
         out.append("</ul></section>")
-
-    # Plots are rendered elsewhere (matplotlib) and only embedded here, so this module stays
-    # free of plotting dependencies and the page stays one file.
-    out.append(f'<section id="{FIGURES_SECTION_ID}"><h2>Figures</h2>')
-    if figures:
-        out += [_figure_html(title, png) for title, png in figures]
-    else:
-        out.append('<p class="placeholder">No figures in this report.</p>')
-    out.append("</section>")
 
     out.append('<section id="cells"><h2>Cells</h2>')
     out.append(_cells_detail(comparison))

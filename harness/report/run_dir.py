@@ -1,17 +1,20 @@
 """``reports/<run-id>/``: the directory one run writes, the ``latest`` link, and re-rendering.
 
-Layout (issue 3, deliverable 10)::
+Layout (issue 3, deliverable 10; issue 6)::
 
     reports/
       20261121-101500-ab12/     one run
         run.json                RunInfo: inventory, profile, started/finished, argv, versions
         junit.xml               pytest --junitxml
         samples.ndjson          every Sample (the source of truth)
-        comparison.md/.csv/.html  rendered from samples.ndjson alone
+        series.ndjson           per-second bandwidth of cells, when the runner recorded it
+        comparison.md/.csv      the tables, rendered from samples.ndjson alone
+        report.html             one self-contained page: tables and plots
+        plots/*.png             the plots of report.html as files
       latest -> 20261121-101500-ab12   relative symlink, so the tree can be moved or archived
 
-Everything here besides samples.ndjson is derived: :func:`render_run` rebuilds the tables from
-the samples (and run.json, if present), which is what ``harness report RUN_DIR`` does.
+Everything here besides samples.ndjson and series.ndjson is derived: :func:`render_run`
+rebuilds it from them (and run.json, if present), which is what ``harness report RUN_DIR`` does.
 """
 
 from __future__ import annotations
@@ -23,14 +26,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from harness.errors import ConfigError
 from harness.report.aggregate import aggregate_samples
 from harness.report.comparison import Comparison, build_comparison
-from harness.report.render import Figure, render_csv, render_html, render_markdown
+from harness.report.render import render_csv, render_html, render_markdown
 from harness.report.run_info import RunInfo
+from harness.report.series import CellSeries, read_series
 from harness.samples import read_samples
+
+if TYPE_CHECKING:  # plots pulls in matplotlib, imported only when a report is rendered
+    from harness.report.plots import Plot
 
 __all__ = [
     "LATEST",
@@ -40,8 +47,9 @@ __all__ = [
     "load_comparison",
     "new_run_id",
     "render_run",
+    "run_plots",
     "update_latest",
-    "write_comparison",
+    "write_report",
 ]
 
 #: Name of the symlink to the newest run inside the reports root.
@@ -59,10 +67,13 @@ def new_run_id(now: datetime | None = None) -> str:
     return f"{stamp}-{secrets.token_hex(2)}"
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def _write_atomic(path: Path, content: str | bytes) -> None:
     # A reader (CI artifact upload, a browser reloading) never sees a half-written file.
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
+    if isinstance(content, bytes):
+        tmp.write_bytes(content)
+    else:
+        tmp.write_text(content, encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -125,8 +136,20 @@ class RunDir:
         return self.path / "comparison.csv"
 
     @property
-    def comparison_html(self) -> Path:
-        return self.path / "comparison.html"
+    def report_html(self) -> Path:
+        return self.path / "report.html"
+
+    @property
+    def plots_dir(self) -> Path:
+        return self.path / "plots"
+
+    @property
+    def series_ndjson(self) -> Path:
+        return self.path / "series.ndjson"
+
+    def read_series(self) -> list[CellSeries]:
+        """The run's per-second series; none when the run recorded none (older runs, or a runner without it)."""
+        return read_series(self.series_ndjson) if self.series_ndjson.exists() else []
 
     def write_run_info(self, info: RunInfo) -> Path:
         _write_atomic(self.run_json, info.to_json())
@@ -189,22 +212,49 @@ def load_comparison(run_dir: RunDir) -> tuple[Comparison, RunInfo]:
     return comparison, run_dir.read_run_info() or RunInfo(run_id=run_dir.run_id)
 
 
-def write_comparison(
-    run: RunDir, comparison: Comparison, info: RunInfo | None = None, figures: Sequence[Figure] = ()
+def run_plots(run: RunDir, comparison: Comparison) -> list[Plot]:
+    """Every plot the run has data for: its cells and its series.ndjson."""
+    # Imported here, not at the top: matplotlib costs half a second, and this module is loaded
+    # by the pytest plugin in every xdist worker, while only the controller renders the report.
+    from harness.report.plots import run_plots as plots_of
+
+    return plots_of(comparison.cells, run.read_series())
+
+
+def write_report(
+    run: RunDir, comparison: Comparison, info: RunInfo | None = None, plots: Sequence[Plot] = ()
 ) -> list[Path]:
-    """Write comparison.md, .csv and .html of ``comparison`` into ``run``; returns their paths."""
-    outputs = [
+    """Write comparison.md and .csv, report.html with ``plots`` and plots/*.png; returns their paths.
+
+    PNGs in plots/ that are not among ``plots`` are removed: they would be from an earlier
+    rendering and no longer match report.html.
+    """
+    outputs: list[tuple[Path, str | bytes]] = [
         (run.comparison_md, render_markdown(comparison, info)),
         (run.comparison_csv, render_csv(comparison.cells)),
-        (run.comparison_html, render_html(comparison, info, figures)),
+        (run.report_html, render_html(comparison, info, [p.figure for p in plots])),
     ]
-    for path, text in outputs:
-        _write_atomic(path, text)
+    names = [p.name for p in plots]
+    if len(set(names)) != len(names):
+        raise ValueError(f"plot names must be unique: {names}")
+    if plots:
+        run.plots_dir.mkdir(exist_ok=True)
+        outputs += [(run.plots_dir / f"{p.name}.png", p.png) for p in plots]
+    if run.plots_dir.is_dir():
+        keep = {f"{name}.png" for name in names}
+        for stale in run.plots_dir.glob("*.png"):
+            if stale.name not in keep:
+                stale.unlink()
+    for path, content in outputs:
+        _write_atomic(path, content)
     return [path for path, _ in outputs]
 
 
-def render_run(run_dir: RunDir | Path, figures: Sequence[Figure] = ()) -> list[Path]:
-    """(Re)write comparison.md, .csv and .html from samples.ndjson (and run.json); returns their paths."""
+def render_run(run_dir: RunDir | Path, extra_plots: Sequence[Plot] = ()) -> list[Path]:
+    """(Re)write the run's tables, report.html and plots from its samples and series; returns the paths.
+
+    ``extra_plots`` go after the run's own (e.g. a baseline comparison made by the caller).
+    """
     run = run_dir if isinstance(run_dir, RunDir) else RunDir.open(run_dir)
     comparison, info = load_comparison(run)
-    return write_comparison(run, comparison, info, figures)
+    return write_report(run, comparison, info, [*run_plots(run, comparison), *extra_plots])

@@ -23,7 +23,14 @@ from dataclasses import dataclass, field
 from harness.errors import RefusedError
 from harness.remote import CommandResult, Runner, Shell, run_batch
 
-__all__ = ["DeviceFacts", "evaluate_drbd_target", "guard_drbd_device", "probe_device"]
+__all__ = [
+    "DeviceFacts",
+    "evaluate_drbd_target",
+    "evaluate_scratch_target",
+    "guard_drbd_device",
+    "guard_scratch_device",
+    "probe_device",
+]
 
 _DRBD = re.compile(r"\A/dev/drbd[0-9]{1,4}\Z")
 
@@ -139,6 +146,12 @@ def evaluate_drbd_target(facts: DeviceFacts, *, expected_device: str, needed_byt
         problems.append(f"resolves to {facts.realpath or '?'}, not the DRBD device {expected_device}")
     if facts.sh_ll_dev is not None and facts.sh_ll_dev in (facts.path, facts.realpath):
         problems.append(f"is the resource's backing device {facts.sh_ll_dev}")
+    return problems + _common_problems(facts, needed_bytes)
+
+
+def _common_problems(facts: DeviceFacts, needed_bytes: int) -> list[str]:
+    """What makes any device unsafe to overwrite: in use, partitioned, carrying data, too small."""
+    problems = []
     if facts.mounted_at:
         problems.append(f"is mounted at {', '.join(facts.mounted_at)}")
     if facts.holders:
@@ -168,4 +181,37 @@ def guard_drbd_device(
     problems = evaluate_drbd_target(facts, expected_device=device, needed_bytes=needed_bytes)
     if problems:
         raise RefusedError(f"{node.name}: refusing to write to {device} (resource {resource}): " + "; ".join(problems))
+    return facts
+
+
+def evaluate_scratch_target(facts: DeviceFacts, *, backing: Sequence[str], needed_bytes: int) -> list[str]:
+    """Every reason to refuse fio (reads included) on a raw scratch device the inventory named:
+    the same checks as for a DRBD device, and it must back no DRBD resource."""
+    problems = [f"probe failed ({e})" for e in facts.probe_errors]
+    if not facts.is_block:
+        problems.append("not a block device")
+    if not facts.realpath.startswith("/dev/"):
+        problems.append(f"resolves to {facts.realpath or '?'}")
+    if _DRBD.match(facts.realpath):
+        problems.append("is a DRBD device (disk studies use raw scratch devices only)")
+    if any(dev in (facts.path, facts.realpath) for dev in backing):
+        problems.append("backs a DRBD resource")
+    return problems + _common_problems(facts, needed_bytes)
+
+
+def guard_scratch_device(node: Runner, *, device: str, scratch: Sequence[str], needed_bytes: int) -> DeviceFacts:
+    """Probe ``device`` on ``node`` and refuse unless it is one of the node's inventory
+    ``scratch`` devices and safe to overwrite; RefusedError names every reason."""
+    if device not in scratch:
+        raise RefusedError(
+            f"{node.name}: {device} is not one of the scratch devices the inventory names "
+            f"({', '.join(scratch) or 'none'})"
+        )
+    # every DRBD resource's backing device on this node ("all": resources the harness may not know)
+    backing_cmd = Shell("drbdadm sh-ll-dev all 2>/dev/null; true")
+    facts = probe_device(node, device, None, extra={"backing": backing_cmd})
+    backing = [line.strip() for line in facts.extra["backing"].stdout.splitlines() if line.strip()]
+    problems = evaluate_scratch_target(facts, backing=backing, needed_bytes=needed_bytes)
+    if problems:
+        raise RefusedError(f"{node.name}: refusing to use scratch device {device}: " + "; ".join(problems))
     return facts

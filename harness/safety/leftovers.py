@@ -14,14 +14,15 @@ import shlex
 from dataclasses import dataclass
 from typing import Literal
 
+from harness.disk.layout import MD_PREFIX
 from harness.impair.commands import ROOT_MAJOR, format_handle
 from harness.nodefiles import NODE_ROOT, validate_run_id
 from harness.remote import Runner
 
 __all__ = ["Leftover", "find_leftovers", "parse_listing", "remove_leftovers"]
 
-Kind = Literal["fault", "qdisc", "fio", "watcher", "lock"]
-_KINDS = ("fault", "qdisc", "fio", "watcher", "lock")
+Kind = Literal["fault", "qdisc", "fio", "watcher", "lock", "md", "mount"]
+_KINDS = ("fault", "qdisc", "fio", "watcher", "lock", "md", "mount")
 HANDLE = format_handle(ROOT_MAJOR)  # "4842:"
 
 # One line per finding: KIND <tab> RUN-ID <tab> DETAIL.  Shell builtins only where possible.
@@ -37,6 +38,9 @@ for d in /sys/class/net/*; do i=${{d##*/}};
   tc qdisc show dev "$i" root 2>/dev/null | grep -q "qdisc [a-z_]* {HANDLE} root" &&
   printf 'qdisc\\t-\\t%s\\n' "$i"; done
 if [ -d $root/lock ]; then o=$(cat $root/lock/owner.json 2>/dev/null); printf 'lock\\t-\\t%s\\n' "$o"; fi
+for m in /dev/md/{MD_PREFIX}*; do [ -L "$m" ] && printf 'md\\t-\\t%s\\n' "$m"; done
+while read -r _ _ _ _ mp _; do case $mp in $root/*) r=${{mp#$root/}}; r=${{r%%/*}};
+  printf 'mount\\t%s\\t%s\\n' "$r" "$mp";; esac; done < /proc/self/mountinfo
 true
 """
 
@@ -91,6 +95,17 @@ def _undo(item: Leftover) -> str:
         pid, _, pid_file = item.detail.partition(" ")
         qpid = shlex.quote(pid)
         return f"pkill -TERM -s {qpid}; sleep 1; pkill -KILL -s {qpid}; rm -f {shlex.quote(pid_file)}"
+    if item.kind == "md":
+        # our array (harness- name): stop it and wipe its members, which were scratch devices
+        md = shlex.quote(item.detail)
+        return (
+            f'k=$(readlink -f {md}); k=${{k##*/}}; members=""; for s in /sys/block/$k/slaves/*; do '
+            f'[ -e "$s" ] && members="$members /dev/${{s##*/}}"; done; mdadm --stop {md}; '
+            f'for d in $members; do mdadm --zero-superblock "$d"; wipefs -a -q "$d"; done; rm -f {md}'
+        )
+    if item.kind == "mount":
+        mp = shlex.quote(item.detail)
+        return f'src=$(findmnt -rn -o SOURCE {mp}); umount {mp} || umount -l {mp}; [ -n "$src" ] && wipefs -a -q "$src"'
     return f"rm -rf {NODE_ROOT}/lock"
 
 

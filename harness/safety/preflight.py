@@ -1,9 +1,10 @@
 """Preflight: every read-only check, on every node, before a run changes anything.
 
-One round trip per node collects identity, tools, interfaces, qdiscs, harness leftovers and
-the lock; one per pair collects DRBD state and the device guard's facts.  Findings are
-``ok``, ``warn`` or ``BLOCK``; any BLOCK stops the run before a single change (all-or-
-nothing: a run never starts on some nodes because others were fine).
+One round trip per node collects identity, tools, interfaces, qdiscs, the DRBD/cluster
+configuration audit (:mod:`harness.drbd.audit`), harness leftovers and the lock; one per pair
+collects DRBD state and the device guard's facts.  Findings are ``ok``, ``warn`` or
+``BLOCK``; any BLOCK stops the run before a single change (all-or-nothing: a run never
+starts on some nodes because others were fine).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Literal
 from tabulate import tabulate
 
 from harness.connections import ConnectionPool
+from harness.drbd.audit import AuditPlan, NodeAudit
 from harness.drbd.commands import parse_drbdadm_version
 from harness.drbd.events import resource_from_events2
 from harness.errors import HarnessError
@@ -62,7 +64,18 @@ def _version(res: CommandResult) -> str:
     return lines[0] if res.ok and lines else ""
 
 
-def _node_checks(inv: Inventory, pool: ConnectionPool, name: str) -> list[Finding]:
+def _audit_findings(name: str, audit: NodeAudit, risky: Status) -> list[Finding]:
+    """Row 15: risky DRBD/cluster configuration warns, and blocks a disruptive run."""
+    out = []
+    for resource, risks in sorted(audit.resources.items()):
+        detail = "; ".join(map(str, risks)) or "no fencing, quorum, automatic split-brain recovery or dual primary"
+        out.append(Finding(name, f"config {resource}", risky if risks else "ok", detail))
+    detail = "; ".join(map(str, audit.managers)) or "no Pacemaker or drbd-reactor running"
+    out.append(Finding(name, "cluster manager", risky if audit.managers else "ok", detail))
+    return out
+
+
+def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, audit: AuditPlan, risky: Status) -> list[Finding]:
     spec = inv.nodes[name]
     out: list[Finding] = []
     try:
@@ -83,6 +96,7 @@ def _node_checks(inv: Inventory, pool: ConnectionPool, name: str) -> list[Findin
     }
     if spec.ssh.sudo and spec.ssh.user != "root":
         commands["sudo"] = ["sudo", "-n", "true"]
+    commands.update(audit.commands())
     res = run_batch(node, commands, timeout=60)
     host = res["hostname"].stdout.strip()
     if spec.hostname and host != spec.hostname:
@@ -154,6 +168,7 @@ def _node_checks(inv: Inventory, pool: ConnectionPool, name: str) -> list[Findin
         out.append(Finding(name, "qdisc", status, f"{iface}: {root}: {explain_root(qdiscs)}"[:100]))
     except HarnessError as exc:
         out.append(Finding(name, "qdisc", "BLOCK", f"cannot read qdiscs on {iface}: {exc}"))
+    out += _audit_findings(name, audit.evaluate(res), risky)
     left = [x for x in find_leftovers(node) if x.kind != "lock"]
     if left:
         out.append(
@@ -211,12 +226,22 @@ def _pair_checks(inv: Inventory, pool: ConnectionPool, pair_name: str, needed_by
 
 
 def run_preflight(
-    inv: Inventory, pool: ConnectionPool, *, needed_bytes: int = 1, pairs: Sequence[str] | None = None
+    inv: Inventory,
+    pool: ConnectionPool,
+    *,
+    needed_bytes: int = 1,
+    pairs: Sequence[str] | None = None,
+    disruptive: bool = False,
 ) -> PreflightReport:
-    """All checks, nodes in parallel.  Read-only: runs nothing that changes a node."""
-    names = sorted({n for p in (pairs or inv.pairs) for n in (inv.pairs[p].primary, inv.pairs[p].secondary)})
+    """All checks, nodes in parallel.  Read-only: runs nothing that changes a node.
+
+    ``disruptive``: the run will crash nodes or cut links, so risky configuration blocks."""
+    selected = [inv.pairs[p] for p in (pairs or inv.pairs)]
+    names = sorted({n for p in selected for n in (p.primary, p.secondary)})
+    audits = {n: AuditPlan({p.resource: p.protocol for p in selected if n in (p.primary, p.secondary)}) for n in names}
+    risky: Status = "BLOCK" if disruptive else "warn"
     with ThreadPoolExecutor(max_workers=max(1, len(names))) as pool_exec:
-        per_node = list(pool_exec.map(lambda n: _node_checks(inv, pool, n), names))
+        per_node = list(pool_exec.map(lambda n: _node_checks(inv, pool, n, audits[n], risky), names))
     findings = [f for group in per_node for f in group]
     for pair in sorted(pairs or inv.pairs):
         findings += _pair_checks(inv, pool, pair, needed_bytes)

@@ -157,6 +157,12 @@ class Calibration:
     * ``rtt_s``: measured round trip of the replication path; replaces the placement's RTT.
     * ``path_rate_bits``: measured rate of the replication path (bits/s); replaces the instance
       network, the single-flow cap and the shared-NIC accounting.
+    * ``replication_overhead_s``: per-write time a replicated write (protocols B and C) takes
+      beyond the RTT and the peer's disk write: DRBD's own processing, the TCP stacks, and on
+      virtual machines the scheduling of both guests.  Measured as a replicated QD1 write's
+      latency minus what the model explains of it; catalog values have no such term (0).
+    * ``replicated_iops``: replicated small writes per second the pair sustains however many
+      are in flight (CPU, DRBD's worker threads); a limit only a measurement can give.
     """
 
     local_write_latency_s: float | None = None
@@ -165,15 +171,25 @@ class Calibration:
     local_iops: float | None = None
     rtt_s: float | None = None
     path_rate_bits: float | None = None
+    replication_overhead_s: float | None = None
+    replicated_iops: float | None = None
     label: str = "calibration"
 
     def __post_init__(self) -> None:
-        for name in ("local_write_latency_s", "local_read_latency_s", "local_bandwidth", "local_iops"):
+        for name in (
+            "local_write_latency_s",
+            "local_read_latency_s",
+            "local_bandwidth",
+            "local_iops",
+            "replicated_iops",
+        ):
             value = getattr(self, name)
             if value is not None and not (value > 0 and math.isfinite(value)):
                 raise ConfigError(f"calibration {name} must be a positive number, got {value}")
-        if self.rtt_s is not None and not (self.rtt_s >= 0 and math.isfinite(self.rtt_s)):
-            raise ConfigError(f"calibration rtt_s must be >= 0, got {self.rtt_s}")
+        for name in ("rtt_s", "replication_overhead_s"):
+            value = getattr(self, name)
+            if value is not None and not (value >= 0 and math.isfinite(value)):
+                raise ConfigError(f"calibration {name} must be >= 0, got {value}")
         if self.path_rate_bits is not None and not (self.path_rate_bits > 0 and math.isfinite(self.path_rate_bits)):
             raise ConfigError(f"calibration path_rate_bits must be positive, got {self.path_rate_bits}")
 
@@ -474,6 +490,7 @@ class _Latency:
     rtt_s: float
     protocol: Protocol
     bs: int
+    overhead_s: float = 0.0
 
     def per_io(self, path_rate: float | None) -> float:
         """Mean service time of one I/O given the replication path's current byte rate."""
@@ -484,7 +501,7 @@ class _Latency:
         if self.peer_write_s is None or self.protocol == "A":
             return self.local_write_s
         serialization = self.bs / path_rate if path_rate else 0.0
-        remote = self.rtt_s + serialization
+        remote = self.rtt_s + serialization + self.overhead_s
         if self.protocol == "C":
             remote += self.peer_write_s
         return max(self.local_write_s, remote)
@@ -501,6 +518,8 @@ class _Latency:
             parts = f"RTT {self.rtt_s * ms:.3g} ms"
             if ser > 0:
                 parts += f" + {ser * ms:.2g} ms on the wire"
+            if self.overhead_s > 0:
+                parts += f" + replication overhead {self.overhead_s * ms:.3g} ms"
             if self.protocol == "C":
                 parts += f" + peer write {self.peer_write_s * ms:.3g} ms"
             how = (
@@ -1228,7 +1247,7 @@ def predict(scenario: Scenario, catalog: Catalog) -> Prediction:
         if peer is not None and scenario.protocol != "A":
             serialization = bs / final_path if final_path else 0.0
             remote = peer.volume.write_latency_s if scenario.protocol == "C" else 0.0
-            break_even = budget - serialization - remote
+            break_even = budget - serialization - remote - latency.overhead_s
     return Prediction(
         scenario=scenario,
         bs=bs,
@@ -1278,6 +1297,21 @@ def _collect(scenario: Scenario, catalog: Catalog) -> tuple[_Build, _LatencyBoun
             )
     else:
         _add_network_limits(build, primary, peer, bs)
+    if calibration is not None and calibration.replicated_iops is not None and peer is not None:
+        build.add(
+            _Limit(
+                key="replication.capacity",
+                label="measured replicated IOPS capacity",
+                resource="cpu",
+                units_per_io=workload.write_fraction,
+                baseline=calibration.replicated_iops,
+                detail=(
+                    f"{calibration.label}: the pair sustained {calibration.replicated_iops:,.0f} replicated "
+                    "small writes/s with many in flight (CPU and DRBD's threads, not the disk or the wire)"
+                ),
+                sources=(calibration.label,),
+            )
+        )
 
     rtt = _rtt(scenario, catalog, build)
     latency = _Latency(
@@ -1290,6 +1324,7 @@ def _collect(scenario: Scenario, catalog: Catalog) -> tuple[_Build, _LatencyBoun
         rtt_s=rtt or 0.0,
         protocol=scenario.protocol,
         bs=bs,
+        overhead_s=(calibration.replication_overhead_s or 0.0) if calibration is not None else 0.0,
     )
     bound = _LatencyBound(
         latency=latency,

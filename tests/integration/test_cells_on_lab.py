@@ -225,4 +225,4 @@ def test_pytest_scenarios_write_junit_properties_and_comparison(default_lab: obj
         assert props["kernel"] and props["drbd_version"] == "8.4.11"
     comparison = (run / "comparison.md").read_text()
     assert "multi-az/single-az" in comparison and "randwrite-4k-nj1-qd1" in comparison
-    assert (run / "comparison.csv").exists() and (run / "comparison.html").exists()
+    assert (run / "comparison.csv").exists() and (run / "report.html").exists()

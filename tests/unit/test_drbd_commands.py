@@ -41,6 +41,8 @@ def read(name: str) -> str:
         ("sh_dev", ["drbdadm", "sh-dev", "single-az"]),
         ("sh_ll_dev", ["drbdadm", "sh-ll-dev", "single-az"]),
         ("show", ["drbdsetup", "show", "single-az"]),
+        ("show_defaults", ["drbdsetup", "show", "--show-defaults", "single-az"]),
+        ("dump", ["drbdadm", "-v", "dump", "single-az"]),
         ("status_json", ["drbdsetup", "status", "--json", "--verbose", "--statistics", "single-az"]),
         ("cstate", ["drbdadm", "cstate", "single-az"]),
         ("dstate", ["drbdadm", "dstate", "single-az"]),

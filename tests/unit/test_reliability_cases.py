@@ -26,7 +26,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import cast, get_args
@@ -44,6 +44,7 @@ import harness.cli
 import harness.connections
 from harness.cell import CellRunner, CellSpec
 from harness.connections import ConnectionPool
+from harness.drbd.audit import AuditPlan, Risk, audit_dump, audit_managers, audit_show
 from harness.drbd.commands import FORBIDDEN_TOKENS
 from harness.drbd.errors import DrbdNotReady
 from harness.drbd.events import resource_from_events2
@@ -64,6 +65,7 @@ from harness.inventory import Inventory, load_inventory, parse_inventory
 from harness.inventory.models import PairSpec, SshSpec
 from harness.ledger import Ledger
 from harness.plugin import _sigterm_to_interrupt
+from harness.reboot import BOOT_ID_PATH, NodeRebooted, parse_boot_id, reboot_error, watch_reboots
 from harness.redact import REDACTED, redact
 from harness.remote import (
     CommandFailed,
@@ -76,10 +78,12 @@ from harness.remote import (
 )
 from harness.rtt import RttStats
 from harness.safety.device import DeviceFacts, evaluate_drbd_target, guard_drbd_device, probe_device
+from harness.safety.disruptive import OPTION, opt_in_error, refuse_risky, skip_reason
 from harness.safety.leftovers import find_leftovers, parse_listing, remove_leftovers
 from harness.safety.lock import ClusterLock, LockHeld, LockOwner, local_owner, read_lock
 from harness.safety.preflight import Finding, PreflightReport, run_preflight
 from harness.samples import SampleStore
+from harness.sysrq import SysrqCrasher
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -240,11 +244,13 @@ class LocalRunner:
 
 
 class FakePool:
-    """What run_preflight needs from a ConnectionPool: ``get`` (which may fail)."""
+    """What run_preflight (and the crash code) needs from a ConnectionPool: ``get`` (which may
+    fail) and ``reset``."""
 
     def __init__(self, nodes: dict[str, FakeRunner | HarnessError]) -> None:
         self.nodes = nodes
         self.closed = False
+        self.resets: list[str] = []
 
     def get(self, name: str) -> FakeRunner:
         node = self.nodes[name]
@@ -254,6 +260,9 @@ class FakePool:
 
     def close_all(self) -> None:
         self.closed = True
+
+    def reset(self, name: str) -> None:
+        self.resets.append(name)
 
 
 def ip_addr_line(iface: str, ip: str) -> str:
@@ -279,6 +288,30 @@ def device_probe(**changes: Answer) -> dict[str, Answer]:
     return answers
 
 
+#: `systemctl` where systemd is not PID 1, as it failed on the CI machine (the lab's guests boot
+#: without systemd too).
+NO_SYSTEMD = Answer(
+    rc=1,
+    stderr="System has not been booted with systemd as init system (PID 1). Can't operate.\n"
+    "Failed to connect to bus: Host is down",
+)
+#: constructed: `ps -e -o pid=,comm=` (procps) on a lab guest: init, sshd and DRBD's kernel
+#: threads, whose names the kernel cuts at 15 characters.
+GUEST_PROCESSES = "    1 sh\n    2 kthreadd\n  412 sshd\n  431 drbd_w_single-a\n  433 drbd_r_single-a\n"
+
+
+def audit_answers(
+    show: str = "drbd/84-drbdsetup-show-defaults-constructed.txt", dump: str = "drbd/84-drbdadm-dump-constructed.txt"
+) -> dict[str, Answer]:
+    """A node's answers to the config audit of its one resource (harness.drbd.audit.AuditPlan)."""
+    return {
+        "audit_units": NO_SYSTEMD,
+        "audit_processes": Answer(GUEST_PROCESSES),
+        "audit_show_0": Answer(data(show)),
+        "audit_dump_0": Answer(data(dump)),
+    }
+
+
 def lab_node(name: str, *, events: str = "drbd/84-events2-now-primary-connected.txt", **changes: Answer) -> FakeRunner:
     """A lab guest for preflight: recorded versions, qdiscs, DRBD state; clean and unlocked."""
     spec = LAB.nodes[name]
@@ -293,6 +326,7 @@ def lab_node(name: str, *, events: str = "drbd/84-events2-now-primary-connected.
         # constructed: $SSH_CONNECTION = client ip, port, server ip (management bridge), port
         "sshconn": Answer(f"10.213.0.1 40022 {spec.ssh.host} 22\n"),
         **device_probe(),
+        **audit_answers(),
         "events": Answer(data(events)),
     }
     batch.update(changes)
@@ -988,14 +1022,234 @@ def test_case_14_bounded_wait_then_refusal_without_repair() -> None:
 
 
 def test_case_15_production_flag_is_strict() -> None:
-    """Config audit and opt-in for disruptive scenarios do not exist yet (see RELIABILITY_CASES.md);
-    the inventory flag they will need is parsed strictly."""
+    """The inventory flag the disruptive-test opt-in reads is parsed strictly (no YAML 1.1 `on`)."""
     assert parse_inventory(MINI + "production: true\n").production is True
     assert parse_inventory(MINI).production is False
     with pytest.raises(ConfigError, match="production: Input should be a valid boolean"):
         parse_inventory(MINI + "production: on\n")
-    node = FakeRunner("a1", argv={("drbdsetup", "show", "single-az"): [Answer(data("drbd/84-drbdsetup-show.txt"))]})
-    assert re.search(r"ping-timeout\s+10;", DrbdReplication(node, "single-az").show())  # the audit's input
+
+
+def test_case_15_lab_configuration_is_not_risky() -> None:
+    # recorded (`drbdsetup show` on a1) and constructed (--show-defaults, drbdadm -v dump)
+    assert audit_show(data("drbd/84-drbdsetup-show.txt"), "single-az", "C") == []
+    assert audit_show(data("drbd/84-drbdsetup-show-defaults-constructed.txt"), "single-az", "C") == []
+    assert audit_dump(data("drbd/84-drbdadm-dump-constructed.txt"), "single-az", "C") == []
+    # without --show-defaults the kernel omits protocol C: absent means DRBD's default, C
+    assert [r.check for r in audit_show(data("drbd/84-drbdsetup-show.txt"), "single-az", "A")] == ["protocol"]
+    report = preflight({"a1": lab_node("a1"), "a2": lab_node("a2")})
+    assert finding(report, "a1", "config single-az") == Finding(
+        "a1", "config single-az", "ok", "no fencing, quorum, automatic split-brain recovery or dual primary"
+    )
+    assert finding(report, "a2", "cluster manager").detail == "no Pacemaker or drbd-reactor running"
+
+
+RISKY = [
+    (
+        audit_show,
+        "drbd/84-drbdsetup-show-defaults-risky-constructed.txt",
+        "single-az",
+        [
+            "protocol: the resource runs protocol B, the inventory says C",
+            "fencing: fencing resource-and-stonith: on losing the peer the primary freezes all I/O",
+            "split-brain policy: automatic data loss configured: after-sb-0pri discard-zero-changes",
+            "split-brain policy: automatic data loss configured: after-sb-1pri discard-secondary",
+            "two primaries: allow-two-primaries yes",
+        ],
+    ),
+    (
+        audit_dump,
+        "drbd/84-drbdadm-dump-risky-constructed.txt",
+        "single-az",
+        [
+            "protocol: the resource runs protocol B",
+            "fencing: fencing resource-and-stonith",
+            "fence-peer handler: fence-peer /usr/lib/drbd/crm-fence-peer.sh: runs when the peer is lost",
+            "split-brain policy: automatic data loss configured: after-sb-0pri discard-zero-changes",
+            "split-brain policy: automatic data loss configured: after-sb-1pri discard-secondary",
+            "two primaries: allow-two-primaries yes",  # the bare flag `allow-two-primaries;`
+        ],
+    ),
+    (
+        audit_show,
+        "drbd/9-drbdsetup-show-quorum-constructed.txt",
+        "r0",
+        ["quorum: quorum majority with on-no-quorum io-error: on two nodes a partition leaves neither side"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("audit", "path", "resource", "expected"), RISKY, ids=[Path(r[1]).stem for r in RISKY])
+def test_case_15_risky_configuration_is_named(
+    audit: Callable[[str, str, str], list[Risk]], path: str, resource: str, expected: list[str]
+) -> None:
+    risks = audit(data(path), resource, "C")
+    assert len(risks) == len(expected)
+    for risk, start in zip(risks, expected, strict=True):
+        assert str(risk).startswith(start), str(risk)
+
+
+def test_case_15_common_section_counts_unless_the_resource_overrides_it() -> None:
+    """`drbdadm dump` of a whole file: settings in `common` apply to the resource."""
+    text = (
+        "common {\n    net {\n        after-sb-0pri discard-least-changes;\n        protocol A;\n    }\n"
+        "    handlers {\n        fence-peer /usr/lib/drbd/crm-fence-peer.9.sh;\n    }\n}\n"
+        + data("drbd/84-drbdadm-dump-constructed.txt")
+    )
+    checks = [r.check for r in audit_dump(text, "single-az", "C")]
+    assert checks == ["fence-peer handler", "split-brain policy"]  # the resource's protocol C wins
+
+
+def test_case_15_audit_fails_closed() -> None:
+    recorded = data("drbd/84-drbdsetup-show.txt")
+    assert audit_show(recorded, "multi-az", "C") == [
+        Risk("audit", "`drbdsetup show multi-az` does not list multi-az: its running configuration cannot be checked")
+    ]
+    truncated = audit_show(recorded.rsplit("}", 2)[0], "single-az", "C")
+    assert [r.check for r in truncated] == ["audit"] and "never closed" in truncated[0].detail
+    plan = AuditPlan({"single-az": "C"})
+    answers = {
+        **{k: CommandResult("a1", " ".join(v), 0, "", "", 0.0) for k, v in plan.commands().items()},
+        # constructed: drbdsetup-84's answer for a resource the kernel does not know
+        "audit_show_0": CommandResult(
+            "a1", "drbdsetup show --show-defaults single-az", 10, "", "single-az: Failure: (158) Unknown resource", 0
+        ),
+        "audit_dump_0": CommandResult("a1", "", 0, data("drbd/84-drbdadm-dump-constructed.txt"), "", 0.0),
+    }
+    audit = plan.evaluate(answers)
+    assert [str(r) for r in audit.resources["single-az"]] == [
+        "audit: `drbdsetup show --show-defaults single-az` failed: single-az: Failure: (158) Unknown resource"
+    ]
+
+
+def _result(stdout: str = "", rc: int = 0, stderr: str = "") -> CommandResult:
+    return CommandResult("n1", "probe", rc, stdout, stderr, 0.0)
+
+
+def test_case_15_cluster_managers_are_found() -> None:
+    no_systemd = _result(rc=NO_SYSTEMD.rc, stderr=NO_SYSTEMD.stderr)
+    assert audit_managers(no_systemd, _result(GUEST_PROCESSES)) == []  # the lab
+    # systemd: one state per unit, in the order asked (`systemctl is-active pacemaker drbd-reactor`)
+    found = audit_managers(_result("active\ninactive\n", rc=3), _result("    1 systemd\n  977 pacemakerd\n"))
+    assert [str(r) for r in found] == [
+        "cluster manager: unit pacemaker is active: it may manage the resource and react to the fault itself "
+        "(promote the peer, fence, restart)"
+    ]
+    reactor = audit_managers(no_systemd, _result(GUEST_PROCESSES + " 1200 drbd-reactor\n"))
+    assert [r.detail.split(":")[0] for r in reactor] == ["process drbd-reactor (pid 1200) is running"]
+    blind = audit_managers(no_systemd, _result(rc=127, stderr="sh: 1: ps: not found"))
+    assert blind == [Risk("audit", "cannot tell whether Pacemaker or drbd-reactor run here (sh: 1: ps: not found)")]
+
+
+def _risky_node(name: str) -> FakeRunner:
+    """A lab guest whose resource has fencing, a fence-peer handler, discard policies, two
+    primaries and protocol B (the constructed risky show and dump)."""
+    node = lab_node(name)
+    node.batch.update(
+        audit_answers(
+            "drbd/84-drbdsetup-show-defaults-risky-constructed.txt", "drbd/84-drbdadm-dump-risky-constructed.txt"
+        )
+    )
+    return node
+
+
+def test_case_15_preflight_warns_and_blocks_a_disruptive_run() -> None:
+    a1, a2 = _risky_node("a1"), lab_node("a2")
+    report = preflight({"a1": a1, "a2": a2})
+    config = finding(report, "a1", "config single-az")
+    assert config.status == "warn" and "automatic data loss configured" in config.detail
+    assert report.ok  # ordinary scenarios run; the risk is in the table
+    pool = cast(ConnectionPool, FakePool({"a1": _risky_node("a1"), "a2": lab_node("a2")}))
+    disruptive = run_preflight(LAB, pool, pairs=["single-az"], disruptive=True)
+    assert finding(disruptive, "a1", "config single-az").status == "BLOCK" and not disruptive.ok
+    assert finding(disruptive, "a2", "config single-az").status == "ok"
+    assert mutations(a1, a2) == []
+
+
+PROD = "name: prod-db\nproduction: true\n" + MINI.split("\n", 1)[1]
+
+
+@pytest.mark.parametrize(
+    ("inventory", "value", "expected"),
+    [
+        (MINI, None, f"which is not the embedded lab; enable with {OPTION}"),
+        (MINI, "", None),
+        (MINI, "mini", None),
+        (PROD, None, f"marked production: true; confirm by naming it: {OPTION}=prod-db"),
+        (PROD, "", f"marked production: true; confirm by naming it: {OPTION}=prod-db"),
+        (PROD, "prod-db", None),
+    ],
+    ids=["plain-no-flag", "plain-flag", "plain-named", "prod-no-flag", "prod-bare-flag", "prod-named"],
+)
+def test_case_15_disruptive_tests_need_an_explicit_opt_in(inventory: str, value: str | None, expected: str) -> None:
+    reason = skip_reason(parse_inventory(inventory), value)
+    assert (reason is None) if expected is None else (reason is not None and reason.endswith(expected))
+    assert skip_reason(LAB, None) is None  # the embedded lab needs no opt-in
+
+
+@given(st.from_regex(r"\A[A-Za-z0-9_.-]{1,64}\Z"))
+def test_case_15_no_other_name_reaches_production(name: str) -> None:
+    prod = parse_inventory(PROD)
+    if name == "prod-db":
+        assert skip_reason(prod, name) is None and opt_in_error(prod, name) is None
+    else:
+        error = opt_in_error(prod, name)
+        assert error is not None and f"{OPTION}=prod-db" in error  # the whole run stops
+        assert skip_reason(prod, name) is not None
+
+
+def test_case_15_risky_configuration_refuses_a_disruptive_test_before_any_change() -> None:
+    a1, a2 = lab_node("a1"), _risky_node("a2")
+    with pytest.raises(RefusedError, match=r"pair single-az: refusing a disruptive test .* before any change") as info:
+        refuse_risky(LAB, cast(ConnectionPool, FakePool({"a1": a1, "a2": a2})), "single-az")
+    assert "a2: fence-peer handler: fence-peer /usr/lib/drbd/crm-fence-peer.sh" in str(info.value)
+    assert "a1:" not in str(info.value) and info.value.exit_code == 3
+    assert mutations(a1, a2) == []
+    refuse_risky(LAB, cast(ConnectionPool, FakePool({"a1": lab_node("a1"), "a2": lab_node("a2")})), "single-az")
+
+
+#: constructed: a real node's answers to SysrqCrasher.prepare (kernel.panic 0 is the kernel's
+#: default; 10 is what `sysctl kernel.panic=10` sets; kexec_crash_loaded 0: no kdump kernel).
+def crash_node(
+    name: str, *, panic: str = "10", kexec: str = "0", trigger: str = "writable", boot: str = ""
+) -> FakeRunner:
+    return FakeRunner(
+        name,
+        batch={
+            "trigger": Answer(f"{trigger}\n" if trigger else "", rc=0 if trigger else 1),
+            "sysrq": Answer("0\n"),  # keyboard sysrq off: does not matter for /proc/sysrq-trigger
+            "panic": Answer(f"{panic}\n"),
+            "kexec": Answer(f"{kexec}\n"),
+            "boot_id": Answer(boot or "6f1c2f1e-3a4b-4c5d-8e9f-0a1b2c3d4e5f\n"),
+        },
+        scripts=[("/proc/sysrq-trigger", Answer())],
+    )
+
+
+@pytest.mark.parametrize(
+    ("changes", "refusal"),
+    [
+        ({"panic": "0"}, "kernel.panic = 0 and no crash kernel (kdump) loaded"),
+        ({"trigger": ""}, "/proc/sysrq-trigger is missing or not writable"),
+        ({"panic": "?"}, "cannot read kernel.panic"),
+    ],
+    ids=["would-hang", "no-sysrq", "unknown-panic"],
+)
+def test_case_15_sysrq_crash_refuses_a_node_that_would_not_come_back(changes: dict[str, str], refusal: str) -> None:
+    node = crash_node("a1", **changes)
+    crasher = SysrqCrasher(cast(ConnectionPool, FakePool({"a1": node})), "single-az", sleep=lambda _s: None)
+    with pytest.raises(RefusedError, match=re.escape(refusal)):
+        crasher.crash("a1")  # crash() checks first when prepare() was not called
+    assert not any("sysrq-trigger" in c and "echo c" in c for c in node.calls)
+
+
+def test_case_15_sysrq_crash_is_a_detached_kernel_panic() -> None:
+    pool = FakePool({"a1": crash_node("a1"), "a2": crash_node("a2", panic="0", kexec="1")})
+    crasher = SysrqCrasher(cast(ConnectionPool, pool), "single-az", sleep=lambda _s: None)
+    crasher.prepare("a2")  # kdump loaded: it reboots after saving the dump
+    crasher.crash("a1")
+    sent = cast(FakeRunner, pool.nodes["a1"]).calls[-1]
+    assert sent == "setsid sh -c 'sleep 1; echo c > /proc/sysrq-trigger' </dev/null >/dev/null 2>&1 &"
+    assert pool.resets == ["a1"]  # the streams reading from the dead node end
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1441,7 +1695,7 @@ def test_case_28_sigterm_becomes_the_interrupt_path() -> None:
 # 29-31: reboot, clocks, concurrent runs
 # ---------------------------------------------------------------------------------------------
 def test_case_29_resync_after_a_node_comes_back_is_waited_for_boundedly() -> None:
-    """Only this part of row 29 exists: a bounded wait for the resync (no boot_id detection)."""
+    """After a reboot (or a crash test's rejoin) the resync is waited for, boundedly."""
     events = ("drbdsetup", "events2", "--now", "--statistics", "single-az")
     resync = [
         "drbd/84-events2-now-secondary-synctarget.txt",
@@ -1459,6 +1713,105 @@ def test_case_29_resync_after_a_node_comes_back_is_waited_for_boundedly() -> Non
     stuck = FakeRunner("a2", argv={events: [Answer(data(resync[0]))]})
     with pytest.raises(DrbdNotReady, match="not healthy after 3 s"):
         DrbdReplication(stuck, "single-az", clock=lambda: clock[0], sleep=sleep).wait_healthy(3)
+
+
+BOOT_A, BOOT_B = "0b8a4f5e-1c2d-4e3f-9a0b-1c2d3e4f5a6b", "7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a"
+
+
+def test_case_29_a_changed_boot_id_is_a_reboot() -> None:
+    assert reboot_error({"a1": BOOT_A, "a2": BOOT_B}, {"a1": BOOT_A, "a2": BOOT_B}) is None
+    assert reboot_error({"a1": BOOT_A}, {"a1": BOOT_B}) == (
+        f"node a1 rebooted during the cell (boot_id {BOOT_A} → {BOOT_B}): tc state and fio are gone"
+    )
+    assert reboot_error({"a1": BOOT_A}, {}) == "node a1: no boot_id read after the cell"
+    # a crash test: the crashed node must have rebooted, the others must not
+    assert reboot_error({"a1": BOOT_A, "a2": BOOT_B}, {"a1": BOOT_B, "a2": BOOT_B}, crashed={"a1"}) is None
+    assert reboot_error({"a1": BOOT_A}, {"a1": BOOT_A}, crashed={"a1"}) == (
+        f"node a1 was crashed but did not reboot (boot_id {BOOT_A} unchanged)"
+    )
+
+
+@given(st.uuids(), st.uuids(), st.sampled_from(["", "\n", "  \n"]))
+def test_case_29_boot_ids_are_compared_as_uuids(first: object, second: object, tail: str) -> None:
+    before = parse_boot_id(f"{first}{tail}")
+    after = parse_boot_id(str(second).upper() + tail)  # case and whitespace do not make a reboot
+    assert (reboot_error({"n": before}, {"n": after}) is None) == (first == second)
+
+
+def test_case_29_garbage_is_not_a_boot_id() -> None:
+    with pytest.raises(HarnessError, match=f"a1: {BOOT_ID_PATH} printed 'cat: .*', not a boot id"):
+        parse_boot_id("cat: /proc/sys/kernel/random/boot_id: No such file or directory\n", "a1")
+
+
+def boot_node(name: str, *boot_ids: str | BaseException) -> FakeRunner:
+    """A node answering `cat boot_id` with these values in turn (the last repeats)."""
+    answers = [b if isinstance(b, BaseException) else Answer(f"{b}\n") for b in boot_ids]
+    return FakeRunner(name, argv={("cat", BOOT_ID_PATH): answers})
+
+
+def test_case_29_a_reboot_during_the_cell_is_an_error() -> None:
+    a1, a2 = boot_node("a1", BOOT_A), boot_node("a2", BOOT_B, BOOT_A)
+    message = re.escape(f"node a2 rebooted during the cell (boot_id {BOOT_B} → {BOOT_A}): tc state and fio are gone")
+    with pytest.raises(NodeRebooted, match=message), watch_reboots([a1, a2]):
+        pass
+    # the primary's id can come from a batch the cell runs anyway (raw `cat` output)
+    a1 = boot_node("a1", BOOT_A)
+    with watch_reboots([a1, boot_node("a2", BOOT_B)], known={"a1": f"{BOOT_A}\n"}):
+        pass
+    assert len(a1.calls) == 1  # read once, on the way out
+
+
+def test_case_29_a_reboot_explains_the_failure_it_caused() -> None:
+    lost = ConnectionLost("a2", "during `tc qdisc del dev vec1 root`: EOFError")
+    nodes = [boot_node("a1", BOOT_A), boot_node("a2", BOOT_B, BOOT_A)]
+    with pytest.raises(NodeRebooted, match="node a2 rebooted during the cell") as info, watch_reboots(nodes):
+        raise lost
+    assert info.value.__cause__ is lost
+    # still booting: the boot_id cannot be read, so the original failure is what is reported
+    still_down = ConnectionLost("a2", "cannot connect to 10.213.0.12:22: [Errno 113] No route to host")
+    nodes = [boot_node("a1", BOOT_A), boot_node("a2", BOOT_B, still_down)]
+    with pytest.raises(ConnectionLost) as original, watch_reboots(nodes):
+        raise lost
+    assert original.value is lost
+    # a failure without a reboot stays itself
+    with pytest.raises(FioFailed), watch_reboots([boot_node("a1", BOOT_A), boot_node("a2", BOOT_B)]):
+        raise FioFailed("a1: fio exited 1")
+
+
+def test_case_29_a_crashed_node_must_come_back_with_a_new_boot_id_and_drbd_up() -> None:
+    events = ("drbdsetup", "events2", "--now", "--statistics", "single-az")
+    down = ConnectionLost("a1", "cannot connect to 10.213.0.11:22: [Errno 113] No route to host")
+    node = crash_node("a1", boot=f"{BOOT_A}\n")
+    node.argv = {
+        ("cat", BOOT_ID_PATH): [down, down, Answer(f"{BOOT_B}\n")],
+        # the node's boot did not bring DRBD up: events2 knows no resource
+        events: [Answer(data("drbd/9-events2-no-resources.txt"))],
+        ("drbdadm", "up", "single-az"): [Answer()],
+    }
+    pool = FakePool({"a1": node})
+    clock = [0.0]
+
+    def sleep(seconds: float) -> None:
+        clock[0] += seconds
+
+    crasher = SysrqCrasher(cast(ConnectionPool, pool), "single-az", sleep=sleep, clock=lambda: clock[0])
+    crasher.prepare("a1")
+    crasher.recover("a1")
+    assert node.calls[-1] == "drbdadm up single-az" and clock[0] == 10.0  # two polls of 5 s
+    assert forbidden(node) == []
+    # never back: bounded, then an error naming what was last seen
+    gone = crash_node("a1", boot=f"{BOOT_A}\n")
+    gone.argv = {("cat", BOOT_ID_PATH): [Answer(f"{BOOT_A}\n")]}
+    crasher = SysrqCrasher(
+        cast(ConnectionPool, FakePool({"a1": gone})),
+        "single-az",
+        boot_timeout_s=60,
+        sleep=sleep,
+        clock=lambda: clock[0],
+    )
+    crasher.prepare("a1")
+    with pytest.raises(HarnessError, match=r"a1 did not come back with a new boot_id within 60 s .* the crash did not"):
+        crasher.recover("a1")
 
 
 def test_case_30_durations_never_mix_clocks() -> None:

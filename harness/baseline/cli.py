@@ -1,0 +1,158 @@
+"""``harness compare`` and ``harness baseline list|show|save``.
+
+The main ``harness`` CLI wires :func:`add_compare_arguments` / :func:`run_compare` and
+:func:`add_baseline_commands`; errors are :class:`~harness.errors.ConfigError` (exit 2), which
+the main CLI prints.  ``harness compare`` exits 1 on a regression, 0 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from tabulate import tabulate
+
+from harness.baseline.gate import run_gate
+from harness.baseline.refs import Side, resolve_reference, resolve_run
+from harness.baseline.store import BaselineExists, BaselineStore
+from harness.errors import ConfigError
+from harness.report.aggregate import aggregate_samples
+from harness.report.comparison import METRIC_LABELS
+from harness.report.render import format_stat
+
+__all__ = ["add_baseline_commands", "add_compare_arguments", "run_compare"]
+
+_SHOW_METRICS = ("bw", "iops", "clat_p50", "clat_p99")
+
+
+def _reports(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--reports", type=Path, default=Path("reports"), help="reports root (default: %(default)s)")
+
+
+def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "reference",
+        metavar="RUN_OR_BASELINE",
+        help="what to compare against: a run directory, a run id under the reports root, 'latest', "
+        "or a saved baseline's name",
+    )
+    parser.add_argument(
+        "run",
+        metavar="RUN",
+        nargs="?",
+        default="latest",
+        help="the run to check: a run directory, a run id or 'latest' (default: %(default)s)",
+    )
+    _reports(parser)
+    parser.add_argument(
+        "--inventory",
+        type=Path,
+        help="take baseline_tolerances from this inventory (default: the inventory the run read, if it "
+        "still exists; else the built-in defaults)",
+    )
+    parser.add_argument("--no-write", action="store_true", help="print only; do not write RUN/baseline-compare.md")
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def _tolerances(args: argparse.Namespace, run: Side) -> Mapping[str, float | None] | None:
+    from harness.inventory import load_inventory
+
+    if args.inventory is not None:
+        return load_inventory(args.inventory).baseline_tolerances
+    path = run.inventory_path
+    if path and Path(path).is_file():
+        try:
+            tolerances = load_inventory(Path(path)).baseline_tolerances
+        except ConfigError as exc:
+            _say(f"note: the run's inventory {path} does not load ({exc}); using the default tolerances")
+            return None
+        _say(f"tolerances: {path}")
+        return tolerances
+    return None
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """``harness compare``: print the Markdown, write it into the run, exit 1 on a regression."""
+    reports: Path = args.reports
+    current = Side.of_run(resolve_run(reports, args.run))
+    reference = resolve_reference(reports, args.reference, current.inventory_name)
+    if reference.path == current.path:
+        raise ConfigError(f"{args.reference} and {args.run} are the same run; name two different ones")
+    result = run_gate(reference, current, _tolerances(args, current), write_to=None if args.no_write else current.path)
+    print(result.markdown, end="")
+    if result.written is not None:
+        _say(f"written: {result.written}")
+    return result.exit_code
+
+
+def _list(args: argparse.Namespace) -> int:
+    baselines = BaselineStore(args.reports).saved(args.inventory_name)
+    if not baselines:
+        print(f"no baselines under {args.reports / 'baselines'}")
+        return 0
+    rows = [[b.name, b.inventory, b.saved, b.cells, b.run_id] for b in baselines]
+    print(tabulate(rows, headers=["name", "inventory", "saved", "cells", "run id"], disable_numparse=True))
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    info = BaselineStore(args.reports).find(args.name, args.inventory_name)
+    run = info.run
+    status = "" if info.exitstatus is None else f" (pytest exit {info.exitstatus})"
+    print(f"baseline {info.name!r} of inventory {info.inventory!r}: {info.path}")
+    print(f"  saved {info.saved} from run {info.run_id}{status}; {info.cells} cells, {info.samples} samples")
+    if run is not None:
+        if run.profile:
+            print(f"  profile {run.profile}")
+        if run.argv:
+            print(f"  command: {' '.join(run.argv)}")
+    cells = aggregate_samples(info.read_samples())
+    metrics = [m for m in _SHOW_METRICS if any(m in c.stats for c in cells)]
+    rows = [
+        [c.scenario, c.pair, c.mode, c.workload, c.impairment, *(format_stat(c.stats.get(m)) for m in metrics)]
+        for c in cells
+    ]
+    headers = ["scenario", "pair", "mode", "workload", "impairment", *(METRIC_LABELS.get(m, m) for m in metrics)]
+    print(tabulate(rows, headers=headers, disable_numparse=True))
+    return 0
+
+
+def _save(args: argparse.Namespace) -> int:
+    run = resolve_run(args.reports, args.run)
+    try:
+        info = BaselineStore(args.reports).save(args.name, run, inventory=args.inventory_name, overwrite=args.overwrite)
+    except BaselineExists as exc:
+        raise ConfigError(f"{exc}; choose another name, or pass --overwrite to replace it") from None
+    print(f"saved baseline {info.name!r} of inventory {info.inventory!r} ({info.cells} cells) from run {info.run_id}")
+    print(f"  {info.path}")
+    return 0
+
+
+def add_baseline_commands(parser: argparse.ArgumentParser) -> None:
+    """``harness baseline list|show|save`` under ``parser``."""
+    sub = parser.add_subparsers(dest="baseline_command", required=True, metavar="ACTION")
+    inventory_help = "the inventory name the baseline belongs to (default: any, if the name is unique)"
+
+    p = sub.add_parser("list", help="saved baselines: name, inventory, date, cells, run id")
+    p.set_defaults(handler=_list)
+    _reports(p)
+    p.add_argument("--inventory-name", help="only this inventory's baselines")
+
+    p = sub.add_parser("show", help="a baseline's metadata and its cells (medians over repeats)")
+    p.set_defaults(handler=_show)
+    p.add_argument("name", metavar="NAME")
+    _reports(p)
+    p.add_argument("--inventory-name", help=inventory_help)
+
+    p = sub.add_parser("save", help="save a finished run as a baseline (what pytest --baseline-save does)")
+    p.set_defaults(handler=_save)
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("run", metavar="RUN", nargs="?", default="latest", help="run directory, id or latest (default)")
+    _reports(p)
+    p.add_argument("--inventory-name", help="file it under this inventory (default: the run's own)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing baseline of that name")

@@ -1,0 +1,252 @@
+"""Saved baselines on disk: ``reports/baselines/<inventory>/<name>/``.
+
+A baseline is a copy of one run's ``samples.ndjson`` (the source of truth; cells, medians and
+spreads are recomputed from it, so a later harness reads old baselines the same way it reads
+old runs) and a ``baseline.json`` saying what it is::
+
+    reports/baselines/
+      prod-multi-az/                 the inventory's name: a baseline belongs to one cluster
+        main/
+          baseline.json              name, inventory, saved (UTC), run id, cells, the run's run.json
+          samples.ndjson
+
+Names become directory names, so they are checked before anything is written: letters,
+digits, ``.``, ``_``, ``-``, not starting with ``.`` or ``-`` — no ``/``, no ``..``.  Saving
+over an existing baseline is refused unless asked for; the replacement is swapped in with
+renames, so a reader never sees half a baseline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Final
+
+from filelock import FileLock
+
+from harness.errors import ConfigError
+from harness.report.aggregate import aggregate_samples
+from harness.report.run_dir import LATEST, RunDir
+from harness.report.run_info import RunInfo
+from harness.samples import Sample, read_samples
+
+__all__ = [
+    "BASELINES_DIR",
+    "BaselineExists",
+    "BaselineInfo",
+    "BaselineStore",
+    "validate_name",
+]
+
+#: Directory under the reports root that holds baselines.
+BASELINES_DIR: Final = "baselines"
+_INFO_FILE: Final = "baseline.json"
+_SAMPLES_FILE: Final = "samples.ndjson"
+_SAFE_NAME: Final = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+# Keys of baseline.json this version reads; others are kept as they are (``extra``).
+_KNOWN: Final = frozenset({"name", "inventory", "saved", "run_id", "cells", "samples", "exitstatus", "run"})
+
+
+def validate_name(name: str, what: str = "baseline name") -> str:
+    """``name`` if it is safe as one directory name; ConfigError saying what is allowed otherwise."""
+    if not _SAFE_NAME.match(name):
+        raise ConfigError(
+            f"{what} {name!r}: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit "
+            "(it names a directory under reports/baselines/)"
+        )
+    if name == LATEST:
+        raise ConfigError(f"{what} {name!r} is reserved: `harness compare latest` means the newest run")
+    return name
+
+
+@dataclass(frozen=True)
+class BaselineInfo:
+    """What ``baseline.json`` records about one saved baseline."""
+
+    name: str
+    inventory: str
+    saved: str
+    run_id: str
+    cells: int
+    samples: int
+    path: Path
+    #: The source run's pytest exit status when known (a baseline saved from a failing run says so).
+    exitstatus: int | None = None
+    run: RunInfo | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def samples_ndjson(self) -> Path:
+        return self.path / _SAMPLES_FILE
+
+    def read_samples(self) -> list[Sample]:
+        return read_samples(self.samples_ndjson)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **dict(self.extra),
+            "name": self.name,
+            "inventory": self.inventory,
+            "saved": self.saved,
+            "run_id": self.run_id,
+            "cells": self.cells,
+            "samples": self.samples,
+            "exitstatus": self.exitstatus,
+            "run": None if self.run is None else self.run.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], path: Path) -> BaselineInfo:
+        where = str(path / _INFO_FILE)
+        try:
+            run = data.get("run")
+            exitstatus = data.get("exitstatus")
+            return cls(
+                name=str(data["name"]),
+                inventory=str(data["inventory"]),
+                saved=str(data["saved"]),
+                run_id=str(data["run_id"]),
+                cells=int(data["cells"]),
+                samples=int(data["samples"]),
+                path=path,
+                exitstatus=None if exitstatus is None else int(exitstatus),
+                run=None if run is None else RunInfo.from_dict(run, where=where),
+                extra=MappingProxyType({k: v for k, v in data.items() if k not in _KNOWN}),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"{where}: not baseline metadata ({exc})") from None
+
+    @classmethod
+    def read(cls, path: Path) -> BaselineInfo:
+        """The baseline in directory ``path``; ConfigError if it is not one."""
+        info = path / _INFO_FILE
+        try:
+            data = json.loads(info.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: not a baseline (no {_INFO_FILE})") from None
+        except ValueError as exc:
+            raise ConfigError(f"{info}: not valid JSON: {exc}") from None
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{info}: not baseline metadata (expected an object)")
+        return cls.from_dict(data, path)
+
+
+class BaselineExists(ConfigError):
+    """Saving would replace a baseline and overwriting was not asked for."""
+
+    def __init__(self, info: BaselineInfo) -> None:
+        super().__init__(
+            f"baseline {info.name!r} of inventory {info.inventory!r} already exists "
+            f"(saved {info.saved} from run {info.run_id})"
+        )
+        self.info = info
+
+
+def _inventory_of(info: RunInfo | None, samples: list[Sample]) -> str | None:
+    if info is not None and info.inventory_name:
+        return info.inventory_name
+    names = {str(s.metadata["inventory"]) for s in samples if s.metadata.get("inventory")}
+    return names.pop() if len(names) == 1 else None
+
+
+class BaselineStore:
+    """The baselines under ``reports_root/baselines``."""
+
+    def __init__(self, reports_root: Path) -> None:
+        self.root = reports_root / BASELINES_DIR
+
+    def path(self, inventory: str, name: str) -> Path:
+        validate_name(inventory, "inventory name")
+        return self.root / inventory / validate_name(name)
+
+    def exists(self, inventory: str, name: str) -> bool:
+        return (self.path(inventory, name) / _INFO_FILE).exists()
+
+    def load(self, inventory: str, name: str) -> BaselineInfo:
+        path = self.path(inventory, name)
+        if not (path / _INFO_FILE).exists():
+            known = ", ".join(b.name for b in self.saved(inventory)) or "none"
+            raise ConfigError(f"no baseline {name!r} for inventory {inventory!r} (saved for it: {known})")
+        return BaselineInfo.read(path)
+
+    def saved(self, inventory: str | None = None) -> list[BaselineInfo]:
+        """Saved baselines, by inventory then name; directories that are not baselines are skipped."""
+        if not self.root.is_dir():
+            return []
+        out = []
+        for inv_dir in sorted(self.root.iterdir()):
+            if not inv_dir.is_dir() or (inventory is not None and inv_dir.name != inventory):
+                continue
+            out += [BaselineInfo.read(d) for d in sorted(inv_dir.iterdir()) if (d / _INFO_FILE).is_file()]
+        return out
+
+    def find(self, name: str, inventory: str | None = None) -> BaselineInfo:
+        """Baseline ``name`` of ``inventory``; with no inventory, the only baseline of that name."""
+        validate_name(name)
+        if inventory is not None:
+            return self.load(inventory, name)
+        found = [b for b in self.saved() if b.name == name]
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            known = ", ".join(sorted({f"{b.inventory}/{b.name}" for b in self.saved()})) or "none"
+            raise ConfigError(f"no baseline named {name!r} under {self.root} (saved: {known})")
+        inventories = ", ".join(b.inventory for b in found)
+        raise ConfigError(f"baseline {name!r} exists for several inventories ({inventories}); name the inventory")
+
+    def save(
+        self,
+        name: str,
+        run: RunDir,
+        *,
+        inventory: str | None = None,
+        overwrite: bool = False,
+        exitstatus: int | None = None,
+        now: datetime | None = None,
+    ) -> BaselineInfo:
+        """Copy ``run``'s samples into baseline ``name`` of ``inventory`` (default: the run's own)."""
+        validate_name(name)
+        samples = read_samples(run.samples_ndjson)
+        if not samples:
+            raise ConfigError(f"{run.samples_ndjson}: no samples; a baseline needs at least one measured cell")
+        run_info = run.read_run_info()
+        inventory = inventory or _inventory_of(run_info, samples)
+        if inventory is None:
+            raise ConfigError(f"{run.path}: cannot tell which inventory this run measured; name it explicitly")
+        target = self.path(inventory, name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # The lock lives with the run locks, not in baselines/, which may be committed to git.
+        locks = self.root.parent / ".locks"
+        locks.mkdir(exist_ok=True)
+        with FileLock(str(locks / f"baseline-{inventory}-{name}.lock")):
+            if (target / _INFO_FILE).exists() and not overwrite:
+                raise BaselineExists(BaselineInfo.read(target))
+            info = BaselineInfo(
+                name=name,
+                inventory=inventory,
+                saved=(now or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="seconds"),
+                run_id=run_info.run_id if run_info is not None else run.run_id,
+                cells=len(aggregate_samples(samples)),
+                samples=len(samples),
+                path=target,
+                exitstatus=exitstatus,
+                run=run_info,
+            )
+            tmp = target.parent / f".{name}.{os.getpid()}.new"
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.mkdir()
+            shutil.copyfile(run.samples_ndjson, tmp / _SAMPLES_FILE)
+            (tmp / _INFO_FILE).write_text(json.dumps(info.to_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            old = target.parent / f".{name}.{os.getpid()}.old"
+            if target.exists():
+                target.rename(old)
+            tmp.rename(target)
+            shutil.rmtree(old, ignore_errors=True)
+        return info

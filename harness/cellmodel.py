@@ -1,0 +1,189 @@
+"""What the sizing model predicts for one measured cell, fed with the pair's own calibration.
+
+Every replicated or disconnected write cell gets a predicted bandwidth and IOPS, the
+measured/predicted ratio and the limit the model says binds, so a table shows at once whether
+a cell ran at what its parts allow, and if not, that something the model does not know about
+held it back.  The model is :mod:`harness.sizing.model`; the calibration replaces the catalog's
+figures with the pair's measured disk latency, bandwidth and IOPS, the path's RTT and rate,
+the replication overhead and the replicated IOPS capacity (:mod:`harness.calibrate`).  What
+the cell itself measured stands in where it is more exact: its RTT under the impairment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.calibrate import CALIBRATION_SCENARIO, PairCalibration, calibrate_pair
+from harness.cell import CellRunner, CellSpec
+from harness.errors import ConfigError
+from harness.fio.spec import Profile, WorkloadSpec
+from harness.inventory.models import Inventory
+from harness.rtt import RttStats
+from harness.sizing.catalog import Catalog, load_catalog
+from harness.sizing.cli import parse_volume
+from harness.sizing.model import Calibration, NodeSpec, Prediction, Scenario, VolumeSpec, Workload, predict
+
+__all__ = ["CellPrediction", "CellPredictor", "inventory_catalog", "model_workload", "predict_cell"]
+
+MIB = 2**20
+
+#: the volume assumed for a node whose inventory entry names none (the calibration replaces
+#: its figures; only its type has to exist in the catalog)
+DEFAULT_VOLUME = "gp3"
+
+
+@dataclass(frozen=True)
+class CellPrediction:
+    bw_mib_s: float
+    iops: float
+    latency_ms: float
+    bottleneck: str  # the binding limit's key, e.g. "latency", "replication.path"
+    bottleneck_label: str  # what a person reads, e.g. "measured replication path"
+    detail: str  # how the binding limit's value came about
+
+    def annotation(self, measured_bw_mib_s: float) -> tuple[dict[str, float], dict[str, Any]]:
+        """Metric values (``predicted_bw``, ``predicted_iops``, ``model_ratio`` = measured /
+        predicted bandwidth) and metadata (the bottleneck) for the cell's samples."""
+        ratio = measured_bw_mib_s / self.bw_mib_s if self.bw_mib_s > 0 else float("nan")
+        values = {"predicted_bw": self.bw_mib_s, "predicted_iops": self.iops, "model_ratio": ratio}
+        meta = {"bottleneck": self.bottleneck_label, "bottleneck_key": self.bottleneck, "model_detail": self.detail}
+        return values, meta
+
+
+def inventory_catalog(inventory: Inventory, inventory_path: Path) -> Catalog:
+    """The built-in catalog extended by the inventory's own catalog files."""
+    return load_catalog([inventory_path.parent / name for name in inventory.catalog])
+
+
+def model_workload(workload: WorkloadSpec) -> Workload:
+    """The model's view of an fio job.  A ``bsrange`` counts as its mean block size (fio draws
+    sizes uniformly in multiples of the lower bound)."""
+    bs = workload.bs
+    if workload.bs_max is not None:
+        steps = workload.bs_max // workload.bs
+        bs = workload.bs * (steps + 1) // 2
+    rwmix = workload.rwmixread if workload.rwmixread is not None else 50
+    return Workload(workload.rw, bs, workload.numjobs, workload.iodepth, rwmix)
+
+
+def _volume(text: str | None) -> VolumeSpec:
+    return parse_volume(text) if text else VolumeSpec(DEFAULT_VOLUME)
+
+
+def _calibration(cal: PairCalibration, spec: CellSpec, rtt_ms: float | None) -> Calibration:
+    path_bits = cal.path_mbit * 1e6 if cal.path_mbit is not None else None
+    impairment = spec.impairment
+    if impairment is not None and impairment.rate_bits is not None:
+        path_bits = min(path_bits, impairment.rate_bits) if path_bits is not None else impairment.rate_bits
+    if rtt_ms is None or rtt_ms <= 0:
+        rtt_ms = cal.rtt_ms + (impairment.added_rtt_s * 1e3 if impairment is not None else 0.0)
+    overhead = cal.overhead_ms
+    return Calibration(
+        local_write_latency_s=cal.local_write_ms / 1e3,
+        local_bandwidth=cal.local_mib_s * MIB if cal.local_mib_s is not None else None,
+        local_iops=cal.local_capacity_iops,
+        rtt_s=rtt_ms / 1e3,
+        path_rate_bits=path_bits,
+        replication_overhead_s=overhead / 1e3 if overhead is not None else None,
+        replicated_iops=cal.replicated_capacity_iops,
+        label=f"calibration of {cal.pair}",
+    )
+
+
+def predict_cell(
+    inventory: Inventory,
+    catalog: Catalog,
+    spec: CellSpec,
+    calibration: PairCalibration,
+    *,
+    rtt_ms: float | None = None,
+    protocol: str | None = None,
+) -> CellPrediction:
+    """The model's answer for ``spec`` on its pair.  ``rtt_ms``: the RTT the cell measured
+    (else the calibration's plus what the impairment adds).  Raises ConfigError when the
+    inventory names types the catalog lacks."""
+    if not spec.workload.is_write:
+        raise ConfigError(f"{spec.id}: predictions cover write workloads only")
+    pair = inventory.pairs[spec.pair]
+    primary, secondary = inventory.nodes[pair.primary], inventory.nodes[pair.secondary]
+    for name, node in ((pair.primary, primary), (pair.secondary, secondary)):
+        if node.instance_type is None:
+            raise ConfigError(f"node {name} names no instance_type (needed for predictions)")
+    assert primary.instance_type is not None and secondary.instance_type is not None
+    chosen = protocol or pair.protocol
+    if chosen not in ("A", "B", "C"):
+        raise ConfigError(f"{spec.id}: unknown DRBD protocol {chosen!r}")
+    scenario = Scenario(
+        primary=NodeSpec(primary.instance_type, _volume(primary.volume)),
+        peer=NodeSpec(secondary.instance_type, _volume(secondary.volume)),
+        workload=model_workload(spec.workload),
+        replicate=spec.mode == "replicated",
+        placement=inventory.placement(spec.pair),
+        protocol=chosen,  # type: ignore[arg-type]  # checked above
+        calibration=_calibration(calibration, spec, rtt_ms),
+    )
+    return _summarise(predict(scenario, catalog))
+
+
+def _summarise(prediction: Prediction) -> CellPrediction:
+    binding = prediction.binding
+    return CellPrediction(
+        bw_mib_s=prediction.bw / MIB,
+        iops=prediction.iops,
+        latency_ms=prediction.latency_s * 1e3,
+        bottleneck=binding.key,
+        bottleneck_label=binding.label,
+        detail=binding.detail,
+    )
+
+
+class CellPredictor:
+    """Calibrates each pair once (before its first predicted cell) and predicts its cells.
+
+    A cell is predicted when it writes, is not itself a calibration or a data-loss oracle
+    (verify jobs), and the catalog knows the inventory's instance and volume types; otherwise
+    :meth:`annotate` adds nothing and :attr:`skipped` says why (once per reason).
+    """
+
+    def __init__(self, runner: CellRunner, profile: Profile, catalog: Catalog | None, *, why_not: str = "") -> None:
+        self.runner = runner
+        self.profile = profile
+        self.catalog = catalog
+        self.skipped: dict[str, str] = {} if catalog is not None else {"*": why_not or "no catalog"}
+
+    def wants(self, spec: CellSpec) -> bool:
+        return (
+            self.catalog is not None
+            and spec.scenario != CALIBRATION_SCENARIO
+            and spec.workload.is_write
+            and spec.workload.verify is None
+            and spec.pair not in self.skipped
+        )
+
+    def before(self, spec: CellSpec) -> None:
+        """Calibrate the cell's pair if it was not yet (these are cells of their own)."""
+        if self.wants(spec):
+            calibrate_pair(self.runner, spec.pair, self.profile, full=True)
+
+    def annotate(
+        self, spec: CellSpec, rtt: RttStats | None, values: dict[str, float]
+    ) -> tuple[dict[str, float], dict[str, Any]]:
+        """The cell runner's :data:`~harness.cell.Annotator`: prediction values and metadata."""
+        if not self.wants(spec) or self.catalog is None:
+            return {}, {}
+        calibration = calibrate_pair(self.runner, spec.pair, self.profile, full=True)
+        try:
+            prediction = predict_cell(
+                self.runner.inventory,
+                self.catalog,
+                spec,
+                calibration,
+                rtt_ms=rtt.median_ms if rtt is not None else None,
+            )
+        except ConfigError as exc:
+            self.skipped[spec.pair] = str(exc)
+            self.runner.progress(f"no predictions for {spec.pair}: {exc}")
+            return {}, {}
+        return prediction.annotation(values["bw"])

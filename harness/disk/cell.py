@@ -1,0 +1,289 @@
+"""One disk-study cell: a workload on a node's raw scratch device, a RAID0 over several, or a
+file on a fresh filesystem — the bottom of the stack, before anyone blames replication.
+
+The life of a cell (each change has its undo registered first, undone on every exit path):
+
+1. lock the node (and, on the lab, take the host alone: disk studies are CPU-heavy);
+2. guard every scratch device the layout uses (inventory-named, unmounted, unheld, no
+   partitions or signatures, backing no DRBD resource, big enough) — reads included;
+3. build the layout: ``mdadm --create`` an md RAID0, or ``mkfs`` + mount + pre-allocate a file;
+4. precondition: fill the target to a percentage with sequential writes (when asked);
+5. run fio detached under its node-side deadline, collect its JSON in the same round trip;
+6. tear the layout down (stop and wipe the array; unmount and wipe the filesystem) and
+   record the samples: columns of the study tables are the layout labels (``raw``,
+   ``raid0x2``, ``xfs``, ``raw-fill99``), rows the workloads.
+"""
+
+from __future__ import annotations
+
+import functools
+import shlex
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.bounds import BoundResult
+from harness.cell import CellRunner
+from harness.disk.layout import DiskLayout, fill_argv
+from harness.errors import ConfigError, InfraError
+from harness.fio.result import DirectionStats, FioResult
+from harness.fio.runner import FioRun
+from harness.fio.spec import WorkloadSpec
+from harness.nodefiles import node_run_dir, safe_token
+from harness.remote import Runner, Shell
+from harness.safety.device import guard_scratch_device
+from harness.samples import METRICS, Sample
+
+__all__ = ["DiskCellResult", "DiskCellRunner", "DiskCellSpec"]
+
+MIB = 2**20
+#: room a fresh filesystem needs beside the fio file (journal, metadata)
+_FS_SLACK = 64 * MIB
+
+
+@dataclass(frozen=True)
+class DiskCellSpec:
+    scenario: str
+    node: str
+    layout: DiskLayout
+    workload: WorkloadSpec
+    fill_pct: int | None = None  # precondition: fill the target to this % first
+    repeat: int = 0
+
+    def __post_init__(self) -> None:
+        if self.fill_pct is not None and not 1 <= self.fill_pct <= 100:
+            raise ConfigError(f"fill percentage must be 1..100, got {self.fill_pct}")
+        if self.fill_pct is not None and self.layout.kind == "fs":
+            raise ConfigError("preconditioning fills a block device; use a raw or RAID0 layout")
+
+    @property
+    def mode(self) -> str:
+        """The table column: layout label, plus the fill level when preconditioned."""
+        return self.layout.label + (f"-fill{self.fill_pct}" if self.fill_pct is not None else "")
+
+    @property
+    def id(self) -> str:
+        return "-".join([self.node, self.mode, self.workload.id()] + ([f"r{self.repeat}"] if self.repeat else []))
+
+
+@dataclass
+class DiskCellResult:
+    spec: DiskCellSpec
+    fio: FioResult
+    stats: DirectionStats
+    verdict: BoundResult
+    metadata: dict[str, Any]
+    samples: list[Sample] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    @property
+    def bw_mib_s(self) -> float:
+        return self.stats.bytes_per_s / MIB
+
+    @property
+    def iops(self) -> float:
+        return self.stats.iops
+
+    def properties(self) -> list[tuple[str, object]]:
+        props: list[tuple[str, object]] = [(s.metric, round(s.value, 4)) for s in self.samples]
+        props += [(k, self.metadata.get(k)) for k in ("node", "mode", "workload", "devices", "steady_state")]
+        return [*props, ("verdict", self.verdict.verdict), ("verdict_reason", self.verdict.reason)]
+
+
+def _needed_per_device(spec: DiskCellSpec) -> int:
+    footprint = spec.workload.footprint_bytes
+    if spec.layout.kind == "raid0":
+        return -(-footprint // len(spec.layout.devices)) + MIB
+    if spec.layout.kind == "fs":
+        return footprint + _FS_SLACK
+    return footprint
+
+
+class DiskCellRunner:
+    """Runs disk-study cells with the connections, ledger, fio runner, samples and locks of a
+    :class:`~harness.cell.CellRunner` (one run, one set of records)."""
+
+    def __init__(self, cells: CellRunner) -> None:
+        self.cells = cells
+
+    def run(self, spec: DiskCellSpec, *, test_id: str = "") -> DiskCellResult:
+        inventory = self.cells.inventory
+        if spec.node not in inventory.nodes:
+            raise ConfigError(f"unknown node {spec.node!r} (inventory has {sorted(inventory.nodes)})")
+        scratch = inventory.nodes[spec.node].scratch_devices
+        with self.cells.locked([spec.node]), self.cells.host_slot(exclusive=True):
+            start = time.monotonic()
+            node = self.cells.pool.get(spec.node)
+            sizes = {}
+            for device in spec.layout.devices:
+                self.cells.progress(f"{spec.id}: checking scratch device {device} on {spec.node}")
+                facts = guard_scratch_device(
+                    node, device=device, scratch=scratch, needed_bytes=_needed_per_device(spec)
+                )
+                sizes[device] = facts.size_bytes or 0
+            # short (an md name holds at most 32 characters) and unique within the run
+            token = f"{self.cells.run_id[-4:].lower()}-{time.time_ns() // 1_000_000 % 10**7}"
+            with ExitStack() as undo:
+                target, kind = self._build(node, spec, token, undo)
+                steady = None
+                if spec.fill_pct is not None:
+                    self._fill(node, spec, target, sizes)
+                fio_result, fio_wall = self._fio(node, spec, target, kind, undo)
+                states = [g.steady_state for g in fio_result.groups if g.steady_state is not None]
+                if states:
+                    steady = all(state.attained for state in states)
+            wall = time.monotonic() - start
+        return self._finish(spec, fio_result, timing=(wall, fio_wall), steady=steady, test_id=test_id)
+
+    # -- layout -----------------------------------------------------------------------------
+    def _build(self, node: Runner, spec: DiskCellSpec, token: str, undo: ExitStack) -> tuple[str, str]:
+        """Create the layout; returns (fio filename, target kind)."""
+        layout = spec.layout
+        ledger = self.cells.ledger
+        if layout.kind == "raw":
+            return layout.devices[0], "block"
+        if layout.kind == "raid0":
+            md = layout.md_path(token)
+            ledger.record("md-create", {"node": spec.node, "array": md, "members": list(layout.devices)})
+            undo.callback(self._run_undo, node, "md-remove", md, layout.md_teardown_script(token))
+            self.cells.progress(f"{spec.id}: creating {md} over {', '.join(layout.devices)}")
+            node.run(layout.md_create_argv(token), timeout=60)
+            # fio gets the kernel name: /dev/md/<name> is a udev-style alias that may lag
+            real = node.run(["readlink", "-e", md], timeout=15).stdout.strip()
+            if not real.startswith("/dev/md"):
+                raise InfraError(f"{spec.node}: {md} resolves to {real!r}, not an md device")
+            return real, "block"
+        mountpoint = f"{node_run_dir(self.cells.run_id)}/mnt-{token}"
+        ledger.record("mkfs", {"node": spec.node, "device": layout.devices[0], "fstype": layout.fstype})
+        undo.callback(self._run_undo, node, "fs-remove", layout.devices[0], layout.fs_teardown_script(mountpoint))
+        self.cells.progress(f"{spec.id}: mkfs.{layout.fstype} {layout.devices[0]}")
+        node.run(layout.mkfs_argv(), timeout=300)
+        file = f"{mountpoint}/fio.dat"
+        node.run_script(layout.mount_script(mountpoint, file, spec.workload.footprint_bytes), timeout=120)
+        return file, "file"
+
+    def _run_undo(self, node: Runner, event: str, what: str, script: str) -> None:
+        self.cells.ledger.record(event, {"node": node.name, "target": what})
+        node.run_script(script, timeout=120, check=False)
+
+    def _fill(self, node: Runner, spec: DiskCellSpec, target: str, sizes: dict[str, int]) -> None:
+        assert spec.fill_pct is not None
+        total = node.run(["blockdev", "--getsize64", target], timeout=15).stdout.strip()
+        size = int(total) if total.isdigit() else sum(sizes.values())
+        fill = size * spec.fill_pct // 100 // MIB * MIB
+        self.cells.progress(f"{spec.id}: filling {target} to {spec.fill_pct}% ({fill // MIB} MiB)")
+        self.cells.ledger.record("precondition", {"node": spec.node, "target": target, "bytes": fill})
+        out = f"{node_run_dir(self.cells.run_id)}/fill-{safe_token(spec.id)}.json"
+        # a generous node-side bound: 20 MiB/s would be a very slow disk
+        node.run_script(
+            f"mkdir -p {shlex.quote(node_run_dir(self.cells.run_id))} && {shlex.join(fill_argv(target, fill, out))}",
+            timeout=120 + fill / (20 * MIB),
+        )
+
+    # -- fio --------------------------------------------------------------------------------
+    def _fio(
+        self, node: Runner, spec: DiskCellSpec, target: str, kind: str, undo: ExitStack
+    ) -> tuple[FioResult, float | None]:
+        fio = self.cells.fio
+        finished = False
+
+        def stop_if_running(planned: FioRun) -> None:
+            if not finished:
+                fio.stop(node, planned)
+
+        run = fio.start(
+            node,
+            spec.workload,
+            target,
+            safe_token(spec.id),
+            target=kind,  # type: ignore[arg-type]  # "block" or "file", from _build
+            bw_log=True,
+            on_planned=functools.partial(lambda stack, planned: stack.callback(stop_if_running, planned), undo),
+        )
+        self.cells.progress(f"{spec.id}: fio running ({spec.workload.runtime_s or '?'} s)")
+        rc, out = fio.wait_exit(
+            node,
+            run,
+            progress=self.cells.progress,
+            after_exit={"fio": Shell(fio.output_script(run)), "times": Shell(fio.times_script(run))},
+        )
+        finished = True
+        return fio.parse(node, run, rc, out["fio"].stdout), fio.process_seconds(out["times"].stdout)
+
+    # -- results ----------------------------------------------------------------------------
+    def _finish(
+        self,
+        spec: DiskCellSpec,
+        fio: FioResult,
+        *,
+        timing: tuple[float, float | None],
+        steady: bool | None,
+        test_id: str,
+    ) -> DiskCellResult:
+        wall, fio_wall = timing
+        inventory = self.cells.inventory
+        node = inventory.nodes[spec.node]
+        facts = self.cells.facts(spec.node)
+        w = spec.workload
+        stats = fio.write if w.is_write else fio.read
+        meta: dict[str, Any] = {
+            "run_id": self.cells.run_id,
+            "inventory": inventory.name,
+            "test_id": test_id,
+            "scenario": spec.scenario,
+            # the study tables' columns are (node, layout): the node stands where a pair would
+            "pair": spec.node,
+            "node": spec.node,
+            "mode": spec.mode,
+            "workload": w.id(),
+            "impairment": "none",
+            "repeat": spec.repeat,
+            "placement": "local",
+            "primary": spec.node,
+            "az_primary": node.az,
+            "instance_type_primary": node.instance_type,
+            "layout": spec.layout.kind,
+            "devices": list(spec.layout.devices),
+            "stripes": len(spec.layout.devices),
+            "fstype": spec.layout.fstype,
+            "fill_pct": spec.fill_pct,
+            "rw": w.rw,
+            "bs": w.bs if w.bs_max is None else f"{w.bs}-{w.bs_max}",
+            "numjobs": w.numjobs,
+            "iodepth": w.iodepth,
+            "size": w.size,
+            "runtime_s": w.runtime_s,
+            "steady_state": None if steady is None else ("attained" if steady else "not attained"),
+            "fio_version": facts.fio_version,
+            "kernel": facts.kernel,
+            "drbd_version": facts.drbd_version,
+        }
+        values = {
+            "bw": stats.bytes_per_s / MIB,
+            "iops": stats.iops,
+            "clat_mean": _ms(stats.clat_mean_us),
+            "clat_p50": _ms(stats.clat_p50_us),
+            "clat_p99": _ms(stats.clat_p99_us),
+            "clat_p999": _ms(stats.clat_p99_9_us),
+            "runtime": stats.runtime_ms / 1000.0,
+            "wall": wall,
+            "overhead": wall - fio_wall if fio_wall is not None else float("nan"),
+        }
+        if steady is not None:
+            values["ss_attained"] = 1.0 if steady else 0.0
+        reason = f"{spec.layout.label} on {', '.join(spec.layout.devices)}"
+        if steady is not None:
+            reason += f"; steady state {meta['steady_state']}"
+        verdict = BoundResult("pass", reason)
+        meta["verdict"] = verdict.verdict
+        meta["verdict_reason"] = verdict.reason
+        meta["validity"] = "disk study (no replication)"
+        samples = [Sample(metric, value, METRICS[metric], meta) for metric, value in values.items()]
+        self.cells.store.append(samples)
+        self.cells.ledger.record("cell-done", {"cell": spec.id, "verdict": verdict.verdict})
+        return DiskCellResult(spec, fio, stats, verdict, meta, samples, wall)
+
+
+def _ms(us: float | None) -> float:
+    return float("nan") if us is None else us / 1000.0

@@ -1,0 +1,247 @@
+"""Risky DRBD and cluster configuration for scenarios that disrupt a resource (reliability.md §4 row 15).
+
+A crash, a cut replication link or latency at DRBD's timeouts is harmless on a scratch pair
+that only DRBD manages.  With any of these it is not:
+
+* ``fencing resource-only|resource-and-stonith`` or a ``fence-peer`` handler: on losing the
+  peer the primary calls the handler, which outdates the peer or has it STONITHed, and with
+  ``resource-and-stonith`` freezes all I/O until then (drbd.conf(5) "fencing");
+* DRBD 9 ``quorum`` on two nodes: a partition leaves neither side with quorum and the primary
+  returns I/O errors or freezes (``on-no-quorum``; UG9 §s-feature-quorum);
+* ``after-sb-*`` other than ``disconnect``, ``rr-conflict`` that discards: automatic
+  split-brain recovery, which LINBIT calls configuring "for potential automatic data loss"
+  (UG9 §s-automatic-split-brain-recovery-configuration);
+* ``allow-two-primaries``: both sides may write, and a cut ends in two diverged copies;
+* a protocol other than the inventory's: the failover oracle would judge the wrong promise;
+* Pacemaker or drbd-reactor running on the node: they react to the fault themselves
+  (promote the peer, fence, restart the resource).
+
+Two views of a resource are read on each node: ``drbdsetup show --show-defaults`` (what the
+kernel runs now) and ``drbdadm dump`` (what the configuration file says: what a crashed node
+comes back with, and the only place handlers are kept).  :class:`AuditPlan` names the
+commands, so preflight can fold them into its one round trip per node, and judges the answers.
+Anything that cannot be read is itself a risk: the audit fails closed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from harness.drbd.commands import dump_argv, show_defaults_argv
+from harness.drbd.config import Statement, find_resources, parse_config, walk
+from harness.drbd.errors import DrbdOutputError
+from harness.remote import CommandResult
+
+__all__ = ["AuditPlan", "NodeAudit", "Risk", "audit_dump", "audit_managers", "audit_show"]
+
+#: DRBD's default protocol (8.4 and 9): ``drbdsetup show`` without defaults omits it.
+DEFAULT_PROTOCOL: Final = "C"
+#: systemd units and the process names (``comm``, at most 15 characters) of cluster managers
+#: that act on DRBD resources by themselves.
+MANAGERS: Final = {"pacemaker": "pacemakerd", "drbd-reactor": "drbd-reactor"}
+_RUNNING_UNIT_STATES: Final = frozenset({"active", "activating", "reloading", "refreshing", "deactivating"})
+_AFTER_SB: Final = ("after-sb-0pri", "after-sb-1pri", "after-sb-2pri")
+# rr-conflict values that resolve a role conflict by throwing data away or killing a node
+# (8.4: violently, call-pri-lost; 9.1+: auto-discard).
+_RR_CONFLICT_LOSSY: Final = frozenset({"violently", "call-pri-lost", "auto-discard"})
+# `outdate-peer` is the handler's name before 8.4; drbdadm still accepts it.
+_FENCE_HANDLERS: Final = ("fence-peer", "outdate-peer")
+
+Options = Mapping[str, Sequence[tuple[str, ...]]]
+
+
+@dataclass(frozen=True)
+class Risk:
+    """One risky setting: ``check`` names the kind, ``detail`` what it is and why it matters."""
+
+    check: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.check}: {self.detail}"
+
+
+def _leaves(statements: Iterable[Statement]) -> dict[str, list[tuple[str, ...]]]:
+    """Every ``key args;`` below ``statements``, by key, in order of appearance."""
+    found: dict[str, list[tuple[str, ...]]] = {}
+    for _path, statement in walk(tuple(statements)):
+        if statement.block is None:
+            found.setdefault(statement.key, []).append(statement.args)
+    return found
+
+
+def _value(args: tuple[str, ...]) -> str:
+    # a bare flag (`allow-two-primaries;` in drbd.conf) means yes
+    return args[0] if args else "yes"
+
+
+def _risks(options: Options, expected_protocol: str) -> list[Risk]:
+    risks: list[Risk] = []
+    protocols = {_value(a).upper() for a in options.get("protocol", ())} or {DEFAULT_PROTOCOL}
+    for protocol in sorted(protocols - {expected_protocol.upper()}):
+        risks.append(
+            Risk(
+                "protocol",
+                f"the resource runs protocol {protocol}, the inventory says {expected_protocol}: "
+                "results would be judged against the wrong replication guarantee",
+            )
+        )
+    for fencing in sorted({_value(a) for a in options.get("fencing", ())} - {"dont-care"}):
+        why = {
+            "resource-and-stonith": "on losing the peer the primary freezes all I/O and calls fence-peer, "
+            "which is expected to STONITH the peer",
+            "resource-only": "on losing the peer the primary calls fence-peer to outdate it",
+        }.get(fencing, "DRBD calls fence-peer on losing the peer")
+        risks.append(Risk("fencing", f"fencing {fencing}: {why}"))
+    for handler in _FENCE_HANDLERS:
+        for args in options.get(handler, ()):
+            risks.append(
+                Risk(
+                    "fence-peer handler",
+                    f"{handler} {' '.join(args)}: runs when the peer is lost; it outdates the peer or has it "
+                    "STONITHed, and a cluster manager may move services",
+                )
+            )
+    quorum = {_value(a) for a in options.get("quorum", ())} - {"off"}
+    if quorum:
+        on_loss = sorted({_value(a) for a in options.get("on-no-quorum", ())}) or ["(not shown)"]
+        effect = "returns I/O errors" if on_loss == ["io-error"] else "freezes its I/O"
+        risks.append(
+            Risk(
+                "quorum",
+                f"quorum {'/'.join(sorted(quorum))} with on-no-quorum {'/'.join(on_loss)}: on two nodes a "
+                f"partition leaves neither side with quorum and the primary {effect}",
+            )
+        )
+    for key in _AFTER_SB:
+        for policy in sorted({_value(a) for a in options.get(key, ())} - {"disconnect"}):
+            risks.append(
+                Risk(
+                    "split-brain policy",
+                    f"automatic data loss configured: {key} {policy} (after a split brain DRBD throws one "
+                    "node's changes away by itself)",
+                )
+            )
+    for policy in sorted({_value(a) for a in options.get("rr-conflict", ())} & _RR_CONFLICT_LOSSY):
+        risks.append(Risk("split-brain policy", f"automatic data loss configured: rr-conflict {policy}"))
+    if "yes" in {_value(a) for a in options.get("allow-two-primaries", ())}:
+        risks.append(
+            Risk(
+                "two primaries",
+                "allow-two-primaries yes: both nodes may be Primary at once; a crash or a cut can end in "
+                "two diverged copies",
+            )
+        )
+    return risks
+
+
+def _parsed(text: str, what: str) -> tuple[Statement, ...] | Risk:
+    try:
+        return parse_config(text)
+    except DrbdOutputError as exc:
+        return Risk("audit", f"cannot read `{what}`: {exc}")
+
+
+def audit_show(text: str, resource: str, expected_protocol: str) -> list[Risk]:
+    """Risks in ``drbdsetup show [--show-defaults] RESOURCE``: the running configuration."""
+    what = f"drbdsetup show {resource}"
+    parsed = _parsed(text, what)
+    if isinstance(parsed, Risk):
+        return [parsed]
+    blocks = find_resources(parsed, resource)
+    if not blocks:
+        return [Risk("audit", f"`{what}` does not list {resource}: its running configuration cannot be checked")]
+    return _risks(_leaves(blocks), expected_protocol)
+
+
+def audit_dump(text: str, resource: str, expected_protocol: str) -> list[Risk]:
+    """Risks in ``drbdadm dump RESOURCE``: the configuration file, ``common`` section included
+    (the resource's own settings win over ``common``'s, as drbdadm applies them)."""
+    what = f"drbdadm dump {resource}"
+    parsed = _parsed(text, what)
+    if isinstance(parsed, Risk):
+        return [parsed]
+    blocks = find_resources(parsed, resource)
+    if not blocks:
+        return [Risk("audit", f"`{what}` does not show {resource}: its configuration file cannot be checked")]
+    common = _leaves(s for s in parsed if s.block is not None and s.words == ("common",))
+    return _risks({**common, **_leaves(blocks)}, expected_protocol)
+
+
+def audit_managers(units: CommandResult, processes: CommandResult) -> list[Risk]:
+    """Pacemaker or drbd-reactor running on the node, from ``systemctl is-active`` (one state
+    per unit, in order) and ``ps -e -o pid=,comm=``.  Without systemd (the lab's guests)
+    systemctl prints nothing and the process list decides; with neither, the answer is unknown."""
+    running: dict[str, str] = {}
+    states = units.stdout.split()
+    if len(states) == len(MANAGERS):
+        for unit, state in zip(MANAGERS, states, strict=True):
+            if state in _RUNNING_UNIT_STATES:
+                running[unit] = f"unit {unit} is {state}"
+    if processes.ok:
+        by_comm = {comm: unit for unit, comm in MANAGERS.items()}
+        for line in processes.stdout.splitlines():
+            pid, _, comm = line.strip().partition(" ")
+            manager = by_comm.get(comm.strip())
+            if manager is not None and manager not in running:
+                running[manager] = f"process {comm.strip()} (pid {pid}) is running"
+    elif len(states) != len(MANAGERS):
+        detail = (processes.stderr.strip() or units.stderr.strip() or "no output").splitlines()[0]
+        return [Risk("audit", f"cannot tell whether Pacemaker or drbd-reactor run here ({detail})")]
+    return [
+        Risk(
+            "cluster manager",
+            f"{evidence}: it may manage the resource and react to the fault itself (promote the peer, fence, restart)",
+        )
+        for evidence in running.values()
+    ]
+
+
+@dataclass(frozen=True)
+class NodeAudit:
+    """What the audit found on one node: per resource, and about the node's cluster managers."""
+
+    resources: Mapping[str, list[Risk]]
+    managers: list[Risk]
+
+    def risks(self) -> list[Risk]:
+        return [*self.managers, *(r for risks in self.resources.values() for r in risks)]
+
+
+@dataclass(frozen=True)
+class AuditPlan:
+    """The audit of the resources on one node: ``protocols`` maps each resource to the protocol
+    the inventory says it runs."""
+
+    protocols: Mapping[str, str]
+
+    def _keys(self) -> list[tuple[str, str, str]]:
+        # run_batch wants identifiers; resource names carry '-', so number them instead.
+        return [(res, f"audit_show_{i}", f"audit_dump_{i}") for i, res in enumerate(sorted(self.protocols))]
+
+    def commands(self) -> dict[str, list[str]]:
+        """Read-only commands, named for :func:`harness.remote.run_batch`."""
+        out = {
+            "audit_units": ["systemctl", "is-active", *MANAGERS],
+            "audit_processes": ["ps", "-e", "-o", "pid=,comm="],
+        }
+        for res, show, dump in self._keys():
+            out[show] = show_defaults_argv(res)
+            out[dump] = dump_argv(res)
+        return out
+
+    def evaluate(self, results: Mapping[str, CommandResult]) -> NodeAudit:
+        per_resource: dict[str, list[Risk]] = {}
+        for res, show, dump in self._keys():
+            risks: list[Risk] = []
+            for key, audit in ((show, audit_show), (dump, audit_dump)):
+                result = results[key]
+                if not result.ok:
+                    error = (result.stderr.strip() or f"exit {result.exit_code}").splitlines()[0]
+                    risks.append(Risk("audit", f"`{result.command}` failed: {error}"))
+                    continue
+                risks += [r for r in audit(result.stdout, res, self.protocols[res]) if r not in risks]
+            per_resource[res] = risks
+        return NodeAudit(per_resource, audit_managers(results["audit_units"], results["audit_processes"]))

@@ -1,0 +1,534 @@
+"""Ansible YAML inventories → harness inventories, through a small mapping file.
+
+Many teams already describe their DRBD nodes in an Ansible inventory (``all`` → ``hosts`` /
+``children`` / ``vars``, with ``ansible_host``, ``ansible_port``, ``ansible_user``,
+``ansible_ssh_private_key_file``).  Rather than keeping a second copy of those addresses, a
+mapping file says what the harness needs that Ansible does not know::
+
+    ansible_inventory: hosts.yaml        # relative to the mapping file
+    name: prod-multi-az                  # the harness inventory's name
+    defaults:                            # for whatever a host's variables do not say
+      az: us-east-1a
+      replication_iface: ens6
+      ssh: {known_hosts: /etc/harness/known_hosts, key_env: HARNESS_SSH_KEY}
+    host_vars:                           # which Ansible host variable holds which harness field
+      replication_ip: drbd_replication_ip
+      az: ec2_az
+    pairs:
+      single-az: {hosts: [db-a1, db-a2], resource: scratch0, device: /dev/drbd100}
+      multi-az: {group: drbd_cross_az, resource: scratch1, device: /dev/drbd101}
+    harness:                             # any other inventory section, copied as is
+      thresholds: {multi_az_vs_single_az: 0.5}
+
+Variables are resolved as Ansible does for a YAML inventory: ``all``'s vars, then each group's
+from the shallowest to the deepest (ties by name), then the host's own.  Only hosts named by a
+pair become nodes.  Files in ``host_vars/`` / ``group_vars/`` directories and dynamic
+inventories are not read: point the mapping's ``host_vars`` at variables in the YAML file.
+
+Secrets are never copied: connection and become passwords, vault-encrypted values and anything
+that looks like a key or token are left out with a note naming the variable (never its value);
+a variable the conversion *needs* that is vault-encrypted or templated is refused, because the
+harness cannot decrypt or render it.  The result is a plain harness inventory dict; callers
+validate it like any other (:func:`harness.inventory.loader.load_ansible_mapping`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
+
+from harness.errors import ConfigError
+from harness.inventory.models import NAME_PATTERN
+from harness.redact import looks_secret
+
+__all__ = [
+    "MAPPING_KEY",
+    "AnsibleInventory",
+    "AnsibleMapping",
+    "Conversion",
+    "VaultValue",
+    "convert",
+    "is_ansible_mapping",
+    "load_ansible_inventory",
+    "parse_ansible_inventory",
+]
+
+#: The top-level key that marks a mapping file (so ``--inventory`` can take one directly).
+MAPPING_KEY: Final = "ansible_inventory"
+
+#: Ansible's connection and privilege-escalation password variables (and their old spellings).
+SECRET_VARS: Final = frozenset(
+    {
+        "ansible_password",
+        "ansible_ssh_pass",
+        "ansible_ssh_password",
+        "ansible_become_password",
+        "ansible_become_pass",
+        "ansible_sudo_pass",
+        "ansible_sudo_password",
+        "ansible_su_pass",
+        "ansible_su_password",
+    }
+)
+_SECRET_NAME: Final = re.compile(r"(?i)(passw|secret|token|api_?key|vault)")
+_KEY_FILE_VARS: Final = ("ansible_ssh_private_key_file", "ansible_private_key_file")
+_GROUP_KEYS: Final = frozenset({"hosts", "vars", "children"})
+_NAME: Final = re.compile(NAME_PATTERN)
+
+
+class VaultValue:
+    """An ``!vault`` value: present, encrypted, and never read."""
+
+    def __repr__(self) -> str:
+        return "<vault-encrypted>"
+
+
+class _AnsibleLoader(yaml.SafeLoader):
+    """PyYAML's safe loader (Ansible reads inventories as YAML 1.1 too) plus Ansible's tags."""
+
+
+def _vault(loader: yaml.SafeLoader, node: yaml.Node) -> VaultValue:
+    return VaultValue()
+
+
+def _unsafe(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    # `!unsafe` only tells Ansible not to template the value; the value itself is plain.
+    if isinstance(node, yaml.ScalarNode):
+        return loader.construct_scalar(node)
+    raise yaml.constructor.ConstructorError(None, None, "!unsafe on a collection", node.start_mark)
+
+
+def _no_duplicates(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    # Ansible keeps the last of two equal keys with a warning; for addresses that is how the
+    # wrong node gets written to, so refuse instead.
+    loader.flatten_mapping(node)
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+        seen.add(key)
+    return loader.construct_mapping(node, deep=True)
+
+
+_AnsibleLoader.add_constructor("!vault", _vault)
+_AnsibleLoader.add_constructor("!unsafe", _unsafe)
+_AnsibleLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicates)
+
+
+@dataclass(frozen=True)
+class AnsibleInventory:
+    """The hosts and groups of an Ansible YAML inventory, with each host's resolved variables."""
+
+    source: str
+    #: Host → variables, resolved with Ansible's precedence (all < groups by depth < host).
+    hosts: Mapping[str, Mapping[str, Any]]
+    #: Group → its hosts, its descendants' included, in the order the file lists them.
+    groups: Mapping[str, tuple[str, ...]]
+
+
+@dataclass
+class _Group:
+    vars: dict[str, Any]
+    hosts: list[str]
+    children: list[str]
+
+
+def _as_mapping(value: Any, where: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a mapping, got {type(value).__name__}")
+    return value
+
+
+class _Parser:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.groups: dict[str, _Group] = {"all": _Group({}, [], [])}
+        self.host_vars: dict[str, dict[str, Any]] = {}
+
+    def group(self, name: str, body: Any, parent: str | None) -> None:
+        where = f"{self.source}: group {name!r}"
+        data = _as_mapping(body, where)
+        unknown = set(data) - _GROUP_KEYS
+        if unknown:
+            raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; a group has hosts, vars and children")
+        group = self.groups.setdefault(name, _Group({}, [], []))
+        if parent is not None and name not in self.groups[parent].children and name != parent:
+            self.groups[parent].children.append(name)
+        group.vars.update(_as_mapping(data.get("vars"), f"{where} vars"))
+        for key, host_vars in _as_mapping(data.get("hosts"), f"{where} hosts").items():
+            host = str(key)
+            if "[" in host:
+                raise ConfigError(f"{where}: host range {host!r} is not supported; list the hosts one by one")
+            if host not in group.hosts:
+                group.hosts.append(host)
+            self.host_vars.setdefault(host, {}).update(_as_mapping(host_vars, f"{where} host {host!r}"))
+        for child, child_body in _as_mapping(data.get("children"), f"{where} children").items():
+            self.group(str(child), child_body, name)
+
+    def depths(self) -> dict[str, int]:
+        """Longest distance from ``all`` (Ansible's group depth); a cycle is an error."""
+        depth: dict[str, int] = {}
+
+        def visit(name: str, d: int, path: tuple[str, ...]) -> None:
+            if name in path:
+                raise ConfigError(f"{self.source}: groups form a cycle: {' → '.join((*path, name))}")
+            if depth.get(name, -1) >= d:
+                return
+            depth[name] = d
+            for child in self.groups[name].children:
+                visit(child, d + 1, (*path, name))
+
+        visit("all", 0, ())
+        return depth
+
+    def members(self, name: str) -> list[str]:
+        out: list[str] = []
+        stack = [name]
+        seen: set[str] = set()
+        while stack:
+            g = stack.pop(0)
+            if g in seen:
+                continue
+            seen.add(g)
+            out += [h for h in self.groups[g].hosts if h not in out]
+            stack += self.groups[g].children
+        return out
+
+
+def load_ansible_inventory(path: Path) -> AnsibleInventory:
+    """Read an Ansible YAML inventory file (see :func:`parse_ansible_inventory`)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: Ansible inventory not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    return parse_ansible_inventory(text, str(path))
+
+
+def parse_ansible_inventory(text: str, source: str = "<string>") -> AnsibleInventory:
+    """Parse an Ansible YAML inventory; ConfigError for what it cannot represent faithfully."""
+    try:
+        data = yaml.load(text, Loader=_AnsibleLoader)  # a SafeLoader subclass: no arbitrary objects
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"{source}:{mark.line + 1}" if mark else source
+        raise ConfigError(f"{where}: {exc.problem or exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: YAML error: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: not a YAML inventory (expected groups such as `all:` at the top level)")
+    parser = _Parser(source)
+    for name, body in data.items():
+        parser.group(str(name), body, None if name == "all" else "all")
+    depth = parser.depths()
+    ancestry: dict[str, set[str]] = {h: set() for h in parser.host_vars}
+    for name in parser.groups:
+        for host in parser.members(name):
+            ancestry[host].add(name)
+    hosts: dict[str, dict[str, Any]] = {}
+    for host, own in parser.host_vars.items():
+        merged: dict[str, Any] = {}
+        for g in sorted(ancestry[host] | {"all"}, key=lambda g: (depth.get(g, 0), g)):
+            merged.update(parser.groups[g].vars)
+        merged.update(own)
+        hosts[host] = merged
+    groups = {name: tuple(parser.members(name)) for name in parser.groups}
+    return AnsibleInventory(source, hosts, groups)
+
+
+# ------------------------------------------------------------------------------------------
+# The mapping file
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class HostVarNames(_Model):
+    """Which Ansible host variable holds each harness node field."""
+
+    replication_ip: StrictStr = "harness_replication_ip"
+    replication_iface: StrictStr = "harness_replication_iface"
+    az: StrictStr = "harness_az"
+    instance_type: StrictStr = "harness_instance_type"
+    volume: StrictStr = "harness_volume"
+    scratch_devices: StrictStr = "harness_scratch_devices"
+    hostname: StrictStr = "harness_hostname"
+
+
+class SshDefaults(_Model):
+    """SSH settings Ansible's variables do not give (``known_hosts``) or may leave out."""
+
+    known_hosts: StrictStr = Field(description="pinned host keys (the harness refuses unknown keys)")
+    user: StrictStr | None = Field(None, description="when a host has no ansible_user")
+    port: StrictInt | None = Field(None, description="when a host has no ansible_port")
+    key: StrictStr | None = Field(None, description="key file path when a host has no ansible_ssh_private_key_file")
+    key_env: StrictStr | None = Field(None, description="env var with the key path, when no key file is known")
+    sudo: StrictBool | None = Field(None, description="when a host has no ansible_become")
+    connect_timeout: StrictStr | float | None = None
+
+
+class NodeDefaults(_Model):
+    """Values for every node whose host variables do not set them."""
+
+    ssh: SshDefaults
+    az: StrictStr | None = None
+    replication_iface: StrictStr | None = None
+    instance_type: StrictStr | None = None
+    volume: StrictStr | None = None
+    scratch_devices: tuple[StrictStr, ...] = ()
+
+
+class MappedPair(_Model):
+    """A DRBD pair: two hosts (primary first) or a group of exactly two, plus the resource."""
+
+    hosts: tuple[StrictStr, StrictStr] | None = None
+    group: StrictStr | None = None
+    resource: StrictStr
+    device: StrictStr
+    protocol: StrictStr | None = None
+    port: StrictInt | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> MappedPair:
+        if (self.hosts is None) == (self.group is None):
+            raise ValueError("give either hosts: [primary, secondary] or group: NAME (a group of two hosts)")
+        return self
+
+
+class AnsibleMapping(_Model):
+    """The mapping file: how an Ansible inventory becomes a harness inventory."""
+
+    ansible_inventory: StrictStr | None = Field(None, description="the Ansible YAML inventory, relative to this file")
+    name: StrictStr
+    defaults: NodeDefaults
+    host_vars: HostVarNames = HostVarNames()
+    node_names: dict[StrictStr, StrictStr] = Field(
+        default_factory=dict, description="Ansible host → harness node name, where the derived one will not do"
+    )
+    pairs: dict[StrictStr, MappedPair] = Field(min_length=1)
+    harness: dict[StrictStr, Any] = Field(
+        default_factory=dict, description="other harness inventory sections (thresholds, workloads, ...), as is"
+    )
+
+    @model_validator(mode="after")
+    def _harness_owns_no_generated_keys(self) -> AnsibleMapping:
+        clash = {"name", "nodes", "pairs", "lab"} & set(self.harness)
+        if clash:
+            raise ValueError(f"harness: may not set {sorted(clash)}; the conversion writes those")
+        return self
+
+
+def is_ansible_mapping(data: object) -> bool:
+    """Whether loaded YAML is a mapping file rather than a harness inventory."""
+    return isinstance(data, dict) and MAPPING_KEY in data
+
+
+# ------------------------------------------------------------------------------------------
+# Conversion
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """A harness inventory as plain data, and what the conversion left out or assumed."""
+
+    data: dict[str, Any]
+    notes: tuple[str, ...]
+    ansible_source: str
+
+    def to_yaml(self, mapping_source: str) -> str:
+        header = (
+            f"# Generated by `harness inventory from-ansible` from {self.ansible_source}\n"
+            f"# with the mapping {mapping_source}. Regenerate it rather than editing it;\n"
+            "# secrets (passwords, vault values) are never copied.\n"
+        )
+        return header + yaml.safe_dump(self.data, sort_keys=False, default_flow_style=False, allow_unicode=True)
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _node_name(host: str, explicit: Mapping[str, str]) -> str:
+    if host in explicit:
+        return explicit[host]
+    # `db-a1.prod.example.com` → `db-a1`; an address has no name to derive.
+    base = host if _is_ip(host) else host.split(".", 1)[0].lower().replace("_", "-")
+    if not _NAME.match(base):
+        raise ConfigError(
+            f"Ansible host {host!r} gives no valid node name ({base!r} must match {NAME_PATTERN}); "
+            f"name it in the mapping: node_names: {{{host}: db-1}}"
+        )
+    return base
+
+
+def _secret_var(name: str, value: Any) -> bool:
+    if name in SECRET_VARS or isinstance(value, VaultValue):
+        return True
+    if isinstance(value, str) and looks_secret(f"{name}={value}"):
+        return True
+    return bool(_SECRET_NAME.search(name)) and value not in (None, "", False)
+
+
+class _Host:
+    """One Ansible host's variables, read with checks (vault, templates) on every use."""
+
+    def __init__(self, name: str, variables: Mapping[str, Any]) -> None:
+        self.name = name
+        self.vars = variables
+
+    def get(self, var: str) -> Any:
+        value = self.vars.get(var)
+        if value is None:
+            return None
+        if isinstance(value, VaultValue):
+            raise ConfigError(
+                f"host {self.name!r}: {var} is vault-encrypted; the harness does not decrypt secrets — "
+                "give this value in plain text (it is an address or a name, not a secret)"
+            )
+        if isinstance(value, str) and ("{{" in value or "{%" in value):
+            raise ConfigError(
+                f"host {self.name!r}: {var} is a Jinja template ({value!r}); the conversion needs the literal value"
+            )
+        if isinstance(value, str) and looks_secret(f"{var}={value}"):
+            raise ConfigError(f"host {self.name!r}: {var} looks like a secret; refusing to copy it")
+        return value
+
+
+def _bool(value: Any, where: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("yes", "true", "1", "on"):
+        return True
+    if text in ("no", "false", "0", "off"):
+        return False
+    raise ConfigError(f"{where}: expected a boolean, got {value!r}")
+
+
+def _ssh(host: _Host, defaults: SshDefaults) -> dict[str, Any]:
+    d = defaults
+    ssh: dict[str, Any] = {"host": host.get("ansible_host") or host.name}
+    port = host.get("ansible_port") or d.port
+    user = host.get("ansible_user") or d.user
+    if port is not None:
+        ssh["port"] = int(port) if isinstance(port, str) and port.isdigit() else port
+    if user is not None:
+        ssh["user"] = user
+    key = next((host.get(v) for v in _KEY_FILE_VARS if host.get(v) is not None), None)
+    if key is not None:
+        key_path = Path(str(key)).expanduser()
+        if not key_path.is_absolute():
+            raise ConfigError(f"host {host.name!r}: {key!r} is a relative key path; the harness needs an absolute one")
+        ssh["key"] = str(key_path)
+    elif d.key is not None:
+        ssh["key"] = d.key
+    elif d.key_env is not None:
+        ssh["key_env"] = d.key_env
+    ssh["known_hosts"] = d.known_hosts
+    become = host.get("ansible_become")
+    sudo = _bool(become, f"host {host.name!r}: ansible_become") if become is not None else d.sudo
+    if sudo is not None:
+        ssh["sudo"] = sudo
+    if d.connect_timeout is not None:
+        ssh["connect_timeout"] = d.connect_timeout
+    return ssh
+
+
+def _node(host: _Host, mapping: AnsibleMapping) -> dict[str, Any]:
+    names, d = mapping.host_vars, mapping.defaults
+
+    def field(var: str, default: Any, what: str, required: bool = False) -> Any:
+        value = host.get(var)
+        if value is None:
+            value = default
+        if value is None and required:
+            raise ConfigError(
+                f"host {host.name!r}: no {what} — set host variable {var!r} (mapping host_vars) "
+                f"or a default in the mapping's defaults:"
+            )
+        return value
+
+    node: dict[str, Any] = {"az": field(names.az, d.az, "availability zone", required=True)}
+    for key, var, default in (
+        ("instance_type", names.instance_type, d.instance_type),
+        ("volume", names.volume, d.volume),
+        ("hostname", names.hostname, None),
+    ):
+        value = field(var, default, key)
+        if value is not None:
+            node[key] = value
+    node["ssh"] = _ssh(host, d.ssh)
+    node["replication"] = {
+        "ip": field(names.replication_ip, None, "replication ip", required=True),
+        "iface": field(names.replication_iface, d.replication_iface, "replication interface", required=True),
+    }
+    scratch = field(names.scratch_devices, list(d.scratch_devices) or None, "scratch devices")
+    if scratch is not None:
+        node["scratch_devices"] = [scratch] if isinstance(scratch, str) else list(scratch)
+    return node
+
+
+def _pair_hosts(name: str, pair: MappedPair, inventory: AnsibleInventory) -> tuple[str, str]:
+    if pair.hosts is not None:
+        for host in pair.hosts:
+            if host not in inventory.hosts:
+                raise ConfigError(f"pair {name!r}: host {host!r} is not in {inventory.source}")
+        return pair.hosts
+    assert pair.group is not None
+    if pair.group not in inventory.groups:
+        raise ConfigError(f"pair {name!r}: group {pair.group!r} is not in {inventory.source}")
+    members = inventory.groups[pair.group]
+    if len(members) != 2:
+        raise ConfigError(
+            f"pair {name!r}: group {pair.group!r} has {len(members)} hosts ({', '.join(members) or 'none'}); "
+            "a pair needs exactly two (primary first), or list them with hosts: [primary, secondary]"
+        )
+    return members[0], members[1]
+
+
+def convert(mapping: AnsibleMapping, inventory: AnsibleInventory) -> Conversion:
+    """The harness inventory ``mapping`` describes over ``inventory`` (not yet validated)."""
+    notes: list[str] = []
+    node_of: dict[str, str] = {}
+    nodes: dict[str, dict[str, Any]] = {}
+    pairs: dict[str, dict[str, Any]] = {}
+    for pair_name, pair in mapping.pairs.items():
+        ends = _pair_hosts(pair_name, pair, inventory)
+        for host in ends:
+            if host in node_of:
+                continue
+            node = _node_name(host, mapping.node_names)
+            if node in nodes:
+                other = next(h for h, n in node_of.items() if n == node)
+                raise ConfigError(
+                    f"Ansible hosts {other!r} and {host!r} both become node {node!r}; name them under node_names:"
+                )
+            variables = inventory.hosts[host]
+            dropped = sorted(v for v, value in variables.items() if _secret_var(v, value))
+            if dropped:
+                notes.append(f"{host}: not copied (secrets stay in Ansible): {', '.join(dropped)}")
+            if any(v in variables for v in ("ansible_become_password", "ansible_become_pass", "ansible_sudo_pass")):
+                notes.append(f"{host}: has a become password; the harness needs passwordless sudo (sudo -n)")
+            node_of[host] = node
+            nodes[node] = _node(_Host(host, variables), mapping)
+        spec: dict[str, Any] = {"primary": node_of[ends[0]], "secondary": node_of[ends[1]]}
+        spec.update(pair.model_dump(exclude={"hosts", "group"}, exclude_none=True))
+        pairs[pair_name] = spec
+    data: dict[str, Any] = {"name": mapping.name, "nodes": nodes, "pairs": pairs, **mapping.harness}
+    return Conversion(data, tuple(notes), inventory.source)

@@ -1,0 +1,59 @@
+"""Rate of the replication path, measured with one iperf3 TCP flow between the pair's replication
+addresses (DRBD 8.4 replicates over one TCP connection per peer, so one flow is what it gets).
+
+The server runs on the secondary bound to its replication address on a port of its own, for
+one test only (``-1``), with a pid file, so the cleanup stops exactly the process we started
+and never another iperf3 on the node.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from harness.errors import InfraError
+from harness.remote import Runner
+from harness.rtt import ping_argv
+
+__all__ = ["IPERF_PORT", "has_iperf3", "measure_path_rate", "parse_iperf3_bits"]
+
+#: far from DRBD's usual 7788+ and iperf3's default 5201, so it collides with neither
+IPERF_PORT = 5299
+_PIDFILE = "/run/harness-iperf3.pid"
+
+
+def parse_iperf3_bits(text: str) -> float:
+    """Bits per second the receiver saw, from ``iperf3 -J`` output."""
+    try:
+        data = json.loads(text)
+        if "error" in data:
+            raise InfraError(f"iperf3: {data['error']}")
+        return float(data["end"]["sum_received"]["bits_per_second"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InfraError(f"iperf3 output not understood: {exc}") from None
+
+
+def has_iperf3(node: Runner) -> bool:
+    return node.run(["sh", "-c", "command -v iperf3"], timeout=15, check=False).exit_code == 0
+
+
+def measure_path_rate(primary: Runner, secondary: Runner, peer_ip: str, *, seconds: int = 3) -> float:
+    """Bits per second from ``primary`` to ``peer_ip`` (the secondary's replication address)."""
+    ping_argv(peer_ip)  # validates the address before it reaches a command line
+    secondary.run(
+        ["iperf3", "-s", "-1", "-D", "-B", peer_ip, "-p", str(IPERF_PORT), "-I", _PIDFILE],
+        timeout=20,
+    )
+    try:
+        time.sleep(0.3)  # -D returns before the listener is up
+        out = primary.run(
+            ["iperf3", "-c", peer_ip, "-p", str(IPERF_PORT), "-t", str(seconds), "-O", "1", "-J"],
+            timeout=seconds + 30,
+        )
+        return parse_iperf3_bits(out.stdout)
+    finally:
+        secondary.run_script(
+            f"if [ -e {_PIDFILE} ]; then kill $(cat {_PIDFILE}) 2>/dev/null; rm -f {_PIDFILE}; fi; true",
+            timeout=15,
+            check=False,
+        )

@@ -1,0 +1,189 @@
+"""Per-cell predictions: the sizing model fed with a pair's calibration (harness.cellmodel)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from harness.calibrate import PairCalibration
+from harness.cell import CellSpec
+from harness.cellmodel import inventory_catalog, model_workload, predict_cell
+from harness.errors import ConfigError
+from harness.impair.profile import NetemProfile
+from harness.inventory import Inventory, load_inventory
+from harness.sizing.catalog import Catalog
+from harness.workloads import write_job
+
+ROOT = Path(__file__).resolve().parents[2]
+LAB = ROOT / "inventories" / "lab.yaml"
+MIB = 2**20
+
+
+_INVENTORY = load_inventory(LAB)
+_CATALOG = inventory_catalog(_INVENTORY, LAB)
+
+
+@pytest.fixture(scope="module")
+def lab() -> tuple[Inventory, Catalog]:
+    return _INVENTORY, _CATALOG
+
+
+def _calibration(
+    *,
+    local_write_ms: float = 0.2,
+    rtt_ms: float = 0.16,
+    replicated_write_ms: float = 0.93,
+    path_mbit: float | None = 3000.0,
+    replicated_capacity_iops: float | None = 4000.0,
+    protocol: str = "C",
+) -> PairCalibration:
+    # Shaped like the lab's single-az pair (figures of the order `harness lab bench` and the
+    # calibration cells measure there).
+    return PairCalibration(
+        pair="single-az",
+        protocol=protocol,
+        local_write_ms=local_write_ms,
+        local_iops=1000.0 / local_write_ms,
+        rtt_ms=rtt_ms,
+        local_mib_s=2900.0,
+        local_capacity_iops=20000.0,
+        path_mbit=path_mbit,
+        replicated_write_ms=replicated_write_ms,
+        replicated_rtt_ms=rtt_ms,
+        replicated_capacity_iops=replicated_capacity_iops,
+    )
+
+
+calibrations = st.builds(
+    _calibration,
+    local_write_ms=st.floats(0.05, 5.0),
+    rtt_ms=st.floats(0.05, 5.0),
+    replicated_write_ms=st.floats(0.05, 20.0),
+    path_mbit=st.one_of(st.none(), st.floats(10.0, 10000.0)),
+    replicated_capacity_iops=st.one_of(st.none(), st.floats(100.0, 50000.0)),
+)
+
+
+def _qd1(pair: str = "single-az", impairment: NetemProfile | None = None, mode: str = "replicated") -> CellSpec:
+    return CellSpec("t", pair, write_job("randwrite", 4096), mode=mode, impairment=impairment)  # type: ignore[arg-type]
+
+
+def test_shipped_inventories_resolve_in_their_catalogs() -> None:
+    # Every node of a shipped inventory must be predictable: instance and volume types known.
+    for path in sorted((ROOT / "inventories").glob("*.yaml")):
+        inventory = load_inventory(path)
+        catalog = inventory_catalog(inventory, path)
+        for name, node in inventory.nodes.items():
+            assert node.instance_type is not None, f"{path.name}: {name}"
+            catalog.instance(node.instance_type)
+            if node.volume:
+                catalog.volume(node.volume.split(":")[0])
+
+
+@given(bs_kib=st.integers(1, 64), steps=st.integers(0, 16))
+def test_a_bsrange_is_modelled_by_its_mean_block_size(bs_kib: int, steps: int) -> None:
+    bs = bs_kib * 1024
+    job = write_job("randwrite", bs)
+    from dataclasses import replace
+
+    ranged = replace(job, bs_max=bs * (steps + 1)) if steps else job
+    modelled = model_workload(ranged).bs
+    assert bs <= modelled <= (ranged.bs_max or bs)
+    if steps:
+        assert modelled == bs * (steps + 2) // 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(cal=calibrations)
+def test_the_model_reproduces_its_own_calibration_point(cal: PairCalibration) -> None:
+    # The replicated QD1 4k write at the calibration's RTT is what the overhead was derived
+    # from: unless another limit binds below it, the prediction is that cell's measured rate.
+    # (without a measured path rate the model's wire time comes from the catalog, which the
+    # calibration cannot know; that case is not this property's)
+    assume(cal.path_mbit is not None)
+    inventory, catalog = _INVENTORY, _CATALOG
+    prediction = predict_cell(inventory, catalog, _qd1(), cal, rtt_ms=cal.rtt_ms)
+    assert cal.replicated_write_ms is not None
+    measured_iops = 1000.0 / cal.replicated_write_ms
+    assert prediction.iops <= measured_iops * (1 + 1e-6) or prediction.bottleneck != "latency"
+    if prediction.bottleneck == "latency":
+        wire_ms = 4096 * 8 / (cal.path_mbit * 1e3) if cal.path_mbit else 0.0
+        explained = max(cal.local_write_ms, cal.rtt_ms + wire_ms + cal.local_write_ms)
+        expected = 1000.0 / max(cal.replicated_write_ms, explained)
+        assert prediction.iops == pytest.approx(expected, rel=1e-6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(cal=calibrations, low_us=st.integers(0, 20000), extra_us=st.integers(0, 50000))
+def test_more_added_rtt_never_raises_a_replicated_prediction(cal: PairCalibration, low_us: int, extra_us: int) -> None:
+    inventory, catalog = _INVENTORY, _CATALOG
+    # netem's resolution is 1 us per direction: whole even microseconds of RTT
+    low, high = 2 * low_us / 1e6, 2 * (low_us + extra_us) / 1e6
+    near = _qd1(impairment=NetemProfile.from_rtt("near", low) if low else None)
+    far = _qd1(impairment=NetemProfile.from_rtt("far", high) if high else None)
+    assert predict_cell(inventory, catalog, far, cal).iops <= predict_cell(inventory, catalog, near, cal).iops * (
+        1 + 1e-9
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(cal=calibrations, rate_mbit=st.integers(1, 5000))
+def test_an_impairment_rate_caps_the_prediction(cal: PairCalibration, rate_mbit: int) -> None:
+    inventory, catalog = _INVENTORY, _CATALOG
+    cap = NetemProfile("cap", rate_bits=rate_mbit * 1e6, direction="primary")
+    spec = CellSpec("t", "single-az", write_job("write", MIB, iodepth=16), impairment=cap)
+    prediction = predict_cell(inventory, catalog, spec, cal)
+    assert prediction.bw_mib_s * MIB <= rate_mbit * 1e6 / 8 * (1 + 1e-9)
+
+
+def test_a_disconnected_cell_ignores_the_replication_path(lab: tuple[Inventory, Catalog]) -> None:
+    inventory, catalog = lab
+    slow = _calibration(rtt_ms=50.0, replicated_write_ms=60.0, path_mbit=1.0)
+    prediction = predict_cell(inventory, catalog, _qd1(mode="disconnected"), slow)
+    # QD1 on the local disk alone: 1 / local write latency
+    assert prediction.iops == pytest.approx(1000.0 / slow.local_write_ms)
+    assert prediction.bottleneck == "latency"
+
+
+def test_a_capacity_limit_names_itself(lab: tuple[Inventory, Catalog]) -> None:
+    inventory, catalog = lab
+    cal = _calibration(replicated_capacity_iops=1500.0)
+    spec = CellSpec("t", "single-az", write_job("randwrite", 4096, numjobs=8))
+    prediction = predict_cell(inventory, catalog, spec, cal)
+    assert prediction.bottleneck == "replication.capacity"
+    assert prediction.iops == pytest.approx(1500.0)
+    values, meta = prediction.annotation(measured_bw_mib_s=1500.0 * 4096 / MIB / 2)
+    assert values["model_ratio"] == pytest.approx(0.5)
+    assert meta["bottleneck"] == "measured replicated IOPS capacity"
+
+
+@given(
+    local=st.floats(0.01, 10.0),
+    rtt=st.floats(0.0, 10.0),
+    replicated=st.floats(0.01, 30.0),
+    protocol=st.sampled_from(["A", "B", "C"]),
+)
+def test_replication_overhead_is_what_rtt_and_disks_leave_unexplained(
+    local: float, rtt: float, replicated: float, protocol: str
+) -> None:
+    cal = _calibration(local_write_ms=local, rtt_ms=rtt, replicated_write_ms=replicated, protocol=protocol)
+    overhead = cal.overhead_ms
+    if protocol == "A":
+        assert overhead is None  # A does not wait for the peer: nothing to derive
+        return
+    assert overhead is not None and overhead >= 0
+    wire = 4096 * 8 / (cal.path_mbit * 1e3) if cal.path_mbit else 0.0
+    explained = max(local, rtt + wire + (local if protocol == "C" else 0.0))
+    assert overhead == pytest.approx(max(0.0, replicated - explained))
+
+
+def test_read_workloads_are_not_predicted(lab: tuple[Inventory, Catalog]) -> None:
+    inventory, catalog = lab
+    from dataclasses import replace
+
+    spec = CellSpec("t", "single-az", replace(write_job("randwrite", 4096), rw="randread"))
+    with pytest.raises(ConfigError, match="write workloads only"):
+        predict_cell(inventory, catalog, spec, _calibration())
