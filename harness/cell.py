@@ -44,10 +44,11 @@ from harness.ledger import Ledger
 from harness.nodefiles import node_run_dir, safe_token
 from harness.reboot import boot_id_argv, watch_reboots
 from harness.redact import redact
-from harness.remote import Runner, Shell, run_batch
+from harness.remote import CommandResult, Runner, Shell, run_batch
 from harness.rtt import RttStats, parse_ping, ping_argv
 from harness.safety.device import guard_drbd_device
 from harness.samples import METRICS, Sample, SampleStore
+from harness.series import CellSeries, FaultWindow, SeriesStore, bw_logs_script, series_from_framed_logs
 
 __all__ = ["CellContext", "CellResult", "CellRunner", "CellSpec", "NodeFacts"]
 
@@ -372,6 +373,8 @@ class CellRunner:
                 }
                 if watch_log:
                     collect["events"] = Shell(self._stop_watch_script(watch_log))
+                if run.bw_log_prefix:
+                    collect["bw"] = Shell(bw_logs_script(run.bw_log_prefix))
                 rc, out = self.fio.wait_exit(primary, run, progress=self.progress, after_exit=collect)
                 finished = True
                 fio_result = self.fio.parse(primary, run, rc, out["fio"].stdout)
@@ -379,7 +382,7 @@ class CellRunner:
                 fio_wall = self.fio.process_seconds(out["times"].stdout)
             validity = self._validity(spec, events)
             wall = time.monotonic() - start
-        return self._finish(
+        result = self._finish(
             spec,
             fio=fio_result,
             rtt=rtt,
@@ -390,6 +393,39 @@ class CellRunner:
             annotate=annotate,
             test_id=test_id,
         )
+        windows = []
+        if spec.impairment is not None:
+            # in place from before fio started (through the ramp) until after it ended
+            runtime = spec.workload.runtime_s or 0
+            windows.append(FaultWindow(-float(spec.workload.ramp_s), runtime + 1.0, spec.impairment.describe()))
+        self.record_series(result.metadata, out.get("bw"), windows)
+        return result
+
+    def record_series(self, metadata: dict[str, Any], logs: CommandResult | None, windows: list[FaultWindow]) -> None:
+        """Append the cell's per-second bandwidth (from fio's logs) to ``series.ndjson``; a
+        log that cannot be read costs the plot, never the cell."""
+        if logs is None or not logs.stdout.strip():
+            return
+        try:
+            values = series_from_framed_logs(
+                logs.stdout, ddir="write" if metadata.get("rw", "").endswith("write") else "read"
+            )
+            series = CellSeries(
+                test_id=str(metadata.get("test_id", "")),
+                scenario=str(metadata["scenario"]),
+                pair=str(metadata["pair"]),
+                workload=str(metadata["workload"]),
+                impairment=str(metadata.get("impairment") or "none"),
+                mode=str(metadata["mode"]),
+                repeat=int(metadata.get("repeat") or 0),
+                interval_s=1.0,
+                bw_mib_s=tuple(values),
+                windows=tuple(windows),
+            )
+        except (ConfigError, ValueError) as exc:
+            self.progress(f"{metadata.get('workload')}: no bandwidth series ({exc})")
+            return
+        SeriesStore(self.run_dir / "series.ndjson").append(series)
 
     def baseline_rtt(self, primary: Runner, peer_ip: str) -> RttStats:
         """Unimpaired RTT of a path, measured once per process (it is a property of the path)."""

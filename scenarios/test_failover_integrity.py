@@ -32,7 +32,7 @@ from harness.sysrq import SysrqCrasher
 
 @pytest.mark.disruptive
 @pytest.mark.pairs(placement="same-az")
-@pytest.mark.parametrize("protocol", ["C", "A"], ids=["protocol-C", "protocol-A"])
+@pytest.mark.parametrize("protocol", ["C", "B", "A"], ids=["protocol-C", "protocol-B", "protocol-A"])
 def test_failover_integrity(
     harness_session: HarnessSession, pair: str, protocol: Protocol, record_property: object
 ) -> None:

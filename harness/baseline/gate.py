@@ -68,4 +68,16 @@ def run_gate(
         tmp = written.with_name(f".{COMPARE_MD}.{os.getpid()}.tmp")
         tmp.write_text(markdown, encoding="utf-8")
         os.replace(tmp, written)
+        _add_plot(write_to, reference, current)
     return GateResult(comparison, markdown, summary, written)
+
+
+def _add_plot(run_dir: Path, reference: Side, current: Side) -> None:
+    """Re-render the run's report with the baseline-vs-current bandwidth plot in it."""
+    from harness.report.plots import Plot, plot_baseline_vs_current
+    from harness.report.run_dir import render_run
+
+    png = plot_baseline_vs_current(reference.cells, current.cells, "bw")
+    if png is not None and (run_dir / "samples.ndjson").exists():
+        title = f"Bandwidth: {reference.describe()} vs {current.describe()}"
+        render_run(run_dir, extra_plots=[Plot("baseline-vs-current", title, png)])

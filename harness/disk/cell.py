@@ -31,9 +31,10 @@ from harness.fio.result import DirectionStats, FioResult
 from harness.fio.runner import FioRun
 from harness.fio.spec import WorkloadSpec
 from harness.nodefiles import node_run_dir, safe_token
-from harness.remote import Runner, Shell
+from harness.remote import CommandResult, Runner, Shell
 from harness.safety.device import guard_scratch_device
 from harness.samples import METRICS, Sample
+from harness.series import bw_logs_script
 
 __all__ = ["DiskCellResult", "DiskCellRunner", "DiskCellSpec"]
 
@@ -106,6 +107,7 @@ class DiskCellRunner:
 
     def __init__(self, cells: CellRunner) -> None:
         self.cells = cells
+        self._logs: CommandResult | None = None  # the last cell's fio bandwidth logs
 
     def run(self, spec: DiskCellSpec, *, test_id: str = "") -> DiskCellResult:
         inventory = self.cells.inventory
@@ -134,7 +136,9 @@ class DiskCellRunner:
                 if states:
                     steady = all(state.attained for state in states)
             wall = time.monotonic() - start
-        return self._finish(spec, fio_result, timing=(wall, fio_wall), steady=steady, test_id=test_id)
+        result = self._finish(spec, fio_result, timing=(wall, fio_wall), steady=steady, test_id=test_id)
+        self.cells.record_series(result.metadata, self._logs, [])
+        return result
 
     # -- layout -----------------------------------------------------------------------------
     def _build(self, node: Runner, spec: DiskCellSpec, token: str, undo: ExitStack) -> tuple[str, str]:
@@ -206,9 +210,14 @@ class DiskCellRunner:
             node,
             run,
             progress=self.cells.progress,
-            after_exit={"fio": Shell(fio.output_script(run)), "times": Shell(fio.times_script(run))},
+            after_exit={
+                "fio": Shell(fio.output_script(run)),
+                "times": Shell(fio.times_script(run)),
+                **({"bw": Shell(bw_logs_script(run.bw_log_prefix))} if run.bw_log_prefix else {}),
+            },
         )
         finished = True
+        self._logs = out.get("bw")
         return fio.parse(node, run, rc, out["fio"].stdout), fio.process_seconds(out["times"].stdout)
 
     # -- results ----------------------------------------------------------------------------

@@ -52,6 +52,7 @@ class FioRun:
     deadline_s: float
     started: float
     preamble_output: str = ""
+    bw_log_prefix: str | None = None  # fio's write_bw_log prefix on the node, when logging
 
 
 Progress = Callable[[str], None]
@@ -59,6 +60,20 @@ Progress = Callable[[str], None]
 
 def _noop(_: str) -> None:
     pass
+
+
+def _current_mib_s(text: str) -> float | None:
+    """Sum of the jobs' latest bandwidth-log values (``time, KiB/s, ...`` lines), in MiB/s."""
+    total, seen = 0.0, False
+    for line in text.splitlines():
+        fields = line.split(",")
+        if len(fields) >= 2:
+            try:
+                total += float(fields[1]) / 1024.0
+                seen = True
+            except ValueError:
+                continue
+    return total if seen else None
 
 
 class FioRunner:
@@ -125,7 +140,19 @@ class FioRunner:
         if on_planned is not None:
             on_planned(planned)
         res = node.run_script(script, timeout=30)
-        return FioRun(node.name, cell, output, log, rc_file, pid_file, times, deadline, planned.started, res.stdout)
+        return FioRun(
+            node.name,
+            cell,
+            output,
+            log,
+            rc_file,
+            pid_file,
+            times,
+            deadline,
+            planned.started,
+            res.stdout,
+            f"{base}/bw-{name}" if bw_log else None,
+        )
 
     def wait_exit(
         self,
@@ -151,6 +178,12 @@ class FioRunner:
                     f"read c < {rc} 2>/dev/null && echo $c; true"
                 )
             }
+            if run.bw_log_prefix:
+                # the last second of every job's bandwidth log: "now" for the progress line
+                batch["now"] = Shell(
+                    f'if [ ! -s {rc} ]; then for f in {run.bw_log_prefix}_bw.*.log; do [ -e "$f" ] && '
+                    f'tail -n 1 "$f"; done; fi; true'
+                )
             # only once fio has exited: never stop a watcher or read half a file mid-run
             # (`if`, never `exit`: an exit inside a batch group would end the whole batch)
             batch.update(
@@ -165,8 +198,10 @@ class FioRunner:
             if time.monotonic() > limit:
                 self.stop(node, run)
                 raise FioFailed(f"{node.name}: fio for {run.cell} did not finish within {run.deadline_s:.0f} s")
+            now = _current_mib_s(out["now"].stdout) if "now" in out else None
             progress(
-                f"{run.cell}: fio running on {node.name}, {time.monotonic() - run.started:.0f}/{run.deadline_s:.0f} s"
+                f"{run.cell}: fio running on {node.name}, {time.monotonic() - run.started:.0f} s "
+                f"(deadline {run.deadline_s:.0f} s)" + (f", now {now:.1f} MiB/s" if now is not None else "")
             )
 
     def output_script(self, run: FioRun) -> str:

@@ -132,6 +132,10 @@ def pytest_configure(config: pytest.Config) -> None:
     ):
         session.run_dir.mkdir(parents=True, exist_ok=True)
         config.option.xmlpath = str(session.run_dir / "junit.xml")
+    if not _is_worker(config) and not collect_only and _wants_reports(config):
+        from harness.plugin import progress
+
+        progress.register(config)
     if not _is_worker(config):
         # ValueError: not the main thread (pytester in-process runs)
         with contextlib.suppress(ValueError):

@@ -5,7 +5,7 @@ Pure: nothing here touches a node.  The pieces, in data-flow order:
 * :mod:`~harness.report.aggregate`: samples → :class:`Cell` (repeats as median and spread);
 * :mod:`~harness.report.comparison`: cells → :class:`Comparison` (tables with ratios);
 * :mod:`~harness.report.render`: comparison → Markdown, CSV, HTML, terminal text;
-* :mod:`~harness.report.series`: per-second bandwidth (series.ndjson, fio bandwidth logs);
+* :mod:`~harness.series`: per-second bandwidth (series.ndjson, fio bandwidth logs);
 * :mod:`~harness.report.plot_data` / :mod:`~harness.report.plots`: cells and series → PNG plots
   (matplotlib; imported on use, not here, so importing the package stays cheap);
 * :mod:`~harness.report.run_info` / :mod:`~harness.report.run_dir`: ``reports/<run-id>/``;

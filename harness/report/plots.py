@@ -1,7 +1,7 @@
 """The report's plots: matplotlib (Agg) figures as PNG bytes, one function per plot.
 
 Each ``plot_*`` function takes aggregated data (cells from :mod:`harness.report.aggregate`,
-series from :mod:`harness.report.series`) and returns the PNG, or ``None`` when there is
+series from :mod:`harness.series`) and returns the PNG, or ``None`` when there is
 nothing to plot.  Which cells a plot uses is decided in :mod:`harness.report.plot_data`.
 
 * :func:`plot_latency_sweep`: QD1 write IOPS vs the replication RTT, per pair, against the
@@ -50,8 +50,8 @@ from harness.report.plot_data import (
     series_to_plot,
 )
 from harness.report.render import Figure, format_number, format_ratio
-from harness.report.series import CellSeries
 from harness.samples import METRICS
+from harness.series import CellSeries
 
 __all__ = [
     "DPI",

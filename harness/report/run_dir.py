@@ -33,8 +33,8 @@ from harness.report.aggregate import aggregate_samples
 from harness.report.comparison import Comparison, build_comparison
 from harness.report.render import render_csv, render_html, render_markdown
 from harness.report.run_info import RunInfo
-from harness.report.series import CellSeries, read_series
 from harness.samples import read_samples
+from harness.series import CellSeries, read_series
 
 if TYPE_CHECKING:  # plots pulls in matplotlib, imported only when a report is rendered
     from harness.report.plots import Plot

@@ -182,6 +182,8 @@ def _signal_scenario(
         run_id,
         "--deadman-grace",
         str(grace),
+        # no calibration cells before the one cell the trial kills
+        "--no-predict",
         "-p",
         "no:cacheprovider",
         "-q",

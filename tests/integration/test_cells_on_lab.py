@@ -223,6 +223,14 @@ def test_pytest_scenarios_write_junit_properties_and_comparison(default_lab: obj
     for props in cases.values():
         assert float(props["iops"]) > 0 and float(props["bw"]) > 0 and props["verdict"] == "pass"
         assert props["kernel"] and props["drbd_version"] == "8.4.11"
+        # the unimpaired cell's RTT comes from the probe in fio's start round trip
+        assert float(props["rtt"]) > 0
+        # every cell is predicted from its pair's calibration (issue 5)
+        assert float(props["predicted_bw"]) > 0 and float(props["model_ratio"]) > 0 and props["bottleneck"]
+    series = [json.loads(line) for line in (run / "series.ndjson").read_text().splitlines()]
+    measured = [s for s in series if s["scenario"] == "replicated_write"]
+    assert {s["pair"] for s in measured} == {"single-az", "multi-az"}
+    assert all(len(s["bw_mib_s"]) >= 3 and max(s["bw_mib_s"]) > 0 for s in measured)
     comparison = (run / "comparison.md").read_text()
     assert "multi-az/single-az" in comparison and "randwrite-4k-nj1-qd1" in comparison
     assert (run / "comparison.csv").exists() and (run / "report.html").exists()

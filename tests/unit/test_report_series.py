@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from harness.errors import ConfigError
 from harness.fio import parse_fio_json
-from harness.report.series import (
+from harness.samples import cell_key
+from harness.series import (
     BwLogEntry,
     CellSeries,
     FaultWindow,
@@ -23,7 +24,6 @@ from harness.report.series import (
     read_series,
     sum_job_logs,
 )
-from harness.samples import cell_key
 
 from .plot_inputs import BWLOG, bw_series, job_logs, stop_windows
 
@@ -260,3 +260,21 @@ def test_json_round_trip(
         windows=tuple(FaultWindow(min(a, b), max(a, b), label) for a, b, label in spans),
     )
     assert CellSeries.from_json(s.to_json()) == s
+
+
+def test_framed_logs_from_one_round_trip_equal_the_files_read_separately(tmp_path: Path) -> None:
+    # What bw_logs_script prints on a node (run here by the local shell over real fio logs)
+    # must give the same series as reading the files one by one.
+    import shutil
+    import subprocess
+
+    from harness.series import bw_logs_script, series_from_framed_logs
+
+    for log in sorted(BWLOG.glob("randwrite-4k-nj4_bw.*.log")):
+        shutil.copy(log, tmp_path / log.name)
+    printed = subprocess.run(
+        ["sh", "-c", bw_logs_script(str(tmp_path / "randwrite-4k-nj4"))], capture_output=True, text=True, check=True
+    ).stdout
+    assert printed.count("==> ") == 4
+    assert series_from_framed_logs(printed) == read_bw_logs(tmp_path, "randwrite-4k-nj4")
+    assert series_from_framed_logs("") == []

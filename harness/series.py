@@ -40,14 +40,18 @@ from harness.errors import ConfigError
 from harness.samples import cell_key
 
 __all__ = [
+    "LOG_HEADER",
     "BwLogEntry",
     "CellSeries",
     "Ddir",
     "FaultWindow",
+    "SeriesStore",
     "bw_log_files",
+    "bw_logs_script",
     "parse_bw_log",
     "read_bw_logs",
     "read_series",
+    "series_from_framed_logs",
     "sum_job_logs",
 ]
 
@@ -254,3 +258,38 @@ def read_bw_logs(directory: Path, prefix: str, *, interval_s: float = 1.0, ddir:
         raise ConfigError(f"{directory}: no fio bandwidth logs {prefix}_bw.<N>.log")
     jobs = [parse_bw_log(p.read_text(encoding="utf-8"), where=str(p)) for p in paths]
     return sum_job_logs(jobs, interval_s=interval_s, ddir=ddir)
+
+
+#: separator line in front of each log file when a node prints several in one round trip
+LOG_HEADER: Final = "==> "
+
+
+def bw_logs_script(prefix: str) -> str:
+    """Shell that prints every ``<prefix>_bw.<N>.log`` after a ``==> <path>`` line (builtins only)."""
+    return f'for f in {prefix}_bw.*.log; do [ -e "$f" ] || continue; echo "{LOG_HEADER}$f"; cat "$f"; done; true'
+
+
+def series_from_framed_logs(text: str, *, interval_s: float = 1.0, ddir: Ddir = "write") -> list[float]:
+    """Per-window MiB/s from :func:`bw_logs_script`'s output (jobs summed)."""
+    jobs: list[list[str]] = []
+    for line in text.splitlines():
+        if line.startswith(LOG_HEADER):
+            jobs.append([])
+        elif jobs:
+            jobs[-1].append(line)
+    parsed = [parse_bw_log("\n".join(lines), where=f"bw log {i + 1}") for i, lines in enumerate(jobs)]
+    return sum_job_logs(parsed, interval_s=interval_s, ddir=ddir) if parsed else []
+
+
+class SeriesStore:
+    """Append-only ``series.ndjson``, safe for concurrent writers on one host."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def append(self, series: CellSeries) -> None:
+        from filelock import FileLock
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.path) + ".lock"), self.path.open("a", encoding="utf-8") as f:
+            f.write(series.to_json() + "\n")
