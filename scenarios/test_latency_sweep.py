@@ -29,6 +29,8 @@ from harness.workloads import for_profile, write_job
 ADDED_RTT_MS = [0, 1, 2, 5, 10]
 
 
+# the calibration cell disconnects DRBD (the disk alone): disruptive outside the lab
+@pytest.mark.disruptive
 @pytest.mark.parametrize("added_rtt_ms", ADDED_RTT_MS, ids=[f"rtt{r}ms" for r in ADDED_RTT_MS])
 def test_latency_sweep(
     harness_session: HarnessSession, measure: Callable[..., CellResult], pair: str, added_rtt_ms: int

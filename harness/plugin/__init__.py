@@ -114,6 +114,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--inventory {inventory}: {exc}") from None
     session.deadman_grace_s = float(config.getoption("--deadman-grace"))
     session.predict = not config.getoption("--no-predict")
+    session.allow_disruptive = config.getoption("allow_disruptive", None)
     config.stash[SESSION_KEY] = session
     # Cells of pairs that share nodes must run on one worker: xdist only honours xdist_group
     # marks under --dist loadgroup, so make that the default whenever -n is used.  Workers

@@ -25,6 +25,7 @@ from harness.errors import ConfigError, RefusedError
 from harness.fio.spec import PROFILES, Profile
 from harness.inventory import Inventory, load_inventory
 from harness.ledger import Ledger
+from harness.safety.disruptive import skip_reason
 from harness.safety.lock import ClusterLock
 from harness.samples import SampleStore
 
@@ -51,6 +52,7 @@ class HarnessSession:
     deadman_grace_s: float = 90.0
     lab_booted_here: bool = False
     predict: bool = True
+    allow_disruptive: str | None = None  # --allow-disruptive's value (None: not given)
     started: float = field(default_factory=time.time)
     _runner: CellRunner | None = None
     _predictor: CellPredictor | None = None
@@ -108,7 +110,13 @@ class HarnessSession:
         """Per-cell predictions (calibrates each pair before its first predicted cell)."""
         if self._predictor is None:
             catalog, why_not = None, "predictions are off (--no-predict)"
-            if self.predict:
+            # calibration disconnects DRBD for its local-disk cells: disruptive, so it needs
+            # the same opt-in as any disruptive scenario outside the lab
+            blocked = skip_reason(self.inventory, self.allow_disruptive)
+            if self.predict and blocked is not None:
+                why_not = f"no predictions: the calibration disconnects DRBD. {blocked}"
+                _say(why_not)
+            elif self.predict:
                 try:
                     catalog = inventory_catalog(self.inventory, self.inventory_path)
                 except ConfigError as exc:

@@ -1034,6 +1034,12 @@ def test_case_15_lab_configuration_is_not_risky() -> None:
     assert audit_show(data("drbd/84-drbdsetup-show.txt"), "single-az", "C") == []
     assert audit_show(data("drbd/84-drbdsetup-show-defaults-constructed.txt"), "single-az", "C") == []
     assert audit_dump(data("drbd/84-drbdadm-dump-constructed.txt"), "single-az", "C") == []
+    # recorded on the lab's a1: the real 8.4.11 outputs of what preflight runs
+    assert audit_show(data("drbd/84-drbdsetup-show-defaults-lab.txt"), "single-az", "C") == []
+    assert audit_dump(data("drbd/84-drbdadm-dump-lab.txt"), "single-az", "C") == []
+    assert [r.check for r in audit_show(data("drbd/84-drbdsetup-show-defaults-lab.txt"), "single-az", "B")] == [
+        "protocol"
+    ]
     # without --show-defaults the kernel omits protocol C: absent means DRBD's default, C
     assert [r.check for r in audit_show(data("drbd/84-drbdsetup-show.txt"), "single-az", "A")] == ["protocol"]
     report = preflight({"a1": lab_node("a1"), "a2": lab_node("a2")})
