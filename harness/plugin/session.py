@@ -13,6 +13,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -200,7 +201,7 @@ class HarnessSession:
             "inventory": str(self.inventory_path),
             "inventory_name": self.inventory.name,
             "profile": self.profile.name,
-            "started": self.started,
+            "started": datetime.fromtimestamp(self.started, UTC).isoformat(timespec="seconds"),
             "argv": sys.argv,
             **extra,
         }

@@ -103,7 +103,7 @@ _HOUSEKEEPING: Final[frozenset[str]] = frozenset({"rtt", "runtime", "wall", "ove
 _SHORT_MODES: Final[Mapping[str, str]] = MappingProxyType({"replicated": "repl", "disconnected": "disc", "raw": "raw"})
 
 RatioKind = Literal["cross/same", "replicated/disconnected", "disconnected/raw"]
-ColumnKind = Literal["workload", "impairment", "metric", "ratio", "rtt", "verdict"]
+ColumnKind = Literal["workload", "impairment", "metric", "ratio", "rtt", "verdict", "bottleneck"]
 
 
 def ratio_of(numerator: float | None, denominator: float | None) -> float | None:
@@ -185,6 +185,16 @@ class Row:
         cell = self.cells.get(group)
         return None if cell is None else cell.stats.get(metric)
 
+    def bottleneck(self, group: Group) -> str:
+        """The model's binding limit for the group's cell ("" when not predicted); limits that
+        differ between repeats are all named."""
+        cell = self.cells.get(group)
+        if cell is None:
+            return ""
+        if "bottleneck" in cell.metadata:
+            return str(cell.metadata["bottleneck"])
+        return " / ".join(str(v) for v in cell.varying.get("bottleneck", ()) if v)
+
     def ratio(self, ratio: Ratio, metric: str) -> float | None:
         num = self.stat(ratio.numerator, metric)
         den = self.stat(ratio.denominator, metric)
@@ -201,6 +211,8 @@ class Row:
         if column.kind == "verdict":
             cell = self.cells.get(column.group)
             return cell is not None and cell.verdict is not None
+        if column.kind == "bottleneck":
+            return bool(self.bottleneck(column.group))
         assert column.metric is not None
         return self.stat(column.group, column.metric) is not None
 
@@ -325,6 +337,9 @@ def _sections(metrics: Sequence[str], groups: Sequence[Group], ratios: Sequence[
         columns += [Column("metric", g.label, group=g, metric=metric) for g in groups]
         if metric in RATIO_METRICS:
             columns += [Column("ratio", r.label, metric=metric, ratio=r) for r in ratios]
+        if metric == "model_ratio":
+            # what the model says binds, beside how far off it was
+            columns += [Column("bottleneck", f"{g.label} binding limit", group=g) for g in groups]
         sections.append(Section(METRIC_TITLES.get(metric, metric), metric, tuple(columns)))
     columns = _key_columns()
     columns += [Column("verdict", g.label, group=g) for g in groups]

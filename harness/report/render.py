@@ -156,6 +156,8 @@ def _cell_text(row: Row, column: Column, *, typical_n: int | None = None, emphas
     assert column.group is not None
     if column.kind == "verdict":
         return _verdict_text(row.cells.get(column.group), emphasis=emphasis)
+    if column.kind == "bottleneck":
+        return row.bottleneck(column.group)
     assert column.metric is not None
     stat = row.stat(column.group, column.metric)
     if column.kind == "rtt":  # the RTT is context, not a result: its spread would be noise
