@@ -242,6 +242,11 @@ class LabSpec(_Model):
     extra_disks: StrictInt = Field(2, ge=0, le=8, description="additional raw scratch disks per node")
     disk_tmpfs_size: Size = Field(12 * 1024**3, description="cap on host RAM the disks may use")
     boot_timeout: Duration = Field(60.0, gt=0)
+    host_latency_hold: StrictBool = Field(
+        True,
+        description="hold the host's CPU wake-up latency at 0 (/dev/cpu_dma_latency) while the lab is up: "
+        "steadier small-write latency, at the cost of idle host CPU",
+    )
     az_link: AzLinkSpec = AzLinkSpec()
 
 

@@ -137,8 +137,23 @@ def test_second_up_is_refused(lab: Lab) -> None:
         Lab(_test_inventory(), None).up()
 
 
+def test_the_host_latency_hold_lives_exactly_as_long_as_the_lab(lab: Lab) -> None:
+    state = lab.state()
+    assert state is not None and state.latency_hold_pid is not None
+    cmdline = Path(f"/proc/{state.latency_hold_pid}/cmdline").read_bytes().split(b"\0")
+    assert b"/dev/cpu_dma_latency" in cmdline
+    # the request is in force: no CPU takes a halting idle state while it is held
+    usage = sorted(Path("/sys/devices/system/cpu").glob("cpu[0-9]*/cpuidle/state1/usage"))
+    if usage:  # a host without cpuidle states has nothing to hold
+        before = sum(int(p.read_text()) for p in usage)
+        time.sleep(0.5)
+        assert sum(int(p.read_text()) for p in usage) == before
+
+
 def test_down_leaves_nothing_and_is_idempotent(lab: Lab) -> None:
+    hold = lab.state().latency_hold_pid  # type: ignore[union-attr]
     assert lab.down() == []
+    assert hold is not None and not Path(f"/proc/{hold}").exists()
     assert _host_view() == CLEAN
     assert lab.down() == []
 
