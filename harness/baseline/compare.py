@@ -279,6 +279,10 @@ class BaselineComparison:
         return self.verdict == "regressed"
 
 
+#: scenarios whose cells a baseline comparison leaves out (see :func:`compare_cells`)
+NOT_GATED: frozenset[str] = frozenset({"calibration"})
+
+
 def compare_cells(
     reference: Iterable[Cell],
     current: Iterable[Cell],
@@ -287,9 +291,12 @@ def compare_cells(
     reference_info: RunInfo | None = None,
     current_info: RunInfo | None = None,
 ) -> BaselineComparison:
-    """Match ``current`` cells to ``reference`` cells by identity and judge each with ``rules``."""
-    ref_by_key = {c.key: c for c in reference}
-    cur_by_key = {c.key: c for c in current}
+    """Match ``current`` cells to ``reference`` cells by identity and judge each with ``rules``.
+
+    Calibration cells are not compared: they are the model's inputs, measured once per pair
+    without repeats, and a change in them shows up in the scenario cells that matter."""
+    ref_by_key = {c.key: c for c in reference if c.scenario not in NOT_GATED}
+    cur_by_key = {c.key: c for c in current if c.scenario not in NOT_GATED}
     deltas: list[CellDelta] = []
     pairs: list[tuple[Cell, Cell]] = []
     not_compared: list[str] = []

@@ -160,6 +160,24 @@ def test_halved_bandwidth_regresses_exactly_the_scaled_cells() -> None:
     assert back.verdict == "improved"
 
 
+def test_calibration_cells_are_never_gated() -> None:
+    # the model's inputs, measured once per pair: halving them changes no verdict (the
+    # recorded run's replicated_write cells stand in for calibration cells)
+    import dataclasses
+
+    run = load(SINGLE)
+    calibration = [
+        dataclasses.replace(s, metadata={**s.metadata, "scenario": "calibration"})
+        for s in run
+        if s.metadata.get("scenario") == "replicated_write"
+    ]
+    assert calibration
+    result = compare(run + calibration, run + scaled(calibration, 0.5))
+    assert result.verdict == "pass"
+    assert not any(d.key.startswith("calibration/") for d in result.cells)
+    assert result.compared == compare(run, run).compared
+
+
 def test_two_real_runs_an_hour_apart() -> None:
     # No repeats: the tolerance alone decides, and the lab's run-to-run noise shows.
     result = compare(load(SINGLE), load(LATER))
