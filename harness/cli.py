@@ -250,7 +250,7 @@ def _killcheck(args: argparse.Namespace) -> int:
     rows = []
     root = Path(__file__).resolve().parents[1]
     with tempfile.TemporaryDirectory(prefix="harness-killcheck-") as tmp:
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        for sig in (signal.Signals[f"SIG{name}"] for name in args.signals):
             for phase in ("impairment", "fio"):
                 for i in range(args.trials):
                     trial = run_kill_trial(
@@ -403,6 +403,13 @@ def build_parser() -> argparse.ArgumentParser:
     kill = add(sub, "killcheck", _killcheck, "kill a running scenario (SIGINT/SIGTERM/SIGKILL) and count leftovers")
     kill.add_argument("--inventory", default=str(DEFAULT_LAB_INVENTORY))
     kill.add_argument("--trials", type=int, default=5, help="trials per signal and phase (default: %(default)s)")
+    kill.add_argument(
+        "--signals",
+        nargs="+",
+        choices=["INT", "TERM", "KILL"],
+        default=["INT", "TERM", "KILL"],
+        help="which signals to send (default: all three)",
+    )
 
     bench = add(sub, "bench", _bench, "harness overhead per cell, fidelity vs fio by hand, RTT and rate accuracy")
     bench.add_argument("--inventory", default=str(DEFAULT_LAB_INVENTORY), help="inventory (default: %(default)s)")

@@ -14,11 +14,13 @@ per mode, for the figures in a report).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -29,7 +31,7 @@ from harness.inventory.models import Inventory
 from harness.nodefiles import new_run_id
 from harness.safety.leftovers import find_leftovers
 
-__all__ = ["KillTrial", "ScenarioEndedEarly", "node_leftovers", "run_kill_trial"]
+__all__ = ["KillTrial", "ScenarioEndedEarly", "interruptible_children", "node_leftovers", "run_kill_trial"]
 
 Phase = Literal["impairment", "fio"]
 
@@ -152,6 +154,25 @@ def run_kill_trial(
     return KillTrial(sig.name, phase, code, exit_s, at_exit, final, waited, early)
 
 
+@contextlib.contextmanager
+def interruptible_children() -> Iterator[None]:
+    """Let the scenario we start react to SIGINT.
+
+    A shell starts background jobs with SIGINT ignored; an ignored signal stays ignored across
+    exec, and Python then never installs its KeyboardInterrupt handler, so a trial run from
+    `cmd &` would send SIGINT into the void and measure a run that was never interrupted.  A
+    handled signal, however, is reset to the default at exec: so handle it while starting.
+    """
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _signal_scenario(
     root: Path,
     inventory_path: Path,
@@ -193,6 +214,7 @@ def _signal_scenario(
     output = reports / f"killtrial-{run_id}.log"
     with (
         output.open("wb") as sink,
+        interruptible_children(),
         subprocess.Popen(cmd, cwd=root, stdout=sink, stderr=subprocess.STDOUT) as proc,
     ):
         try:

@@ -89,3 +89,25 @@ def test_leftover_listing_parse() -> None:
         ("lock", None),
     ]
     assert items[2].describe() == "a1: qdisc: vec1"
+
+
+def test_kill_trials_start_scenarios_that_react_to_sigint() -> None:
+    # started from a background job, the harness itself ignores SIGINT; the scenario it
+    # starts must not inherit that, or a SIGINT trial interrupts nothing
+    import signal
+    import subprocess
+    import sys
+
+    from harness.safety.killtrial import interruptible_children
+
+    probe = [sys.executable, "-c", "import signal; print(signal.getsignal(signal.SIGINT))"]
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        inherited = subprocess.run(probe, capture_output=True, text=True, check=True).stdout.strip()
+        with interruptible_children():
+            started = subprocess.run(probe, capture_output=True, text=True, check=True).stdout.strip()
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # restored for the caller
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert inherited == "1"  # SIG_IGN survives exec: the trap this guards against
+    assert started == "<built-in function default_int_handler>"
