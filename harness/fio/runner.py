@@ -58,6 +58,10 @@ class FioRun:
 Progress = Callable[[str], None]
 
 
+#: longest single wait on the node; bounds how late an interrupt is acted on
+WAIT_CHUNK_S = 5.0
+
+
 def _noop(_: str) -> None:
     pass
 
@@ -171,7 +175,9 @@ class FioRunner:
         limit = run.started + run.deadline_s + 20.0
         rc, pid = shlex.quote(run.rc_file), shlex.quote(run.pid_file)
         while True:
-            chunk = max(1.0, min(15.0, limit - time.monotonic()))
+            # Short chunks: fabric (invoke) answers Ctrl-C/SIGTERM by forwarding it to the remote
+            # command and waiting for that to end, so the interrupt lands after the chunk.
+            chunk = max(1.0, min(WAIT_CHUNK_S, limit - time.monotonic()))
             batch: dict[str, Shell] = {
                 "rc": Shell(
                     f'[ -s {rc} ] || {{ read p < {pid}; timeout {chunk:.0f} tail -s 0.1 --pid="$p" -f /dev/null; }}; '
