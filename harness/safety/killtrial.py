@@ -128,8 +128,8 @@ def run_kill_trial(
     if not inventory.network_profiles:
         raise RuntimeError("the inventory defines no network_profiles: a kill trial needs an impaired cell")
     pair_name = sorted(inventory.pairs)[0]
-    pair = inventory.pairs[pair_name]
-    nodes = [pair.primary, pair.secondary]
+    # every node: the run's cluster lock is on all of them, not only on the killed cell's pair
+    nodes = sorted(inventory.nodes)
     early: list[str] = []
     for attempt in range(1, attempts + 1):
         try:
