@@ -34,7 +34,7 @@ from harness.sysrq import SysrqCrasher
 @pytest.mark.pairs(placement="same-az")
 @pytest.mark.parametrize("protocol", ["C", "B", "A"], ids=["protocol-C", "protocol-B", "protocol-A"])
 def test_failover_integrity(
-    harness_session: HarnessSession, pair: str, protocol: Protocol, record_property: object
+    harness_session: HarnessSession, pair: str, protocol: Protocol, record_property: object, harness_repeat: int
 ) -> None:
     inventory = harness_session.inventory
     spec = inventory.pairs[pair]
@@ -76,8 +76,10 @@ def test_failover_integrity(
         "pair": pair,
         "mode": "replicated",
         "workload": "failover-randwrite-4k",
-        "impairment": "crash",
+        # one row per protocol: C must lose nothing, A and B are measured, never mixed
+        "impairment": f"crash-protocol-{result.protocol}",
         "protocol": result.protocol,
+        "repeat": harness_repeat,
         "run_id": runner.run_id,
         "verdict": "pass" if result.verify_ok else "fail",
     }
