@@ -18,7 +18,10 @@ The full calibration (``full=True``, what per-cell predictions need) adds:
   processing, both TCP stacks, guest scheduling on VMs); the model adds it to every
   replicated write (protocols B and C);
 * the replicated IOPS capacity: 4k random writes with 4 jobs x QD2, connected: where the pair
-  (CPU, DRBD's worker threads) stops keeping up with small writes.
+  (CPU, DRBD's worker threads) stops keeping up with small writes;
+* the replicated bandwidth capacity: 1 MiB sequential writes at QD16, connected: what DRBD
+  itself moves over the path (its per-request processing on both nodes costs more than a
+  bare TCP stream: on the lab it reached about three quarters of iperf3's rate).
 
 A capacity is never below what the QD1 cell of the same mode achieved (a noisy or
 over-queued capacity cell must not make the model predict less than QD1 already did).
@@ -59,6 +62,7 @@ class PairCalibration:
     replicated_write_ms: float | None = None  # per-I/O time of a replicated QD1 4k write
     replicated_rtt_ms: float | None = None  # the RTT measured during that write
     replicated_capacity_iops: float | None = None  # 4k random writes, 4 jobs x QD2, replicated
+    replicated_mib_s: float | None = None  # 1 MiB sequential writes, QD16, replicated
     notes: tuple[str, ...] = ()
 
     @property
@@ -156,6 +160,11 @@ def _complete(runner: CellRunner, pair: str, profile: Profile, quick: PairCalibr
             CALIBRATION_SCENARIO, pair, profile.apply(write_job("randwrite", CALIBRATION_BS, numjobs=4, iodepth=2))
         ),
     )
+    replicated_big = cell(
+        "1M writes QD16",
+        "replicated",
+        CellSpec(CALIBRATION_SCENARIO, pair, profile.apply(write_job("write", 1024 * 1024, iodepth=16))),
+    )
     nodes = runner.inventory.pairs[pair]
     primary, secondary = runner.pool.get(nodes.primary), runner.pool.get(nodes.secondary)
     notes: list[str] = []
@@ -175,5 +184,6 @@ def _complete(runner: CellRunner, pair: str, profile: Profile, quick: PairCalibr
         # a cell without an RTT probe reports 0 ms; the quick calibration's ping stands in
         replicated_rtt_ms=replicated.rtt.median_ms if replicated.rtt.median_ms > 0 else quick.rtt_ms,
         replicated_capacity_iops=max(replicated_capacity.iops, replicated.iops),
+        replicated_mib_s=replicated_big.bw_mib_s,
         notes=tuple(notes),
     )

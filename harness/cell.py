@@ -257,9 +257,16 @@ class CellRunner:
     # -- locks and undo ---------------------------------------------------------------------
     @staticmethod
     def is_heavy(spec: CellSpec) -> bool:
-        """CPU-heavy on a UML lab: anything but a single small replicated stream."""
+        """CPU-heavy on a UML lab: anything but a single small replicated stream.  Calibration
+        cells count as heavy too: they measure the pair's parts, which must not share the host
+        with another cell."""
         w = spec.workload
-        return spec.mode != "replicated" or w.max_bs >= 64 * 1024 or w.numjobs * w.iodepth >= 4
+        return (
+            spec.mode != "replicated"
+            or spec.scenario == "calibration"
+            or w.max_bs >= 64 * 1024
+            or w.numjobs * w.iodepth >= 4
+        )
 
     @contextmanager
     def host_slot(self, *, exclusive: bool) -> Iterator[None]:

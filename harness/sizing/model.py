@@ -163,6 +163,8 @@ class Calibration:
       latency minus what the model explains of it; catalog values have no such term (0).
     * ``replicated_iops``: replicated small writes per second the pair sustains however many
       are in flight (CPU, DRBD's worker threads); a limit only a measurement can give.
+    * ``replicated_bandwidth`` (bytes/s): what the pair's replication moves with large writes,
+      below the bare path rate by DRBD's per-request processing on both nodes.
     """
 
     local_write_latency_s: float | None = None
@@ -173,6 +175,7 @@ class Calibration:
     path_rate_bits: float | None = None
     replication_overhead_s: float | None = None
     replicated_iops: float | None = None
+    replicated_bandwidth: float | None = None
     label: str = "calibration"
 
     def __post_init__(self) -> None:
@@ -182,6 +185,7 @@ class Calibration:
             "local_bandwidth",
             "local_iops",
             "replicated_iops",
+            "replicated_bandwidth",
         ):
             value = getattr(self, name)
             if value is not None and not (value > 0 and math.isfinite(value)):
@@ -1297,6 +1301,21 @@ def _collect(scenario: Scenario, catalog: Catalog) -> tuple[_Build, _LatencyBoun
             )
     else:
         _add_network_limits(build, primary, peer, bs)
+    if calibration is not None and calibration.replicated_bandwidth is not None and peer is not None:
+        build.add(
+            _Limit(
+                key="replication.bandwidth",
+                label="measured replicated bandwidth",
+                resource="cpu",
+                units_per_io=workload.write_fraction * bs,
+                baseline=calibration.replicated_bandwidth,
+                detail=(
+                    f"{calibration.label}: the pair replicated {calibration.replicated_bandwidth / MIB:,.1f} MiB/s "
+                    "of large writes (DRBD's processing on both nodes, below the bare path rate)"
+                ),
+                sources=(calibration.label,),
+            )
+        )
     if calibration is not None and calibration.replicated_iops is not None and peer is not None:
         build.add(
             _Limit(

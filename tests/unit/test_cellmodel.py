@@ -39,6 +39,7 @@ def _calibration(
     path_mbit: float | None = 3000.0,
     replicated_capacity_iops: float | None = 4000.0,
     protocol: str = "C",
+    replicated_mib_s: float | None = None,
 ) -> PairCalibration:
     # Shaped like the lab's single-az pair (figures of the order `harness lab bench` and the
     # calibration cells measure there).
@@ -54,6 +55,7 @@ def _calibration(
         replicated_write_ms=replicated_write_ms,
         replicated_rtt_ms=rtt_ms,
         replicated_capacity_iops=replicated_capacity_iops,
+        replicated_mib_s=replicated_mib_s,
     )
 
 
@@ -187,3 +189,15 @@ def test_read_workloads_are_not_predicted(lab: tuple[Inventory, Catalog]) -> Non
     spec = CellSpec("t", "single-az", replace(write_job("randwrite", 4096), rw="randread"))
     with pytest.raises(ConfigError, match="write workloads only"):
         predict_cell(inventory, catalog, spec, _calibration())
+
+
+def test_drbds_own_large_write_rate_caps_the_bare_path_but_not_a_narrower_one(lab: tuple[Inventory, Catalog]) -> None:
+    inventory, catalog = lab
+    cal = _calibration(path_mbit=3000.0, replicated_mib_s=300.0)
+    big = write_job("write", MIB, iodepth=16)
+    open_path = predict_cell(inventory, catalog, CellSpec("t", "single-az", big), cal)
+    assert open_path.bottleneck == "replication.bandwidth" and open_path.bw_mib_s == pytest.approx(300.0)
+    capped = CellSpec("t", "single-az", big, impairment=NetemProfile("cap", rate_bits=128e6, direction="primary"))
+    under_cap = predict_cell(inventory, catalog, capped, cal)
+    assert under_cap.bottleneck == "replication.path"
+    assert under_cap.bw_mib_s == pytest.approx(128e6 / 8 / MIB)
