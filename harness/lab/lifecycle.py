@@ -354,13 +354,17 @@ class Lab:
         killed_at = time.monotonic()
         # the whole session: kernel process, its helpers and the guest's own processes (P4)
         kill_session(main, self.spec.guest_uid)
-        deadline = time.monotonic() + 10
-        while any(p.sid == main for p in find_lab_processes(self.spec.netns, self.state_dir)) or any(
-            session_of(pid) == main for pid in find_orphan_guest_processes(self.spec.guest_uid)
-        ):
+        # a busy host can take many seconds to tear down a killed guest's memory
+        deadline = time.monotonic() + 30
+        while True:
+            left = [p.pid for p in find_lab_processes(self.spec.netns, self.state_dir) if p.sid == main]
+            left += [pid for pid in find_orphan_guest_processes(self.spec.guest_uid) if session_of(pid) == main]
+            if not left:
+                break
             if time.monotonic() > deadline:
-                raise InfraError(f"lab guest {name} survived SIGKILL")
-            time.sleep(0.05)
+                raise InfraError(f"lab guest {name} survived SIGKILL for 30 s (pids {', '.join(map(str, left))})")
+            kill_session(main, self.spec.guest_uid)  # anything its helpers started since
+            time.sleep(0.1)
         shutil.rmtree(self.state_dir / "uml" / self.topology.guest(name).umid(self.spec.netns), ignore_errors=True)
         return killed_at
 
