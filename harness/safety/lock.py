@@ -210,11 +210,17 @@ class ClusterLock:
             self._beat.join(timeout=15)
             self._beat = None
         failed: list[str] = []
+        script = f"grep -qF {self._ours()} {_OWNER} 2>/dev/null && rm -rf {LOCK_DIR}; true"
         for node in reversed(self.held):
-            try:
-                node.run_script(f"grep -qF {self._ours()} {_OWNER} 2>/dev/null && rm -rf {LOCK_DIR}; true", timeout=20)
-            except Exception:  # the node may be gone; report, keep releasing the others
-                failed.append(node.name)
+            # two tries: a node that rebooted during the run (the failover) left this
+            # connection dead, and the first command only finds that out; the next reconnects
+            for attempt in (1, 2):
+                try:
+                    node.run_script(script, timeout=20)
+                    break
+                except Exception:  # the node may be gone; report, keep releasing the others
+                    if attempt == 2:
+                        failed.append(node.name)
         self.held = []
         return failed
 
