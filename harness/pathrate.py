@@ -9,6 +9,7 @@ and never another iperf3 on the node.
 from __future__ import annotations
 
 import json
+import shlex
 import time
 
 from harness.errors import InfraError
@@ -40,12 +41,15 @@ def has_iperf3(node: Runner) -> bool:
 def measure_path_rate(primary: Runner, secondary: Runner, peer_ip: str, *, seconds: int = 3) -> float:
     """Bits per second from ``primary`` to ``peer_ip`` (the secondary's replication address)."""
     ping_argv(peer_ip)  # validates the address before it reaches a command line
-    secondary.run(
-        ["iperf3", "-s", "-1", "-D", "-B", peer_ip, "-p", str(IPERF_PORT), "-I", _PIDFILE],
+    # detached, but under a node-side deadline: a server whose client never comes (the harness
+    # died in between) must not listen forever
+    server = ["iperf3", "-s", "-1", "-B", peer_ip, "-p", str(IPERF_PORT), "-I", _PIDFILE]
+    secondary.run_script(
+        f"setsid timeout {seconds + 60} {shlex.join(server)} </dev/null >/dev/null 2>&1 &",
         timeout=20,
     )
     try:
-        time.sleep(0.3)  # -D returns before the listener is up
+        time.sleep(0.5)  # the server starts in the background: let it listen
         out = primary.run(
             ["iperf3", "-c", peer_ip, "-p", str(IPERF_PORT), "-t", str(seconds), "-O", "1", "-J"],
             timeout=seconds + 30,
