@@ -50,7 +50,7 @@ from harness.safety.device import guard_drbd_device
 from harness.samples import METRICS, Sample, SampleStore
 from harness.series import CellSeries, FaultWindow, SeriesStore, bw_logs_script, series_from_framed_logs
 
-__all__ = ["CellContext", "CellResult", "CellRunner", "CellSpec", "NodeFacts"]
+__all__ = ["CellContext", "CellResult", "CellRunner", "CellSpec", "MeasuredRates", "NodeFacts", "fio_values"]
 
 Mode = Literal["replicated", "disconnected"]
 Progress = Callable[[str], None]
@@ -103,8 +103,22 @@ class CellContext:
     stats: DirectionStats
 
 
+class MeasuredRates:
+    """``bw_mib_s`` and ``iops`` of a cell result that holds fio's ``stats``."""
+
+    stats: DirectionStats
+
+    @property
+    def bw_mib_s(self) -> float:
+        return self.stats.bytes_per_s / 2**20
+
+    @property
+    def iops(self) -> float:
+        return self.stats.iops
+
+
 @dataclass
-class CellResult:
+class CellResult(MeasuredRates):
     spec: CellSpec
     fio: FioResult
     stats: DirectionStats
@@ -114,14 +128,6 @@ class CellResult:
     metadata: dict[str, Any]
     samples: list[Sample] = field(default_factory=list)
     wall_s: float = 0.0
-
-    @property
-    def bw_mib_s(self) -> float:
-        return self.stats.bytes_per_s / 2**20
-
-    @property
-    def iops(self) -> float:
-        return self.stats.iops
 
     def properties(self) -> list[tuple[str, object]]:
         """Name/value pairs for JUnit ``record_property``."""
@@ -150,6 +156,23 @@ class CellResult:
 
 def _ms(us: float | None) -> float:
     return float("nan") if us is None else us / 1000.0
+
+
+def fio_values(stats: DirectionStats, *, wall: float, fio_wall: float | None) -> dict[str, float]:
+    """The metrics every cell records from fio's report and its own timing (MiB/s, IOPS,
+    completion latencies in ms, fio's runtime, the cell's wall time and harness overhead)."""
+    return {
+        "bw": stats.bytes_per_s / 2**20,
+        "iops": stats.iops,
+        "clat_mean": _ms(stats.clat_mean_us),
+        "clat_p50": _ms(stats.clat_p50_us),
+        "clat_p99": _ms(stats.clat_p99_us),
+        "clat_p999": _ms(stats.clat_p99_9_us),
+        "runtime": stats.runtime_ms / 1000.0,
+        "wall": wall,
+        # harness overhead: everything in the cell's wall time that is not fio running
+        "overhead": wall - fio_wall if fio_wall is not None else float("nan"),
+    }
 
 
 class CellRunner:
@@ -575,17 +598,8 @@ class CellRunner:
         runtime_s = stats.runtime_ms / 1000.0
         ramp = float(spec.workload.ramp_s)
         values = {
-            "bw": stats.bytes_per_s / 2**20,
-            "iops": stats.iops,
-            "clat_mean": _ms(stats.clat_mean_us),
-            "clat_p50": _ms(stats.clat_p50_us),
-            "clat_p99": _ms(stats.clat_p99_us),
-            "clat_p999": _ms(stats.clat_p99_9_us),
+            **fio_values(stats, wall=wall, fio_wall=fio_wall),
             "rtt": rtt.median_ms if rtt else float("nan"),
-            "runtime": runtime_s,
-            "wall": wall,
-            # harness overhead: everything in the cell's wall time that is not fio running
-            "overhead": wall - fio_wall if fio_wall is not None else float("nan"),
             # fio's own start-up and tear-down beyond ramp + runtime (large on UML guests)
             "fio_overhead": fio_wall - runtime_s - ramp if fio_wall is not None else float("nan"),
         }

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.bounds import BoundResult
-from harness.cell import CellRunner
+from harness.cell import CellRunner, MeasuredRates, fio_values
 from harness.disk.layout import DiskLayout, fill_argv
 from harness.errors import ConfigError, InfraError
 from harness.fio.result import DirectionStats, FioResult
@@ -69,7 +69,7 @@ class DiskCellSpec:
 
 
 @dataclass
-class DiskCellResult:
+class DiskCellResult(MeasuredRates):
     spec: DiskCellSpec
     fio: FioResult
     stats: DirectionStats
@@ -77,14 +77,6 @@ class DiskCellResult:
     metadata: dict[str, Any]
     samples: list[Sample] = field(default_factory=list)
     wall_s: float = 0.0
-
-    @property
-    def bw_mib_s(self) -> float:
-        return self.stats.bytes_per_s / MIB
-
-    @property
-    def iops(self) -> float:
-        return self.stats.iops
 
     def properties(self) -> list[tuple[str, object]]:
         props: list[tuple[str, object]] = [(s.metric, round(s.value, 4)) for s in self.samples]
@@ -268,17 +260,7 @@ class DiskCellRunner:
             "kernel": facts.kernel,
             "drbd_version": facts.drbd_version,
         }
-        values = {
-            "bw": stats.bytes_per_s / MIB,
-            "iops": stats.iops,
-            "clat_mean": _ms(stats.clat_mean_us),
-            "clat_p50": _ms(stats.clat_p50_us),
-            "clat_p99": _ms(stats.clat_p99_us),
-            "clat_p999": _ms(stats.clat_p99_9_us),
-            "runtime": stats.runtime_ms / 1000.0,
-            "wall": wall,
-            "overhead": wall - fio_wall if fio_wall is not None else float("nan"),
-        }
+        values = fio_values(stats, wall=wall, fio_wall=fio_wall)
         if steady is not None:
             values["ss_attained"] = 1.0 if steady else 0.0
         reason = f"{spec.layout.label} on {', '.join(spec.layout.devices)}"
@@ -292,7 +274,3 @@ class DiskCellRunner:
         self.cells.store.append(samples)
         self.cells.ledger.record("cell-done", {"cell": spec.id, "verdict": verdict.verdict})
         return DiskCellResult(spec, fio, stats, verdict, meta, samples, wall)
-
-
-def _ms(us: float | None) -> float:
-    return float("nan") if us is None else us / 1000.0
