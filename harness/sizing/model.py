@@ -1041,6 +1041,44 @@ def _add_calibrated_limits(build: _Build, nodes: Sequence[_Node], calibration: C
             )
 
 
+def _add_replication_capacities(build: _Build, calibration: Calibration, writes: float, bs: int) -> None:
+    """What the pair's replication itself sustains, measured: large-write bandwidth and
+    small-write IOPS (CPU and DRBD's threads on both nodes, not the disk or the wire)."""
+    label = calibration.label
+    bandwidth, iops = calibration.replicated_bandwidth, calibration.replicated_iops
+    measured = (
+        (
+            "replication.bandwidth",
+            "measured replicated bandwidth",
+            writes * bs,
+            bandwidth,
+            f"replicated {(bandwidth or 0) / MIB:,.1f} MiB/s of large writes (DRBD's processing on both nodes, "
+            "below the bare path rate)",
+        ),
+        (
+            "replication.capacity",
+            "measured replicated IOPS capacity",
+            writes,
+            iops,
+            f"sustained {iops or 0:,.0f} replicated small writes/s with many in flight (CPU and DRBD's threads, "
+            "not the disk or the wire)",
+        ),
+    )
+    for key, what, units, rate, detail in measured:
+        if rate is not None:
+            build.add(
+                _Limit(
+                    key=key,
+                    label=what,
+                    resource="cpu",
+                    units_per_io=units,
+                    baseline=rate,
+                    detail=f"{label}: the pair {detail}",
+                    sources=(label,),
+                )
+            )
+
+
 def _resolve_nodes(scenario: Scenario, catalog: Catalog) -> tuple[_Node, _Node | None]:
     workload = scenario.workload
 
@@ -1301,36 +1339,8 @@ def _collect(scenario: Scenario, catalog: Catalog) -> tuple[_Build, _LatencyBoun
             )
     else:
         _add_network_limits(build, primary, peer, bs)
-    if calibration is not None and calibration.replicated_bandwidth is not None and peer is not None:
-        build.add(
-            _Limit(
-                key="replication.bandwidth",
-                label="measured replicated bandwidth",
-                resource="cpu",
-                units_per_io=workload.write_fraction * bs,
-                baseline=calibration.replicated_bandwidth,
-                detail=(
-                    f"{calibration.label}: the pair replicated {calibration.replicated_bandwidth / MIB:,.1f} MiB/s "
-                    "of large writes (DRBD's processing on both nodes, below the bare path rate)"
-                ),
-                sources=(calibration.label,),
-            )
-        )
-    if calibration is not None and calibration.replicated_iops is not None and peer is not None:
-        build.add(
-            _Limit(
-                key="replication.capacity",
-                label="measured replicated IOPS capacity",
-                resource="cpu",
-                units_per_io=workload.write_fraction,
-                baseline=calibration.replicated_iops,
-                detail=(
-                    f"{calibration.label}: the pair sustained {calibration.replicated_iops:,.0f} replicated "
-                    "small writes/s with many in flight (CPU and DRBD's threads, not the disk or the wire)"
-                ),
-                sources=(calibration.label,),
-            )
-        )
+    if calibration is not None and peer is not None:
+        _add_replication_capacities(build, calibration, workload.write_fraction, bs)
 
     rtt = _rtt(scenario, catalog, build)
     latency = _Latency(
