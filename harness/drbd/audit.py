@@ -137,35 +137,46 @@ def _risks(options: Options, expected_protocol: str) -> list[Risk]:
     return risks
 
 
-def _parsed(text: str, what: str) -> tuple[Statement, ...] | Risk:
+def _resource(
+    text: str, resource: str, what: str, missing: str
+) -> tuple[tuple[Statement, ...], list[Statement]] | Risk:
+    """(everything parsed, the resource's blocks), or the risk of not being able to tell."""
     try:
-        return parse_config(text)
+        parsed = parse_config(text)
     except DrbdOutputError as exc:
         return Risk("audit", f"cannot read `{what}`: {exc}")
+    blocks = find_resources(parsed, resource)
+    if not blocks:
+        return Risk("audit", f"`{what}` does not {missing}")
+    return parsed, blocks
 
 
 def audit_show(text: str, resource: str, expected_protocol: str) -> list[Risk]:
     """Risks in ``drbdsetup show [--show-defaults] RESOURCE``: the running configuration."""
-    what = f"drbdsetup show {resource}"
-    parsed = _parsed(text, what)
-    if isinstance(parsed, Risk):
-        return [parsed]
-    blocks = find_resources(parsed, resource)
-    if not blocks:
-        return [Risk("audit", f"`{what}` does not list {resource}: its running configuration cannot be checked")]
+    found = _resource(
+        text,
+        resource,
+        f"drbdsetup show {resource}",
+        f"list {resource}: its running configuration cannot be checked",
+    )
+    if isinstance(found, Risk):
+        return [found]
+    _, blocks = found
     return _risks(_leaves(blocks), expected_protocol)
 
 
 def audit_dump(text: str, resource: str, expected_protocol: str) -> list[Risk]:
     """Risks in ``drbdadm dump RESOURCE``: the configuration file, ``common`` section included
     (the resource's own settings win over ``common``'s, as drbdadm applies them)."""
-    what = f"drbdadm dump {resource}"
-    parsed = _parsed(text, what)
-    if isinstance(parsed, Risk):
-        return [parsed]
-    blocks = find_resources(parsed, resource)
-    if not blocks:
-        return [Risk("audit", f"`{what}` does not show {resource}: its configuration file cannot be checked")]
+    found = _resource(
+        text,
+        resource,
+        f"drbdadm dump {resource}",
+        f"show {resource}: its configuration file cannot be checked",
+    )
+    if isinstance(found, Risk):
+        return [found]
+    parsed, blocks = found
     common = _leaves(s for s in parsed if s.block is not None and s.words == ("common",))
     return _risks({**common, **_leaves(blocks)}, expected_protocol)
 
