@@ -22,7 +22,7 @@ import yaml
 
 from harness.errors import ConfigError
 
-__all__ = ["LoadedYaml", "load_yaml_file", "load_yaml_text"]
+__all__ = ["LoadedYaml", "load_yaml_file", "load_yaml_text", "read_config_text"]
 
 Path_ = tuple[str | int, ...]
 
@@ -133,12 +133,16 @@ def load_yaml_text(text: str, source: str = "<string>") -> LoadedYaml:
     return LoadedYaml(data=data, source=source, lines=lines)
 
 
-def load_yaml_file(path: Path) -> LoadedYaml:
-    """Read and parse ``path``; a missing or unreadable file is a ConfigError."""
+def read_config_text(path: Path, what: str = "file") -> str:
+    """The text of a file the user named; missing or unreadable is a ConfigError saying so."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(f"{path}: file not found") from None
+        raise ConfigError(f"{path}: {what} not found") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    return load_yaml_text(text, str(path))
+
+
+def load_yaml_file(path: Path) -> LoadedYaml:
+    """Read and parse ``path``; a missing or unreadable file is a ConfigError."""
+    return load_yaml_text(read_config_text(path), str(path))

@@ -47,6 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 from harness.errors import ConfigError
 from harness.inventory.models import NAME_PATTERN
 from harness.redact import looks_secret
+from harness.yamlsafe import read_config_text
 
 __all__ = [
     "MAPPING_KEY",
@@ -207,13 +208,7 @@ class _Parser:
 
 def load_ansible_inventory(path: Path) -> AnsibleInventory:
     """Read an Ansible YAML inventory file (see :func:`parse_ansible_inventory`)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: Ansible inventory not found") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    return parse_ansible_inventory(text, str(path))
+    return parse_ansible_inventory(read_config_text(path, "Ansible inventory"), str(path))
 
 
 def parse_ansible_inventory(text: str, source: str = "<string>") -> AnsibleInventory:
