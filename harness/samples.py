@@ -19,9 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
-from harness.errors import ConfigError
+from harness.ndjson import NdjsonFile, read_ndjson
 
 __all__ = [
     "IDENTITY_KEYS",
@@ -130,15 +128,10 @@ class SampleStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock = FileLock(str(path) + ".lock")
+        self._file = NdjsonFile(path)
 
     def append(self, samples: Iterable[Sample]) -> None:
-        lines = "".join(s.to_json() + "\n" for s in samples)
-        if not lines:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._lock, self.path.open("a", encoding="utf-8") as f:
-            f.write(lines)
+        self._file.append(s.to_json() for s in samples)
 
     def __iter__(self) -> Iterator[Sample]:
         return iter(read_samples(self.path))
@@ -146,14 +139,9 @@ class SampleStore:
 
 def read_samples(path: Path) -> list[Sample]:
     """All samples in an NDJSON file; a malformed line is a ConfigError naming file:line."""
-    if not path.exists():
-        raise ConfigError(f"{path}: no samples file (was the run interrupted before any cell finished?)")
-    out: list[Sample] = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            out.append(Sample.from_json(line))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ConfigError(f"{path}:{n}: not a sample record: {exc}") from None
-    return out
+    return read_ndjson(
+        path,
+        Sample.from_json,
+        what="sample",
+        missing="no samples file (was the run interrupted before any cell finished?)",
+    )

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from harness.errors import ConfigError
+from harness.ndjson import NdjsonFile, read_ndjson
 from harness.samples import cell_key
 
 __all__ = [
@@ -155,17 +156,7 @@ class CellSeries:
 
 def read_series(path: Path) -> list[CellSeries]:
     """All records of a ``series.ndjson``; a malformed line is a ConfigError naming file:line."""
-    if not path.exists():
-        raise ConfigError(f"{path}: no series file")
-    out: list[CellSeries] = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            out.append(CellSeries.from_json(line))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ConfigError(f"{path}:{n}: not a series record: {exc}") from None
-    return out
+    return read_ndjson(path, CellSeries.from_json, what="series", missing="no series file")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -286,10 +277,7 @@ class SeriesStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._file = NdjsonFile(path)
 
     def append(self, series: CellSeries) -> None:
-        from filelock import FileLock
-
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.path) + ".lock"), self.path.open("a", encoding="utf-8") as f:
-            f.write(series.to_json() + "\n")
+        self._file.append([series.to_json()])
