@@ -145,7 +145,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _wants_reports(config: pytest.Config) -> bool:
     """Only runs that measure (scenarios) get a run directory and JUnit file by default."""
-    return any("scenarios" in str(a) for a in config.args) or bool(config.getoption("--inventory"))
+    # a path under a scenarios/ directory, not any argument that mentions the word (a test id
+    # such as tests/...::test_pytest_scenarios_... is no measuring run)
+    return any("scenarios" in Path(str(a).split("::", 1)[0]).parts for a in config.args) or bool(
+        config.getoption("--inventory")
+    )
 
 
 def pytest_configure_node(node: Any) -> None:
