@@ -247,6 +247,12 @@ class LabSpec(_Model):
         description="hold the host's CPU wake-up latency at 0 (/dev/cpu_dma_latency) while the lab is up: "
         "steadier small-write latency, at the cost of idle host CPU",
     )
+    pin_pairs: StrictBool = Field(
+        True,
+        description="run both guests of a replication pair on one host CPU, pairs spread over the CPUs: "
+        "a replicated write wakes its peer without a cross-CPU wake-up, and pairs measured at once do not "
+        "compete for a CPU",
+    )
     az_link: AzLinkSpec = AzLinkSpec()
 
 

@@ -146,6 +146,10 @@ class Lab:
                 f"lab.state_dir {state_dir} is too close to / to be removed safely; use e.g. /run/harness-lab"
             )
         self.state_dir = state_dir
+        host_cpus = sorted(os.sched_getaffinity(0))
+        self.guest_cpus: dict[str, int] = (
+            topo_mod.guest_cpus(inventory, self.topology, host_cpus) if self.spec.pin_pairs else {}
+        )
 
     # -- paths ------------------------------------------------------------------------------
     @property
@@ -329,7 +333,9 @@ class Lab:
             self._start_guest(state, guest, rejoin=False)
 
     def _start_guest(self, state: LabState, guest: Guest, *, rejoin: bool) -> None:
-        argv = topo_mod.uml_argv(self.inventory, self.topology, guest, rejoin=rejoin)
+        argv = topo_mod.uml_argv(
+            self.inventory, self.topology, guest, rejoin=rejoin, cpu=self.guest_cpus.get(guest.name)
+        )
         with open(self.console_log(guest), "ab") as console:
             proc = subprocess.Popen(
                 argv,

@@ -98,6 +98,23 @@ def test_a_bsrange_is_modelled_by_its_mean_block_size(bs_kib: int, steps: int) -
         assert modelled == bs * (steps + 2) // 2
 
 
+def test_a_bsrange_cell_is_predicted_at_the_block_size_fio_issued(lab: tuple[Inventory, Catalog]) -> None:
+    # fio 3.33's random map shortened a 4k-32k random write to 13.6 KiB on average (the lab's
+    # inventory_workload cell: 55.56 MiB/s at 4,166 IOPS); the midpoint would be 18 KiB.
+    inventory, catalog = lab
+    from dataclasses import replace
+
+    mix = CellSpec("t", "single-az", replace(write_job("randwrite", 4096, numjobs=4, iodepth=4), bs_max=32 * 1024))
+    cal = _calibration(path_mbit=400.0, replicated_capacity_iops=1e6)  # the path binds: bytes count
+    issued = predict_cell(inventory, catalog, mix, cal, issued_bs=13_930)
+    midpoint = predict_cell(inventory, catalog, mix, cal)
+    assert issued.bottleneck == midpoint.bottleneck == "replication.path"
+    assert issued.bw_mib_s == pytest.approx(midpoint.bw_mib_s)  # the same bytes...
+    assert issued.iops == pytest.approx(midpoint.iops * 18 * 1024 / 13_930)  # ...in more, smaller writes
+    cal = _calibration(replicated_capacity_iops=5077.0)  # writes/s bind: the size sets the bandwidth
+    assert predict_cell(inventory, catalog, mix, cal, issued_bs=13_930).bw_mib_s == pytest.approx(5077.0 * 13_930 / MIB)
+
+
 @settings(max_examples=60, deadline=None)
 @given(cal=calibrations)
 def test_the_model_reproduces_its_own_calibration_point(cal: PairCalibration) -> None:

@@ -12,6 +12,7 @@ from harness.inventory import Inventory, load_inventory, parse_inventory
 from harness.lab.topology import (
     ROUTER,
     build_topology,
+    guest_cpus,
     render_boot_script,
     render_drbd_conf,
     router_link_commands,
@@ -73,6 +74,17 @@ def test_uml_argv_is_unprivileged_with_gro(inv: Inventory) -> None:
     assert all("gro=1" in a for a in argv if a.startswith("vec"))
     assert sum(a.startswith("ubd") for a in argv) == 3
     assert "umid=hlab-b1" in argv
+
+
+def test_each_pair_runs_on_one_cpu_and_the_router_with_the_cross_az_pair(inv: Inventory) -> None:
+    topo = build_topology(inv)
+    cpus = guest_cpus(inv, topo, [0, 1])
+    assert cpus == {"a1": 0, "a2": 0, "a3": 1, "b1": 1, ROUTER: 1}
+    assert set(guest_cpus(inv, topo, [3]).values()) == {3}  # one CPU: everyone shares it
+    assert guest_cpus(inv, topo, []) == {}
+    argv = uml_argv(inv, topo, topo.guest("a3"), cpu=cpus["a3"])
+    # taskset first, so every process the guest forks inherits the CPU
+    assert argv[:4] == ["taskset", "--cpu-list", "1", "ip"]
 
 
 def _variant(inv_text: str, old: str, new: str) -> str:
