@@ -41,6 +41,7 @@ class GuestStatus:
     mgmt_ip: str
     replication_ip: str | None
     memory_mib: float | None
+    host_cpus: str | None = None  # the CPUs the guest's process may run on (``lab.pin_pairs``)
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,7 @@ class LabStatus:
                         g.mgmt_ip,
                         g.replication_ip or "-",
                         f"{g.memory_mib:.0f}" if g.memory_mib else "-",
+                        g.host_cpus or "-",
                     ]
                     for g in guests
                 ],
@@ -109,6 +111,7 @@ class LabStatus:
                     "ssh ip",
                     "replication ip",
                     "host MiB",
+                    "host CPU",
                 ],
             ),
             "",
@@ -221,7 +224,16 @@ def _guest_status(lab: Lab, guest: Guest, state: LabState | None, ssh_ok: set[st
         guest.mgmt_ip,
         repl,
         guest_memory_mib(lab, guest.name) if running else None,
+        _affinity(pid) if running and pid is not None else None,
     )
+
+
+def _affinity(pid: int) -> str | None:
+    """The CPUs ``pid`` may run on, as a list (``0`` or ``0,1``); None if it is gone."""
+    try:
+        return ",".join(str(cpu) for cpu in sorted(os.sched_getaffinity(pid)))
+    except OSError:
+        return None
 
 
 def collect_status(lab: Lab, *, rtt_count: int = 10) -> LabStatus:
