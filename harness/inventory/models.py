@@ -247,6 +247,11 @@ class LabSpec(_Model):
         description="hold the host's CPU wake-up latency at 0 (/dev/cpu_dma_latency) while the lab is up: "
         "steadier small-write latency, at the cost of idle host CPU",
     )
+    guest_timer_kick: StrictBool = Field(
+        True,
+        description="send every guest a SIGALRM every 50 ms: a UML guest that lost its timer expiry "
+        "otherwise spins idle and never answers again (see harness.lab.timerkick)",
+    )
     pin_pairs: StrictBool = Field(
         True,
         description="run both guests of a replication pair on one host CPU, pairs spread over the CPUs: "

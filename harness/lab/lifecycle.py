@@ -97,6 +97,8 @@ class LabState:
     timings: dict[str, float] = field(default_factory=dict)
     #: the process holding the host's CPU wake-up latency request (see Lab._hold_latency)
     latency_hold_pid: int | None = None
+    #: the process that keeps the guests' timers going (see harness.lab.timerkick)
+    timer_kick_pid: int | None = None
 
     @classmethod
     def load(cls, state_dir: Path) -> LabState | None:
@@ -191,6 +193,7 @@ class Lab:
             t_boot = time.monotonic()
             self._hold_latency(state)
             self._start_guests(state)
+            self._kick_timers(state)
             self.progress(f"lab: {len(state.pids)} guests started, waiting for sshd")
             self._wait_for_sshd(state, deadline=t_boot + self.spec.boot_timeout)
             state.timings["boot_to_sshd_s"] = round(time.monotonic() - t_boot, 2)
@@ -327,6 +330,31 @@ class Lab:
         state.latency_hold_pid = proc.pid
         state.save()
         self.progress("lab: host CPUs held out of deep idle while the lab is up (cpu_dma_latency 0)")
+
+    def _kick_timers(self, state: LabState) -> None:
+        """Start the timer kick (:mod:`harness.lab.timerkick`): a guest that lost its timer
+        would otherwise spin idle for good.  It follows restarted guests through the state
+        file and ends when the state directory is removed."""
+        if not self.spec.guest_timer_kick:
+            return
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "harness.lab.timerkick",
+                str(self.state_dir / "state.json"),
+                str(self.spec.guest_uid),
+                f"labdir={self.state_dir}",
+                f"umid={self.spec.netns}-timer-kick",
+                f"labdir={self.state_dir}",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        state.timer_kick_pid = proc.pid
+        state.save()
 
     def _start_guests(self, state: LabState) -> None:
         for guest in self.topology.guests:
@@ -519,8 +547,8 @@ class Lab:
         """Remove everything this lab created.  Returns a list of leftovers (empty = clean)."""
         state = LabState.load(self.state_dir)
         pids = list(state.pids.values()) if state else []
-        if state is not None and state.latency_hold_pid:
-            pids.append(state.latency_hold_pid)
+        if state is not None:
+            pids += [pid for pid in (state.latency_hold_pid, state.timer_kick_pid) if pid]
         survivors = stop_processes(self.spec.netns, self.state_dir, pids)
         # after the kernels: their guests' stray processes, which would keep taps and the
         # namespace alive (see find_orphan_guest_processes)

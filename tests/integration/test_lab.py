@@ -150,10 +150,26 @@ def test_the_host_latency_hold_lives_exactly_as_long_as_the_lab(lab: Lab) -> Non
         assert sum(int(p.read_text()) for p in usage) == before
 
 
+def test_the_timer_kick_holds_a_pidfd_to_every_guest(lab: Lab) -> None:
+    state = lab.state()
+    assert state is not None and state.timer_kick_pid is not None
+    fd_dir = Path(f"/proc/{state.timer_kick_pid}/fd")
+    deadline = time.monotonic() + 5  # it re-reads the state file once a second
+    pidfds = 0
+    while time.monotonic() < deadline:
+        pidfds = sum(1 for fd in fd_dir.iterdir() if os.readlink(fd) == "anon_inode:[pidfd]")
+        if pidfds == len(state.pids):
+            break
+        time.sleep(0.2)
+    assert pidfds == len(state.pids)
+
+
 def test_down_leaves_nothing_and_is_idempotent(lab: Lab) -> None:
     hold = lab.state().latency_hold_pid  # type: ignore[union-attr]
+    kick = lab.state().timer_kick_pid  # type: ignore[union-attr]
     assert lab.down() == []
     assert hold is not None and not Path(f"/proc/{hold}").exists()
+    assert kick is not None and not Path(f"/proc/{kick}").exists()
     assert _host_view() == CLEAN
     assert lab.down() == []
 
