@@ -313,21 +313,7 @@ class Lab:
             "import os, signal, sys; fd = os.open(sys.argv[1], os.O_WRONLY); "
             "os.write(fd, (0).to_bytes(4, sys.byteorder)); signal.pause()"
         )
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                holder,
-                LATENCY_QOS_DEVICE,
-                f"umid={self.spec.netns}-latency-hold",
-                f"labdir={self.state_dir}",
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        state.latency_hold_pid = proc.pid
+        state.latency_hold_pid = self._start_helper(["-c", holder, LATENCY_QOS_DEVICE], "latency-hold")
         state.save()
         self.progress("lab: host CPUs held out of deep idle while the lab is up (cpu_dma_latency 0)")
 
@@ -337,24 +323,24 @@ class Lab:
         file and ends when the state directory is removed."""
         if not self.spec.guest_timer_kick:
             return
+        state_file, guest_marker = str(self.state_dir / "state.json"), f"labdir={self.state_dir}"
+        state.timer_kick_pid = self._start_helper(
+            ["-m", "harness.lab.timerkick", state_file, str(self.spec.guest_uid), guest_marker], "timer-kick"
+        )
+        state.save()
+
+    def _start_helper(self, python_args: list[str], name: str) -> int:
+        """Start a host-side helper of the lab (a Python process in its own session) carrying
+        the lab's ``umid=``/``labdir=`` markers, so ``down`` and the leftover checks find it
+        like a guest.  Returns its pid."""
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "harness.lab.timerkick",
-                str(self.state_dir / "state.json"),
-                str(self.spec.guest_uid),
-                f"labdir={self.state_dir}",
-                f"umid={self.spec.netns}-timer-kick",
-                f"labdir={self.state_dir}",
-            ],
+            [sys.executable, *python_args, f"umid={self.spec.netns}-{name}", f"labdir={self.state_dir}"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
-        state.timer_kick_pid = proc.pid
-        state.save()
+        return proc.pid
 
     def _start_guests(self, state: LabState) -> None:
         for guest in self.topology.guests:
