@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -30,6 +31,7 @@ from harness.lab.processes import (
     find_orphan_guest_processes,
     kill_orphans,
     kill_session,
+    process_alive,
     session_of,
     stop_processes,
 )
@@ -148,6 +150,8 @@ class Lab:
                 f"lab.state_dir {state_dir} is too close to / to be removed safely; use e.g. /run/harness-lab"
             )
         self.state_dir = state_dir
+        #: the guests this object started, for their exit status if one dies during boot
+        self._guest_procs: dict[str, subprocess.Popen[bytes]] = {}
         host_cpus = sorted(os.sched_getaffinity(0))
         self.guest_cpus: dict[str, int] = (
             topo_mod.guest_cpus(inventory, self.topology, host_cpus) if self.spec.pin_pairs else {}
@@ -358,6 +362,7 @@ class Lab:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
+        self._guest_procs[guest.name] = proc
         state.pids[guest.name] = proc.pid
         state.save()  # record each pid at once: `down` must find it even if we die now
 
@@ -423,13 +428,25 @@ class Lab:
     def _wait_for_sshd(self, state: LabState, deadline: float) -> None:
         self._wait_for_sshd_of(list(self.topology.guests), state, deadline)
 
+    def _boot_exit(self, name: str, pid: int) -> str | None:
+        """How a booting guest ended (None while it runs).  A dead guest we started stays a
+        zombie until reaped, and a zombie's /proc entry still exists, so only its status tells."""
+        proc = self._guest_procs.get(name)
+        rc = proc.poll() if proc is not None and proc.pid == pid else None
+        if rc is None:
+            return None if process_alive(pid) else "exit status unknown"
+        if rc < 0:
+            return f"killed by {signal.Signals(-rc).name}"
+        return f"exit status {rc}"
+
     def _wait_for_sshd_of(self, guests: list[Guest], state: LabState, deadline: float) -> None:
         pending = list(guests)
         while pending:
             for guest in list(pending):
                 pid = state.pids[guest.name]
-                if not Path(f"/proc/{pid}").exists():
-                    raise self._guest_failed(guest, f"exited during boot (pid {pid})")
+                gone = self._boot_exit(guest.name, pid)
+                if gone is not None:
+                    raise self._guest_failed(guest, f"exited during boot (pid {pid}, {gone})")
                 try:
                     sock = connect_in_netns(self.spec.netns, guest.mgmt_ip, 22, timeout=0.5)
                 except OSError:

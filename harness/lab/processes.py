@@ -21,9 +21,11 @@ from pathlib import Path
 
 __all__ = [
     "LabProcess",
+    "catches_signal",
     "find_lab_processes",
     "find_orphan_guest_processes",
     "kill_session",
+    "process_alive",
     "session_of",
     "stop_processes",
 ]
@@ -99,7 +101,7 @@ def find_lab_processes(netns: str, state_dir: Path) -> list[LabProcess]:
             continue
         umids = [a for a in argv if a.startswith(umid_prefix)]
         sid = _session_id(pid)
-        if not umids or sid is None or not _alive(pid):
+        if not umids or sid is None or not process_alive(pid):
             continue
         guest = umids[0][len(umid_prefix) :]
         by_sid[sid] = guest
@@ -109,7 +111,7 @@ def find_lab_processes(netns: str, state_dir: Path) -> list[LabProcess]:
         if pid in found:
             continue
         sid = _session_id(pid)
-        if sid in by_sid and _uid(pid) in uids and _alive(pid):  # zombies are gone for our purposes
+        if sid in by_sid and _uid(pid) in uids and process_alive(pid):  # zombies are gone for our purposes
             found[pid] = LabProcess(pid, sid, by_sid[sid])
     return sorted(found.values(), key=lambda p: p.pid)
 
@@ -127,7 +129,7 @@ def find_orphan_guest_processes(uid: int) -> list[int]:
         if sid is None or sid == pid:
             continue
         leader = _read_cmdline(sid)
-        if not any(a.startswith("umid=") for a in leader) and _alive(pid):
+        if not any(a.startswith("umid=") for a in leader) and process_alive(pid):
             orphans.append(pid)
     return orphans
 
@@ -139,7 +141,8 @@ def kill_session(sid: int, uid: int) -> None:
     _signal(members, signal.SIGKILL)
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """True while ``pid`` runs; a zombie counts as gone (``/proc/<pid>`` still exists for it)."""
     # When this process started the guest (pytest boots the lab in-process), reap it so it
     # does not linger as our zombie.
     with contextlib.suppress(ChildProcessError):
@@ -158,6 +161,23 @@ def _alive(pid: int) -> bool:
     return state[state.rfind(")") + 2 :].split()[0] != "Z"
 
 
+def catches_signal(pid: int, sig: signal.Signals) -> bool:
+    """True when ``pid`` has a handler installed for ``sig`` (``SigCgt`` in its status).
+
+    A user-mode-linux kernel installs its SIGALRM handler only at timer setup, some
+    milliseconds into its boot; until then SIGALRM's default action kills it (measured: a
+    SIGALRM 1-10 ms after exec ends ``linux.uml`` with -14), and so does the first instant
+    after a guest ``reboot``, which re-execs the same pid."""
+    try:
+        status = (_PROC / str(pid) / "status").read_text()
+    except OSError:
+        return False
+    for line in status.splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (int(sig) - 1) & 1)
+    return False
+
+
 def _signal(pids: Iterable[int], sig: signal.Signals) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
@@ -168,7 +188,7 @@ def kill_orphans(uid: int, timeout_s: float = 5.0) -> list[int]:
     """SIGKILL the lab uid's orphaned guest processes; returns any that survived."""
     deadline = time.monotonic() + timeout_s
     while True:
-        orphans = [pid for pid in find_orphan_guest_processes(uid) if _alive(pid)]
+        orphans = [pid for pid in find_orphan_guest_processes(uid) if process_alive(pid)]
         if not orphans or time.monotonic() > deadline:
             return orphans
         _signal(orphans, signal.SIGKILL)
@@ -182,12 +202,12 @@ def stop_processes(netns: str, state_dir: Path, main_pids: Iterable[int], grace_
     Returns the pids that survived even SIGKILL (should be empty; a process in
     uninterruptible I/O can linger briefly).
     """
-    mains = [pid for pid in main_pids if _alive(pid)]
+    mains = [pid for pid in main_pids if process_alive(pid)]
     ours = {p.pid for p in find_lab_processes(netns, state_dir)}
     _signal([pid for pid in mains if pid in ours], signal.SIGTERM)
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline:
-        if not any(_alive(p.pid) for p in find_lab_processes(netns, state_dir)):
+        if not any(process_alive(p.pid) for p in find_lab_processes(netns, state_dir)):
             return []
         time.sleep(0.05)
     # Kill back to back, main processes first, so helpers cannot respawn anything.
@@ -198,6 +218,6 @@ def stop_processes(netns: str, state_dir: Path, main_pids: Iterable[int], grace_
         left.sort(key=lambda p: p.pid != p.sid)
         _signal([p.pid for p in left], signal.SIGKILL)
         end = time.monotonic() + 2.0
-        while time.monotonic() < end and any(_alive(p.pid) for p in left):
+        while time.monotonic() < end and any(process_alive(p.pid) for p in left):
             time.sleep(0.05)
-    return [p.pid for p in find_lab_processes(netns, state_dir) if _alive(p.pid)]
+    return [p.pid for p in find_lab_processes(netns, state_dir) if process_alive(p.pid)]

@@ -23,6 +23,7 @@ from typing import Any
 from tabulate import tabulate
 
 from harness.lab.lifecycle import Lab, LabState, ResourceState
+from harness.lab.processes import find_lab_processes, process_alive
 from harness.lab.topology import ROUTER, Guest
 from harness.remote import SshNode
 from harness.rtt import parse_ping, ping_argv
@@ -132,7 +133,6 @@ class LabStatus:
 
 def guest_memory_mib(lab: Lab, guest_name: str) -> float | None:
     """Host memory (PSS) of all of one guest's processes, in MiB."""
-    from harness.lab.processes import find_lab_processes
 
     # UML's I/O helpers are clone(CLONE_VM) children that share the kernel's address space
     # (same VmSize, same PSS); count that address space once, plus each stub process.
@@ -212,7 +212,7 @@ def describe_root_qdisc(qdiscs: list[dict[str, Any]]) -> str:
 
 def _guest_status(lab: Lab, guest: Guest, state: LabState | None, ssh_ok: set[str]) -> GuestStatus:
     pid = state.pids.get(guest.name) if state else None
-    running = pid is not None and Path(f"/proc/{pid}").exists()
+    running = pid is not None and process_alive(pid)
     repl = str(guest.nics[1].address.ip) if guest.role == "node" else None
     return GuestStatus(
         guest.name,

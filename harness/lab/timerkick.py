@@ -10,6 +10,11 @@ CPU; a single ``kill -ALRM`` brought the stuck guest back at once.  An extra SIG
 spurious timer interrupt, which the guest's clock-event code handles by checking what is due
 and re-arming, so kicking a healthy guest costs a few microseconds and changes nothing.
 
+A guest is only kicked while it has its SIGALRM handler installed: in the first milliseconds
+of ``linux.uml`` (and right after a guest reboot re-execs it) SIGALRM still has its default
+action and would kill the guest.  CI lost a booting router that way (2026-11-21): the kick
+started right after the last guest and caught it before its timer setup.
+
 Signals go through pidfds opened after checking the process's uid and command line, so a
 guest's reused pid never receives one.  The pid list is re-read from the lab's state file
 (a crashed and restarted guest has a new pid).  The process ends when the state file is gone.
@@ -24,6 +29,8 @@ import signal
 import sys
 import time
 from pathlib import Path
+
+from harness.lab.processes import catches_signal
 
 __all__ = ["DEFAULT_INTERVAL_S", "kick_forever", "main"]
 
@@ -69,6 +76,8 @@ def kick_forever(state_file: Path, uid: int, marker: str, interval_s: float = DE
                 return
             next_refresh = now + _REFRESH_S
         for pid, fd in list(fds.items()):
+            if not catches_signal(pid, signal.SIGALRM):
+                continue  # still booting (or re-exec'd by a reboot): SIGALRM would kill it
             try:
                 signal.pidfd_send_signal(fd, signal.SIGALRM)
             except ProcessLookupError:  # exited; the next refresh drops it
