@@ -22,12 +22,14 @@ from pathlib import Path
 __all__ = [
     "LabProcess",
     "catches_signal",
+    "cmdline_of",
     "find_lab_processes",
     "find_orphan_guest_processes",
     "kill_session",
     "process_alive",
     "session_of",
     "stop_processes",
+    "uid_of",
 ]
 
 _PROC = Path("/proc")
@@ -40,7 +42,8 @@ class LabProcess:
     guest: str
 
 
-def _read_cmdline(pid: int) -> list[str]:
+def cmdline_of(pid: int) -> list[str]:
+    """The command line of ``pid`` (empty when it is gone)."""
     try:
         raw = (_PROC / str(pid) / "cmdline").read_bytes()
     except OSError:
@@ -70,7 +73,8 @@ def _exe(pid: int) -> str:
         return ""
 
 
-def _uid(pid: int) -> int | None:
+def uid_of(pid: int) -> int | None:
+    """The uid owning ``pid`` (None when it is gone)."""
     try:
         return (_PROC / str(pid)).stat().st_uid
     except OSError:
@@ -96,7 +100,7 @@ def find_lab_processes(netns: str, state_dir: Path) -> list[LabProcess]:
     found: dict[int, LabProcess] = {}
     pids = _pids()
     for pid in pids:
-        argv = _read_cmdline(pid)
+        argv = cmdline_of(pid)
         if labdir not in argv:
             continue
         umids = [a for a in argv if a.startswith(umid_prefix)]
@@ -106,12 +110,12 @@ def find_lab_processes(netns: str, state_dir: Path) -> list[LabProcess]:
         guest = umids[0][len(umid_prefix) :]
         by_sid[sid] = guest
         found[pid] = LabProcess(pid, sid, guest)
-    uids = {_uid(p.pid) for p in found.values()}
+    uids = {uid_of(p.pid) for p in found.values()}
     for pid in pids:
         if pid in found:
             continue
         sid = _session_id(pid)
-        if sid in by_sid and _uid(pid) in uids and process_alive(pid):  # zombies are gone for our purposes
+        if sid in by_sid and uid_of(pid) in uids and process_alive(pid):  # zombies are gone for our purposes
             found[pid] = LabProcess(pid, sid, by_sid[sid])
     return sorted(found.values(), key=lambda p: p.pid)
 
@@ -123,12 +127,12 @@ def find_orphan_guest_processes(uid: int) -> list[int]:
     guest's ``sleep 3600`` sleeps on, as the lab uid, holding the guest's tap and namespace."""
     orphans = []
     for pid in _pids():
-        if _uid(pid) != uid:
+        if uid_of(pid) != uid:
             continue
         sid = _session_id(pid)
         if sid is None or sid == pid:
             continue
-        leader = _read_cmdline(sid)
+        leader = cmdline_of(sid)
         if not any(a.startswith("umid=") for a in leader) and process_alive(pid):
             orphans.append(pid)
     return orphans
@@ -136,7 +140,7 @@ def find_orphan_guest_processes(uid: int) -> list[int]:
 
 def kill_session(sid: int, uid: int) -> None:
     """SIGKILL every process of a guest's session (the lab uid's only; main process first)."""
-    members = [pid for pid in _pids() if _session_id(pid) == sid and _uid(pid) == uid]
+    members = [pid for pid in _pids() if _session_id(pid) == sid and uid_of(pid) == uid]
     members.sort(key=lambda pid: pid != sid)
     _signal(members, signal.SIGKILL)
 

@@ -30,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.lab.processes import catches_signal
+from harness.lab.processes import catches_signal, cmdline_of, uid_of
 
 __all__ = ["DEFAULT_INTERVAL_S", "kick_forever", "main"]
 
@@ -41,12 +41,7 @@ _REFRESH_S = 1.0
 
 
 def _is_guest(pid: int, uid: int, marker: str) -> bool:
-    try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        owner = os.stat(f"/proc/{pid}").st_uid
-    except OSError:
-        return False
-    return owner == uid and marker.encode() in argv
+    return uid_of(pid) == uid and marker in cmdline_of(pid)
 
 
 def _open_guests(state_file: Path, uid: int, marker: str, open_fds: dict[int, int]) -> bool:
