@@ -203,29 +203,45 @@ def disk_study_nodes(inventory: Inventory) -> list[str]:
     return sorted(chosen.values())
 
 
+def _parametrize(metafunc: pytest.Metafunc, name: str, values: list[Any], ids: list[str], why_none: str) -> None:
+    """Parametrize ``name``; an empty list gives one skipped item that says why, so an
+    inventory without (say) scratch devices or a cross-AZ pair collects and reports cleanly."""
+    if values:
+        metafunc.parametrize(name, values, ids=ids)
+    else:
+        skip = pytest.mark.skip(reason=why_none)
+        metafunc.parametrize(name, [pytest.param(None, marks=skip, id=f"no-{name.replace('_', '-')}")])
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize ``pair`` (first, so ids read ``multi-az-randwrite-4k-nj8-qd1``),
     ``network_profile`` and ``inventory_workload`` from the inventory."""
     session = metafunc.config.stash[SESSION_KEY]
+    inv = session.inventory
+    where = f"inventory {inv.name!r} ({session.inventory_path})"
     if "pair" in metafunc.fixturenames:
         marker = metafunc.definition.get_closest_marker("pairs")
         placement = marker.kwargs.get("placement") if marker else None
-        inv = session.inventory
         names = [n for n in inv.pairs if placement is None or inv.placement(n) == placement]
-        metafunc.parametrize("pair", names, ids=names)
+        what = f"{placement} pair" if placement else "pair"
+        _parametrize(metafunc, "pair", names, names, f"{where} has no {what}")
     repeats = int(metafunc.config.getoption("--repeat"))
     if repeats > 1 and "harness_repeat" in metafunc.fixturenames:
         metafunc.parametrize("harness_repeat", range(repeats), ids=[f"r{i}" for i in range(repeats)], indirect=True)
     if "disk_node" in metafunc.fixturenames:
-        nodes = disk_study_nodes(session.inventory)
-        metafunc.parametrize("disk_node", nodes, ids=nodes)
+        nodes = disk_study_nodes(inv)
+        _parametrize(metafunc, "disk_node", nodes, nodes, f"{where}: no node lists scratch_devices (disk studies)")
     if "network_profile" in metafunc.fixturenames:
-        profiles = session.inventory.netem_profiles()
-        metafunc.parametrize("network_profile", list(profiles.values()), ids=list(profiles))
+        profiles = inv.netem_profiles()
+        _parametrize(
+            metafunc, "network_profile", list(profiles.values()), list(profiles), f"{where} has no network_profiles"
+        )
     if "inventory_workload" in metafunc.fixturenames:
-        workloads = session.inventory.workload_specs()
-        metafunc.parametrize("inventory_workload", list(workloads.values()), ids=list(workloads))
+        workloads = inv.workload_specs()
+        _parametrize(
+            metafunc, "inventory_workload", list(workloads.values()), list(workloads), f"{where} has no workloads"
+        )
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -236,12 +252,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         callspec = getattr(item, "callspec", None)
         if callspec is None:
             continue
-        if "pair" in callspec.params:
-            group = groups[callspec.params["pair"]]
-        elif "disk_node" in callspec.params:
-            group = groups["node:" + callspec.params["disk_node"]]
+        pair, disk_node = callspec.params.get("pair"), callspec.params.get("disk_node")
+        if isinstance(pair, str):
+            group = groups[pair]
+        elif isinstance(disk_node, str):
+            group = groups["node:" + disk_node]
         else:
-            continue
+            continue  # an empty parametrization: a skipped placeholder, no cell
         item.add_marker(pytest.mark.cell)
         item.add_marker(pytest.mark.xdist_group(name=group))
 
