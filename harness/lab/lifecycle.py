@@ -10,6 +10,7 @@ half-started or crashed lab.  Any failure during ``up()`` runs ``down()`` before
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import signal
@@ -25,6 +26,7 @@ from pathlib import Path
 from harness.errors import ConfigError, InfraError
 from harness.inventory.models import AzLinkSpec, Inventory, LabSpec, SshSpec
 from harness.lab import topology as topo_mod
+from harness.lab.xstate import XSTATE_SHIM, build_xstate_shim
 from harness.lab.keys import generate_keypair, known_hosts_line, write_private_key
 from harness.lab.processes import (
     find_lab_processes,
@@ -42,6 +44,7 @@ from harness.remote import SshNode
 __all__ = ["REQUIRED_TOOLS", "Lab", "LabState", "check_host"]
 
 GUEST_FILES = Path(__file__).with_name("guest")
+_TRACE_LINE = re.compile(r"\s*(\[<[0-9a-f]+>\]|[0-9a-f]{8}( [0-9a-f]{8})+\s*$|Call Trace:|Stack:)")
 MARKER = ".harness-lab"
 
 # tool -> Debian package; guests run the host's binaries through hostfs, so all are host packages.
@@ -242,6 +245,7 @@ class Lab:
             dst = self.state_dir / "guest" / name
             shutil.copyfile(GUEST_FILES / name, dst)
             os.chmod(dst, 0o755 if name.endswith(".sh") else 0o644)
+        build_xstate_shim(self.state_dir / "guest" / XSTATE_SHIM)
         client = generate_keypair("harness-lab")
         write_private_key(self.key_path, client)
         (self.state_dir / "keys" / "lab_key.pub").write_text(client.public_openssh + "\n")
@@ -250,6 +254,7 @@ class Lab:
         for guest in self.topology.guests:
             gdir = guest_dir(self.state_dir, guest)
             gdir.mkdir(mode=0o755, exist_ok=True)
+            os.chown(gdir, uid, uid)  # the guest marks its first boot here (booted-once)
             host_key = generate_keypair(f"lab-{guest.name}")
             write_private_key(gdir / "ssh_host_ed25519_key", host_key, owner_uid=uid)
             (gdir / "boot.sh").write_text(topo_mod.render_boot_script(self.inventory, self.topology, guest))
@@ -420,7 +425,9 @@ class Lab:
             text = self.console_log(guest).read_text(errors="replace")
         except OSError:
             return "(no console log)"
-        return "\n".join("    " + line for line in text.splitlines()[-lines:])
+        # a panic's call trace would fill the tail: keep the lines that say what happened
+        said = [line for line in text.splitlines() if not _TRACE_LINE.match(line)]
+        return "\n".join("    " + line for line in said[-lines:])
 
     def _guest_failed(self, guest: Guest, why: str) -> InfraError:
         return InfraError(f"lab guest {guest.name} {why}; last console lines:\n{self._console_tail(guest)}")

@@ -22,6 +22,7 @@ from typing import Literal
 
 from harness.errors import ConfigError
 from harness.inventory.models import Inventory, LabSpec
+from harness.lab.xstate import XSTATE_SHIM
 from harness.units import format_duration, format_rate_bits
 
 __all__ = [
@@ -275,6 +276,13 @@ def render_boot_script(inv: Inventory, topo: LabTopology, guest: Guest) -> str:
     # Load what the harness's impairment and the disk studies use; real nodes autoload these.
     lines.append("modprobe -a drbd sch_netem sch_tbf sch_prio sch_htb cls_u32 raid0")
     lines.append(q(["cp", f"{GUEST_LABDIR}/drbd.conf", "/etc/drbd.conf"]))
+    # A guest that comes back keeps its DRBD metadata: restarted by the lab after a crash
+    # (labrejoin=1 on its command line), or rebooted in place by its own kernel after a panic
+    # (a sysrq crash: the same command line, but this guest has booted before).
+    booted = f"{GUEST_LABDIR}/guests/{guest.name}/booted-once"
+    lines.append(
+        f"if grep -q labrejoin=1 /proc/cmdline || [ -e {shlex.quote(booted)} ]; then rejoin=1; else rejoin=0; fi"
+    )
     for pname, pair in sorted(inv.pairs.items()):
         if guest.name not in (pair.primary, pair.secondary):
             continue
@@ -282,10 +290,9 @@ def render_boot_script(inv: Inventory, topo: LabTopology, guest: Guest) -> str:
         # A guest restarted after a crash (labrejoin=1 on its kernel command line) keeps its
         # DRBD metadata: it attaches, reconnects and resyncs; it never becomes primary itself.
         lines.append(
-            f"if grep -q labrejoin=1 /proc/cmdline; then drbdadm up {shlex.quote(res)}; "
+            f'if [ "$rejoin" = 1 ]; then drbdadm up {shlex.quote(res)}; '
             f"else drbdadm create-md --force {shlex.quote(res)} && drbdadm up {shlex.quote(res)}; fi"
         )
-        lines.append("if grep -q labrejoin=1 /proc/cmdline; then rejoin=1; else rejoin=0; fi")
         if guest.name == pair.primary:
             # Both backing disks are fresh all-zero sparse files, so skipping the initial sync
             # is correct here (LAB-NOTES §4); never do this on disks that held data.
@@ -299,7 +306,7 @@ def render_boot_script(inv: Inventory, topo: LabTopology, guest: Guest) -> str:
             lines.append(f"drbdadm primary {shlex.quote(res)}")
             lines.append("fi")
         lines.append(f"# pair {pname}")
-    lines += ["trap - EXIT", "echo ready > /run/lab-ready"]
+    lines += [q(["touch", booted]), "trap - EXIT", "echo ready > /run/lab-ready"]
     return "\n".join(lines) + "\n"
 
 
@@ -388,6 +395,9 @@ def uml_argv(
         "--clear-groups",
     ]
     argv += [
+        # UML 6.1 on hosts with a large XSAVE area (AVX-512, AMX): see harness.lab.xstate
+        "env",
+        f"LD_PRELOAD={state / 'guest' / XSTATE_SHIM}",
         linux,
         f"umid={guest.umid(topo.netns)}",
         f"uml_dir={state / 'uml'}",

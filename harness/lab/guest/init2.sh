@@ -31,6 +31,19 @@ printf '127.0.0.1 localhost\n' >/etc/hosts
 rm -f /etc/shadow
 printf 'root:*:19000:0:99999:7:::\n' >/etc/shadow
 chmod 640 /etc/shadow
+# A non-root operator with passwordless sudo, as cloud clusters have (`harness lab inventory`
+# writes inventories that reach the lab as such a cluster).  The host's sudoers is 0440 root and
+# so unreadable to this guest (P2): the guest gets its own, without the host's includes.
+printf 'harness:x:4243:4243:harness operator:/home/harness:/bin/sh\n' >>/etc/passwd
+printf 'harness:x:4243:\n' >>/etc/group
+printf 'harness:*:19000:0:99999:7:::\n' >>/etc/shadow
+mkdir -p /home/harness
+chown 4243:4243 /home/harness
+rm -f /etc/sudoers
+printf 'Defaults !lecture,!fqdn,secure_path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\nroot ALL=(ALL:ALL) ALL\nharness ALL=(ALL:ALL) NOPASSWD: ALL\n' >/etc/sudoers
+chmod 440 /etc/sudoers
+# A real node reboots by itself after a kernel panic; so does this one (sysrq crash scenarios).
+echo 2 >/proc/sys/kernel/panic
 rm -f /etc/ssh/ssh_host_*
 mkdir -p /run/lab-ssh /run/sshd
 cp "$mine/ssh_host_ed25519_key" /run/lab-ssh/ssh_host_ed25519_key
