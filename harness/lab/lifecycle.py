@@ -10,8 +10,8 @@ half-started or crashed lab.  Any failure during ``up()`` runs ``down()`` before
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -26,7 +26,6 @@ from pathlib import Path
 from harness.errors import ConfigError, InfraError
 from harness.inventory.models import AzLinkSpec, Inventory, LabSpec, SshSpec
 from harness.lab import topology as topo_mod
-from harness.lab.xstate import XSTATE_SHIM, build_xstate_shim
 from harness.lab.keys import generate_keypair, known_hosts_line, write_private_key
 from harness.lab.processes import (
     find_lab_processes,
@@ -38,6 +37,7 @@ from harness.lab.processes import (
     stop_processes,
 )
 from harness.lab.topology import ROUTER, Guest, LabTopology, build_topology, guest_dir
+from harness.lab.xstate import XSTATE_SHIM, build_xstate_shim
 from harness.netns import connect_in_netns, netns_exists
 from harness.remote import SshNode
 
