@@ -220,7 +220,7 @@ class CellRunner:
     def standalone(cls, inventory: Inventory, run_dir: Path, **options: Any) -> CellRunner:
         """A runner with its own run id, connections, samples, ledger and locks under
         ``run_dir`` (for tools and tests outside a pytest run)."""
-        from harness.nodefiles import new_run_id
+        from harness.runid import new_run_id
 
         run_id = new_run_id()
         return cls(

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.runid import run_id_argument
 
 __all__ = ["main"]
 
@@ -388,7 +389,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     clean = add(sub, "cleanup", _cleanup, "remove what a crashed run left on the nodes (faults, fio, watchers)")
     clean.add_argument("--inventory", required=True)
-    clean.add_argument("--run-id", help="only this run's leftovers (default: every harness leftover)")
+    clean.add_argument(
+        "--run-id", type=run_id_argument, help="only this run's leftovers (default: every harness leftover)"
+    )
     clean.add_argument(
         "--break-lock", action="store_true", help="also remove the cluster lock (after checking its owner)"
     )

@@ -22,6 +22,7 @@ from harness.errors import ConfigError
 from harness.report.aggregate import Cell, aggregate_samples
 from harness.report.run_dir import LATEST, RunDir, list_runs
 from harness.report.run_info import RunInfo
+from harness.runid import is_run_id
 from harness.samples import Sample, read_samples
 
 __all__ = ["Side", "resolve_reference", "resolve_run"]
@@ -84,6 +85,11 @@ def _is_path(ref: str) -> bool:
     return "/" in ref or ref.startswith(".")
 
 
+def _is_run_under(reports_root: Path, ref: str) -> bool:
+    # Only a valid run id names a run under the reports root: reports/baselines/ is no run.
+    return not _is_path(ref) and is_run_id(ref) and (reports_root / ref).is_dir()
+
+
 def resolve_run(reports_root: Path, ref: str) -> RunDir:
     """A run directory from a path, ``latest`` or a run id; ConfigError naming the choices otherwise."""
     path = Path(ref)
@@ -94,7 +100,7 @@ def resolve_run(reports_root: Path, ref: str) -> RunDir:
         return RunDir.open(latest)
     if _is_path(ref) and path.is_dir():
         return RunDir.open(path)
-    if not _is_path(ref) and (reports_root / ref).is_dir():
+    if _is_run_under(reports_root, ref):
         return RunDir.open(reports_root / ref)
     recent = ", ".join(r.run_id for r in list_runs(reports_root)[-3:]) or "none"
     raise ConfigError(f"{ref!r}: not a run directory, a run id under {reports_root} or {LATEST} (newest: {recent})")
@@ -105,7 +111,7 @@ def resolve_reference(reports_root: Path, ref: str, inventory: str | None = None
     path = Path(ref)
     if _is_path(ref) and (path / "baseline.json").is_file():
         return Side.of_baseline(BaselineInfo.read(path))
-    if ref == LATEST or _is_path(ref) or (reports_root / ref).is_dir():
+    if ref == LATEST or _is_path(ref) or _is_run_under(reports_root, ref):
         return Side.of_run(resolve_run(reports_root, ref))
     try:
         validate_name(ref)

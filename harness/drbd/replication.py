@@ -37,6 +37,7 @@ from harness.drbd.state import ResourceState
 from harness.drbd.validity import RunWatch, Verdict
 from harness.errors import ConfigError, RefusedError
 from harness.remote import CommandFailed, CommandResult, CommandTimeout, Runner
+from harness.runid import validate_run_id
 
 __all__ = [
     "DRBD_DEVICE_PATTERN",
@@ -53,7 +54,6 @@ __all__ = [
 DRBD_DEVICE_PATTERN: Final = r"^/dev/drbd[0-9]{1,4}$"
 _DRBD_DEVICE_RE: Final = re.compile(r"\A/dev/drbd[0-9]{1,4}\Z")
 _PLAIN_DEVICE_RE: Final = re.compile(r"\A/dev/[A-Za-z0-9][A-Za-z0-9_+-]*(?:/[A-Za-z0-9][A-Za-z0-9_.+-]*)*\Z")
-_RUN_ID_RE: Final = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 _WATCH_ROOT_RE: Final = re.compile(r"\A(?:/[A-Za-z0-9_][A-Za-z0-9_.-]*)+\Z")
 _MAX_WATCH_S: Final = 24 * 3600
 _WATCH_MARK: Final = "harness-watch alive="
@@ -127,14 +127,11 @@ class Replication(Protocol):
 def watch_paths(run_id: str, resource: str, *, root: str = "/run/harness") -> tuple[str, str, str]:
     """(directory, log, pid file) of a watch, after validating every part that goes into them.
 
-    The run id may not start with ``.`` or ``-`` (no ``..``, no option look-alikes) and holds no
-    ``/``; the resource name is checked by :func:`~harness.drbd.commands.check_resource_name`
+    The run id follows :mod:`harness.runid` (one path component, no option look-alike); the
+    resource name is checked by :func:`~harness.drbd.commands.check_resource_name`
     and only ever appears after the ``events-`` prefix, so it cannot leave the directory.
     """
-    if not _RUN_ID_RE.match(run_id):
-        raise ConfigError(
-            f"run id {run_id!r} is not allowed: 1-64 of letters, digits, '_.-', not starting with '.' or '-'"
-        )
+    validate_run_id(run_id)
     if not _WATCH_ROOT_RE.match(root) or any(part in {".", ".."} for part in root.split("/")):
         raise ConfigError(f"watch root {root!r} must be a normalised absolute path of letters, digits and '_.-'")
     commands.check_resource_name(resource)

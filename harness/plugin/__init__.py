@@ -21,7 +21,7 @@ from harness.cell import CellContext, CellResult, CellSpec
 from harness.disk.cell import DiskCellResult, DiskCellRunner, DiskCellSpec
 from harness.errors import HarnessError
 from harness.inventory import Inventory
-from harness.nodefiles import new_run_id
+from harness.plugin.rundir import controller_run_id
 from harness.plugin.session import HarnessSession, PreflightBlocked
 
 __all__ = ["SESSION_KEY", "disk_study_nodes", "harness_repeat", "harness_session", "measure", "measure_disk"]
@@ -96,10 +96,12 @@ def pytest_configure(config: pytest.Config) -> None:
     reports = Path(config.getoption("--reports"))
     if not reports.is_absolute():
         reports = root / reports
-    if _is_worker(config):
-        run_id = config.workerinput["harness_run_id"]  # type: ignore[attr-defined]
-    else:
-        run_id = config.getoption("--run-id") or new_run_id()
+    # A worker's id comes from the controller, which checked it and has made reports/<run-id>/.
+    run_id = (
+        config.workerinput["harness_run_id"]  # type: ignore[attr-defined]
+        if _is_worker(config)
+        else controller_run_id(config, reports)
+    )
     try:
         session = HarnessSession.create(
             inventory,

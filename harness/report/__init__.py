@@ -48,11 +48,9 @@ from harness.report.render import (
 )
 from harness.report.run_dir import (
     LATEST,
-    RUN_ID_PATTERN,
     RunDir,
     list_runs,
     load_comparison,
-    new_run_id,
     render_run,
     run_plots,
     update_latest,
@@ -63,7 +61,6 @@ from harness.report.run_info import RunInfo
 __all__ = [
     "FIGURES_SECTION_ID",
     "LATEST",
-    "RUN_ID_PATTERN",
     "TABLE_METRICS",
     "VERDICTS",
     "Cell",
@@ -88,7 +85,6 @@ __all__ = [
     "format_stat",
     "list_runs",
     "load_comparison",
-    "new_run_id",
     "normalise_verdict",
     "ratio_of",
     "render_csv",

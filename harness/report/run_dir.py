@@ -20,11 +20,9 @@ rebuilds it from them (and run.json, if present), which is what ``harness report
 from __future__ import annotations
 
 import os
-import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -33,6 +31,7 @@ from harness.report.aggregate import aggregate_samples
 from harness.report.comparison import Comparison, build_comparison
 from harness.report.render import render_csv, render_html, render_markdown
 from harness.report.run_info import RunInfo
+from harness.runid import GENERATED_RUN_ID, new_run_id, validate_run_id
 from harness.samples import read_samples
 from harness.series import CellSeries, read_series
 
@@ -41,30 +40,17 @@ if TYPE_CHECKING:  # plots pulls in matplotlib, imported only when a report is r
 
 __all__ = [
     "LATEST",
-    "RUN_ID_PATTERN",
     "RunDir",
     "list_runs",
     "load_comparison",
-    "new_run_id",
     "render_run",
     "run_plots",
     "update_latest",
     "write_report",
 ]
 
-#: Name of the symlink to the newest run inside the reports root.
+#: Name of the symlink to the newest run inside the reports root (a reserved run id).
 LATEST: Final = "latest"
-#: ``YYYYmmdd-HHMMSS-xxxx``: sorts by start time; the random tail keeps two runs started in the
-#: same second (two CI jobs on one runner) apart.
-RUN_ID_PATTERN: Final = re.compile(r"\A\d{8}-\d{6}-[0-9a-f]{4}\Z")
-# A user-chosen run id must still be one plain directory name.
-_SAFE_RUN_ID: Final = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]*\Z")
-
-
-def new_run_id(now: datetime | None = None) -> str:
-    """A fresh run id like ``20261121-101500-ab12`` (UTC, so ids from different hosts sort together)."""
-    stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y%m%d-%H%M%S")
-    return f"{stamp}-{secrets.token_hex(2)}"
 
 
 def _write_atomic(path: Path, content: str | bytes) -> None:
@@ -86,10 +72,8 @@ class RunDir:
     @classmethod
     def create(cls, reports_root: Path, run_id: str | None = None) -> RunDir:
         """Make a new, empty run directory under ``reports_root`` (never reuses an existing one)."""
-        if run_id is not None and not _SAFE_RUN_ID.match(run_id):
-            raise ConfigError(f"run id {run_id!r}: use letters, digits, '.', '_' and '-' only")
-        if run_id == LATEST:
-            raise ConfigError(f"run id {run_id!r} is reserved for the link to the newest run")
+        if run_id is not None:
+            validate_run_id(run_id)
         reports_root.mkdir(parents=True, exist_ok=True)
         for _ in range(16):
             candidate = reports_root / (run_id or new_run_id())
@@ -196,7 +180,7 @@ def list_runs(reports_root: Path) -> list[RunDir]:
         if entry.is_symlink() or not entry.is_dir():
             continue
         run = RunDir(entry)
-        if RUN_ID_PATTERN.match(entry.name) or run.run_json.exists() or run.samples_ndjson.exists():
+        if GENERATED_RUN_ID.match(entry.name) or run.run_json.exists() or run.samples_ndjson.exists():
             runs.append(run)
     return sorted(runs, key=lambda r: r.run_id)
 

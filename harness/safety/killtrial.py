@@ -28,7 +28,7 @@ from typing import Literal
 from harness.connections import ConnectionPool
 from harness.impair.readback import RootClass, classify_root, parse_qdiscs
 from harness.inventory.models import Inventory
-from harness.nodefiles import new_run_id
+from harness.runid import new_run_id
 from harness.safety.leftovers import find_leftovers
 
 __all__ = ["KillTrial", "ScenarioEndedEarly", "interruptible_children", "node_leftovers", "run_kill_trial"]

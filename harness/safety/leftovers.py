@@ -16,8 +16,9 @@ from typing import Literal
 
 from harness.disk.layout import MD_PREFIX
 from harness.impair.commands import ROOT_MAJOR, format_handle
-from harness.nodefiles import NODE_ROOT, validate_run_id
+from harness.nodefiles import NODE_ROOT
 from harness.remote import Runner
+from harness.runid import validate_run_id
 
 __all__ = ["Leftover", "find_leftovers", "parse_listing", "remove_leftovers"]
 

@@ -33,8 +33,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness.errors import RefusedError
-from harness.nodefiles import NODE_ROOT, validate_run_id
+from harness.nodefiles import NODE_ROOT
 from harness.remote import Runner
+from harness.runid import validate_run_id
 
 __all__ = [
     "LOCK_DIR",

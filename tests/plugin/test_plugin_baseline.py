@@ -105,10 +105,11 @@ def test_saving_over_a_baseline_needs_overwrite(project: pytest.Pytester) -> Non
     refused = run(project, "r2", "--baseline-save", "main")
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
     refused.stderr.fnmatch_lines(["*baseline 'main' of inventory 'plugin-test' already exists*--baseline-overwrite*"])
-    # Refused before anything ran: nothing measured or recorded for r2.
-    assert not list((Path(project.path) / "reports" / "r2").iterdir())
-    assert run(project, "r3", "--baseline-save", "main", "--baseline-overwrite").ret == pytest.ExitCode.OK
-    assert baseline_json(project, "main")["run_id"] == "r3"
+    # Refused before anything ran: nothing measured or recorded for r2, and no empty run
+    # directory left behind that would refuse the corrected retry with the same run id.
+    assert not (Path(project.path) / "reports" / "r2").exists()
+    assert run(project, "r2", "--baseline-save", "main", "--baseline-overwrite").ret == pytest.ExitCode.OK
+    assert baseline_json(project, "main")["run_id"] == "r2"
 
 
 def test_a_regressed_run_is_not_rolled_forward(project: pytest.Pytester) -> None:

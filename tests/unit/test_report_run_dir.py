@@ -22,15 +22,15 @@ from harness.report import cli
 from harness.report.plots import Plot, plot_baseline_vs_current
 from harness.report.run_dir import (
     LATEST,
-    RUN_ID_PATTERN,
     RunDir,
     list_runs,
     load_comparison,
-    new_run_id,
     render_run,
     update_latest,
 )
 from harness.report.run_info import RunInfo
+from harness.runid import GENERATED_RUN_ID as RUN_ID_PATTERN
+from harness.runid import new_run_id
 from harness.samples import METRICS, Sample, SampleStore
 
 from .baseline_runs import SINGLE, load, write_run
