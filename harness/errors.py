@@ -7,11 +7,21 @@ safety or preflight check before anything changed, 4 a measurement failed its bo
 
 from __future__ import annotations
 
+from harness.redact import redact
+
 
 class HarnessError(Exception):
-    """Base class: a failure the harness can explain in one message."""
+    """Base class: a failure the harness can explain in one message.
+
+    The message is redacted when the error is made: errors quote what was refused (an
+    Ansible variable, a node's stderr), and whoever prints, logs or re-raises the error (the
+    CLI, pytest's usage error, a JUnit message) then never sees a secret inside it.
+    """
 
     exit_code = 5
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
 
 
 class ConfigError(HarnessError):

@@ -1,9 +1,14 @@
-"""Keep secrets out of ledgers, logs and reports.
+"""Keep secrets out of ledgers, logs, reports and error messages.
 
 Inventories hold references only (key file paths, environment variable names), so the
 harness never has a secret to print on purpose; this filter is the second line, for text
 that comes back from nodes (stderr tails in error messages) or that a user pasted where it
-does not belong: private key blocks, ``password=...``-style assignments, AWS access keys.
+does not belong: private key blocks, ``password=...``-style assignments (``DB_PASSWORD=``,
+``ansible_become_pass:`` and other spellings too), AWS access keys, HashiCorp Vault tokens
+and Jinja templates that fetch secrets (``{{ lookup('hashi_vault', ...) }}``).
+
+Every :class:`harness.errors.HarnessError` passes its message through :func:`redact`, so an
+error that quotes a refused value can never print the secret inside it.
 """
 
 from __future__ import annotations
@@ -16,18 +21,44 @@ __all__ = ["REDACTED", "looks_secret", "redact", "redact_obj"]
 
 REDACTED = "***redacted***"
 
-_PATTERNS = (
-    re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S),
-    re.compile(r"(?i)\b(password|passwd|secret|token|api[_-]?key)\b(\s*[:=]\s*)(\"[^\"]*\"|'[^']*'|\S+)"),
-    re.compile(r"\b(AKIA|ASIA)[A-Z0-9]{16}\b"),
+_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S)
+# A Jinja expression or statement.  Only those that mention a secret store or a secret word are
+# redacted whole: `{{ inventory_hostname }}` stays readable in an error, a `lookup(...)` (the
+# way Ansible reads vaults, password files and cloud secret managers) never is.
+_JINJA = re.compile(r"\{\{.*?(\}\}|\Z)|\{%.*?(%\}|\Z)", re.S)
+_JINJA_SECRET = re.compile(r"(?i)lookup|query|vault|passw|secret|token|api_?key|private_key|credential")
+# `name = value` where the name holds a secret word anywhere (DB_PASSWORD, vault_token,
+# ansible_ssh_pass, X-Vault-Token, "password": ...); the value is quoted or runs to the next
+# blank.  A name after a dot is a location, not an assignment: error messages say
+# `nodes.n1.ssh.password: unknown key`, and that must stay readable.
+_ASSIGNMENT = re.compile(
+    r"(?i)(?<![.\w-])([\w-]*?(?:password|passwd|passphrase|secret|token|api[_-]?key|_pass)[\w-]*)"
+    r"([\"']?\s*[:=]\s*)(\"[^\"]*\"|'[^']*'|\S+)"
 )
+_BARE = re.compile(
+    # AWS access key ids
+    r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"
+    # HashiCorp Vault tokens (Vault >= 1.10: hvs. service, hvb. batch, hvr. recovery)
+    r"|\bhv[sbr]\.[A-Za-z0-9_-]{20,}"
+    # ... and the older forms: s. + 24 base62 characters (mixed case with a digit, so a host
+    # name label is not taken for one), b. + a long base64url blob
+    r"|\bs\.(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{24}(?![A-Za-z0-9])"
+    r"|\bb\.[A-Za-z0-9_-]{60,}"
+    # HTTP bearer credentials
+    r"|(?i:\bbearer\s+)[A-Za-z0-9._~+/-]{8,}=*"
+)
+
+
+def _jinja(match: re.Match[str]) -> str:
+    return REDACTED if _JINJA_SECRET.search(match.group(0)) else match.group(0)
 
 
 def redact(text: str) -> str:
     """``text`` with anything secret-looking replaced by :data:`REDACTED`."""
-    text = _PATTERNS[0].sub(REDACTED, text)
-    text = _PATTERNS[1].sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
-    return _PATTERNS[2].sub(REDACTED, text)
+    text = _PRIVATE_KEY.sub(REDACTED, text)
+    text = _JINJA.sub(_jinja, text)
+    text = _ASSIGNMENT.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+    return _BARE.sub(REDACTED, text)
 
 
 def looks_secret(text: str) -> bool:
@@ -35,7 +66,7 @@ def looks_secret(text: str) -> bool:
 
 
 def redact_obj(value: Any) -> Any:
-    """Redact every string inside dicts/lists (ledger entries, JUnit properties)."""
+    """Redact every string inside dicts/lists (ledger entries, JUnit properties, sample metadata)."""
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, Mapping):

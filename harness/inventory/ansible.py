@@ -3,22 +3,8 @@
 Many teams already describe their DRBD nodes in an Ansible inventory (``all`` → ``hosts`` /
 ``children`` / ``vars``, with ``ansible_host``, ``ansible_port``, ``ansible_user``,
 ``ansible_ssh_private_key_file``).  Rather than keeping a second copy of those addresses, a
-mapping file says what the harness needs that Ansible does not know::
-
-    ansible_inventory: hosts.yaml        # relative to the mapping file
-    name: prod-multi-az                  # the harness inventory's name
-    defaults:                            # for whatever a host's variables do not say
-      az: us-east-1a
-      replication_iface: ens6
-      ssh: {known_hosts: /etc/harness/known_hosts, key_env: HARNESS_SSH_KEY}
-    host_vars:                           # which Ansible host variable holds which harness field
-      replication_ip: drbd_replication_ip
-      az: ec2_az
-    pairs:
-      single-az: {hosts: [db-a1, db-a2], resource: scratch0, device: /dev/drbd100}
-      multi-az: {group: drbd_cross_az, resource: scratch1, device: /dev/drbd101}
-    harness:                             # any other inventory section, copied as is
-      thresholds: {multi_az_vs_single_az: 0.5}
+mapping file (:mod:`harness.inventory.ansible_mapping`) says what the harness needs that
+Ansible does not know.
 
 Variables are resolved as Ansible does for a YAML inventory: ``all``'s vars, then each group's
 from the shallowest to the deepest (ties by name), then the host's own.  Only hosts named by a
@@ -28,8 +14,9 @@ inventories are not read: point the mapping's ``host_vars`` at variables in the 
 Secrets are never copied: connection and become passwords, vault-encrypted values and anything
 that looks like a key or token are left out with a note naming the variable (never its value);
 a variable the conversion *needs* that is vault-encrypted or templated is refused, because the
-harness cannot decrypt or render it.  The result is a plain harness inventory dict; callers
-validate it like any other (:func:`harness.inventory.loader.load_ansible_mapping`).
+harness cannot decrypt or render it, and so is a harness field mapped to a secret variable.
+The result is a plain harness inventory dict; callers validate it like any other
+(:func:`harness.inventory.loader.load_ansible_mapping`).
 """
 
 from __future__ import annotations
@@ -42,9 +29,10 @@ from pathlib import Path
 from typing import Any, Final
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
 
 from harness.errors import ConfigError
+from harness.inventory.ansible_mapping import MAPPING_KEY, AnsibleMapping, MappedPair, SshDefaults, is_ansible_mapping
+from harness.inventory.ansible_secrets import VaultValue, is_secret_value
 from harness.inventory.models import NAME_PATTERN
 from harness.redact import looks_secret
 from harness.yamlsafe import read_config_text
@@ -61,34 +49,9 @@ __all__ = [
     "parse_ansible_inventory",
 ]
 
-#: The top-level key that marks a mapping file (so ``--inventory`` can take one directly).
-MAPPING_KEY: Final = "ansible_inventory"
-
-#: Ansible's connection and privilege-escalation password variables (and their old spellings).
-SECRET_VARS: Final = frozenset(
-    {
-        "ansible_password",
-        "ansible_ssh_pass",
-        "ansible_ssh_password",
-        "ansible_become_password",
-        "ansible_become_pass",
-        "ansible_sudo_pass",
-        "ansible_sudo_password",
-        "ansible_su_pass",
-        "ansible_su_password",
-    }
-)
-_SECRET_NAME: Final = re.compile(r"(?i)(passw|secret|token|api_?key|vault)")
 _KEY_FILE_VARS: Final = ("ansible_ssh_private_key_file", "ansible_private_key_file")
 _GROUP_KEYS: Final = frozenset({"hosts", "vars", "children"})
 _NAME: Final = re.compile(NAME_PATTERN)
-
-
-class VaultValue:
-    """An ``!vault`` value: present, encrypted, and never read."""
-
-    def __repr__(self) -> str:
-        return "<vault-encrypted>"
 
 
 class _AnsibleLoader(yaml.SafeLoader):
@@ -243,94 +206,6 @@ def parse_ansible_inventory(text: str, source: str = "<string>") -> AnsibleInven
 
 
 # ------------------------------------------------------------------------------------------
-# The mapping file
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class HostVarNames(_Model):
-    """Which Ansible host variable holds each harness node field."""
-
-    replication_ip: StrictStr = "harness_replication_ip"
-    replication_iface: StrictStr = "harness_replication_iface"
-    az: StrictStr = "harness_az"
-    instance_type: StrictStr = "harness_instance_type"
-    volume: StrictStr = "harness_volume"
-    scratch_devices: StrictStr = "harness_scratch_devices"
-    hostname: StrictStr = "harness_hostname"
-
-
-class SshDefaults(_Model):
-    """SSH settings Ansible's variables do not give (``known_hosts``) or may leave out."""
-
-    known_hosts: StrictStr = Field(description="pinned host keys (the harness refuses unknown keys)")
-    user: StrictStr | None = Field(None, description="when a host has no ansible_user")
-    port: StrictInt | None = Field(None, description="when a host has no ansible_port")
-    key: StrictStr | None = Field(None, description="key file path when a host has no ansible_ssh_private_key_file")
-    key_env: StrictStr | None = Field(None, description="env var with the key path, when no key file is known")
-    sudo: StrictBool | None = Field(None, description="when a host has no ansible_become")
-    connect_timeout: StrictStr | float | None = None
-
-
-class NodeDefaults(_Model):
-    """Values for every node whose host variables do not set them."""
-
-    ssh: SshDefaults
-    az: StrictStr | None = None
-    replication_iface: StrictStr | None = None
-    instance_type: StrictStr | None = None
-    volume: StrictStr | None = None
-    scratch_devices: tuple[StrictStr, ...] = ()
-
-
-class MappedPair(_Model):
-    """A DRBD pair: two hosts (primary first) or a group of exactly two, plus the resource."""
-
-    hosts: tuple[StrictStr, StrictStr] | None = None
-    group: StrictStr | None = None
-    resource: StrictStr
-    device: StrictStr
-    protocol: StrictStr | None = None
-    port: StrictInt | None = None
-
-    @model_validator(mode="after")
-    def _one_source(self) -> MappedPair:
-        if (self.hosts is None) == (self.group is None):
-            raise ValueError("give either hosts: [primary, secondary] or group: NAME (a group of two hosts)")
-        return self
-
-
-class AnsibleMapping(_Model):
-    """The mapping file: how an Ansible inventory becomes a harness inventory."""
-
-    ansible_inventory: StrictStr | None = Field(None, description="the Ansible YAML inventory, relative to this file")
-    name: StrictStr
-    defaults: NodeDefaults
-    host_vars: HostVarNames = HostVarNames()
-    node_names: dict[StrictStr, StrictStr] = Field(
-        default_factory=dict, description="Ansible host → harness node name, where the derived one will not do"
-    )
-    pairs: dict[StrictStr, MappedPair] = Field(min_length=1)
-    harness: dict[StrictStr, Any] = Field(
-        default_factory=dict, description="other harness inventory sections (thresholds, workloads, ...), as is"
-    )
-
-    @model_validator(mode="after")
-    def _harness_owns_no_generated_keys(self) -> AnsibleMapping:
-        clash = {"name", "nodes", "pairs", "lab"} & set(self.harness)
-        if clash:
-            raise ValueError(f"harness: may not set {sorted(clash)}; the conversion writes those")
-        return self
-
-
-def is_ansible_mapping(data: object) -> bool:
-    """Whether loaded YAML is a mapping file rather than a harness inventory."""
-    return isinstance(data, dict) and MAPPING_KEY in data
-
-
-# ------------------------------------------------------------------------------------------
 # Conversion
 
 
@@ -370,14 +245,6 @@ def _node_name(host: str, explicit: Mapping[str, str]) -> str:
             f"name it in the mapping: node_names: {{{host}: db-1}}"
         )
     return base
-
-
-def _secret_var(name: str, value: Any) -> bool:
-    if name in SECRET_VARS or isinstance(value, VaultValue):
-        return True
-    if isinstance(value, str) and looks_secret(f"{name}={value}"):
-        return True
-    return bool(_SECRET_NAME.search(name)) and value not in (None, "", False)
 
 
 class _Host:
@@ -515,7 +382,7 @@ def convert(mapping: AnsibleMapping, inventory: AnsibleInventory) -> Conversion:
                     f"Ansible hosts {other!r} and {host!r} both become node {node!r}; name them under node_names:"
                 )
             variables = inventory.hosts[host]
-            dropped = sorted(v for v, value in variables.items() if _secret_var(v, value))
+            dropped = sorted(v for v, value in variables.items() if is_secret_value(v, value))
             if dropped:
                 notes.append(f"{host}: not copied (secrets stay in Ansible): {', '.join(dropped)}")
             if any(v in variables for v in ("ansible_become_password", "ansible_become_pass", "ansible_sudo_pass")):

@@ -26,6 +26,9 @@ def _format_errors(loaded: LoadedYaml, exc: ValidationError, what: str = "invent
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
             msg = "unknown key (misspelled?)"
+        elif err["type"] == "value_error":
+            # our own validators' sentences, without pydantic's "Value error, " in front
+            msg = str(err.get("ctx", {}).get("error", msg))
         lines.append(f"{where}: {key}: {msg}")
     return f"invalid {what}:\n  " + "\n  ".join(lines)
 

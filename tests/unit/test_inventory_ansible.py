@@ -182,6 +182,36 @@ def test_a_needed_value_that_is_vaulted_or_templated_is_refused(tmp_path: Path) 
         load_ansible_mapping(project(tmp_path, hosts=templated))
 
 
+@pytest.mark.parametrize(
+    ("field", "variable"),
+    [
+        ("hostname", "ansible_become_password"),
+        ("az", "ansible_ssh_pass"),
+        ("instance_type", "ansible_password"),
+        ("volume", "db_admin_password"),
+        ("scratch_devices", "vault_db_key"),
+        ("hostname", "ansible_httpapi_pass"),
+    ],
+)
+def test_a_harness_field_mapped_to_a_secret_variable_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, variable: str
+) -> None:
+    # The host has the variable; mapping a harness field to it would copy the secret into the
+    # generated inventory (while the notes said "not copied").
+    hosts = HOSTS.replace(
+        "          repl_ip: 10.1.0.11\n", f"          repl_ip: 10.1.0.11\n          {variable}: hunter2\n"
+    )
+    mapping = MAPPING.replace("host_vars: {", f"host_vars: {{{field}: {variable}, ")
+    path = project(tmp_path, hosts=hosts, mapping=mapping)
+    out = tmp_path / "inv.yaml"
+    assert (
+        main(["inventory", "from-ansible", str(tmp_path / "hosts.yaml"), "--mapping", str(path), "-o", str(out)]) == 2
+    )
+    err = capsys.readouterr().err
+    assert f"host_vars.{field}: {variable} is a secret variable" in err
+    assert "hunter2" not in err and not out.exists()
+
+
 def test_a_secret_pasted_into_the_mapping_is_refused(tmp_path: Path) -> None:
     mapping = MAPPING.replace("  az: az-1\n", "  az: az-1\n  instance_type: 'password=letmein'\n")
     with pytest.raises(ConfigError, match=r"nodes.db1.instance_type looks like a secret"):
