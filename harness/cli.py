@@ -107,42 +107,6 @@ def _lab_bench(args: argparse.Namespace) -> int:
     return run_bench(Path(args.inventory), cycles=args.cycles, as_json=args.json, progress=_progress)
 
 
-def _inventory_check(args: argparse.Namespace) -> int:
-    from harness.inventory import load_inventory
-
-    inv = load_inventory(Path(args.file))
-    pairs = ", ".join(
-        f"{name} ({inv.placement(name)}: {p.primary}->{p.secondary} {p.device})" for name, p in inv.pairs.items()
-    )
-    print(f"{args.file}: OK — {len(inv.nodes)} nodes, pairs: {pairs}")
-    return 0
-
-
-def _inventory_schema(_: argparse.Namespace) -> int:
-    from harness.inventory import inventory_json_schema
-
-    print(inventory_json_schema())
-    return 0
-
-
-def _inventory_from_ansible(args: argparse.Namespace) -> int:
-    from harness.inventory import load_ansible_mapping, parse_inventory
-
-    mapping = Path(args.mapping)
-    conversion, inventory = load_ansible_mapping(mapping, Path(args.ansible))
-    text = conversion.to_yaml(str(mapping))
-    # What is written must load with the strict YAML 1.2 loader, not just validate as data.
-    parse_inventory(text, source=args.output or "<generated inventory>")
-    for note in conversion.notes:
-        print(f"note: {note}", file=sys.stderr)
-    if args.output is None:
-        print(text, end="")
-        return 0
-    Path(args.output).write_text(text, encoding="utf-8")
-    print(f"{args.output}: {len(inventory.nodes)} nodes, pairs: {', '.join(inventory.pairs)}", file=sys.stderr)
-    return 0
-
-
 def _sizing(args: argparse.Namespace) -> int:
     from harness.sizing.cli import run
 
@@ -232,72 +196,9 @@ def _cleanup(args: argparse.Namespace) -> int:
 
 
 def _killcheck(args: argparse.Namespace) -> int:
-    import signal
-    import tempfile
+    from harness.safety.killcheck import run_killcheck
 
-    from tabulate import tabulate
-
-    from harness.inventory import load_inventory
-    from harness.lab.lifecycle import Lab
-    from harness.safety.killtrial import run_kill_trial
-
-    path = Path(args.inventory)
-    inventory = load_inventory(path)
-    if inventory.lab is not None:
-        lab = Lab(inventory, path, progress=_progress)
-        state = lab.state()
-        if state is None or state.phase != "up":
-            raise HarnessError("bring the lab up first (`harness lab up`): a killed run must not own it")
-    rows = []
-    root = Path(__file__).resolve().parents[1]
-    with tempfile.TemporaryDirectory(prefix="harness-killcheck-") as tmp:
-        for sig in (signal.Signals[f"SIG{name}"] for name in args.signals):
-            for phase in ("impairment", "fio"):
-                for i in range(args.trials):
-                    trial = run_kill_trial(
-                        root,
-                        path,
-                        inventory,
-                        sig=sig,
-                        phase=phase,
-                        reports=Path(tmp),
-                    )
-                    _progress(
-                        f"killcheck: {sig.name} during {phase} #{i + 1}: exit {trial.exit_code} "
-                        f"after {trial.exit_s:.1f} s, left at exit {len(trial.leftovers_at_exit)}, "
-                        f"finally {len(trial.leftovers_final)} after {trial.waited_s:.0f} s"
-                        + "".join(f"\n  (restarted: {reason})" for reason in trial.early_exits)
-                    )
-                    rows.append(
-                        [
-                            sig.name,
-                            phase,
-                            i + 1,
-                            trial.exit_code,
-                            round(trial.exit_s, 1),
-                            len(trial.leftovers_at_exit),
-                            len(trial.leftovers_final),
-                            round(trial.waited_s),
-                            len(trial.early_exits),
-                        ]
-                    )
-    print(
-        tabulate(
-            rows,
-            headers=[
-                "signal",
-                "phase",
-                "trial",
-                "exit",
-                "exit s",
-                "left at exit",
-                "left finally",
-                "s until clean",
-                "restarts",
-            ],
-        )
-    )
-    return 0 if all(r[6] == 0 for r in rows) else 1
+    return run_killcheck(Path(args.inventory), trials=args.trials, signals=args.signals, progress=_progress)
 
 
 def _trust(args: argparse.Namespace) -> int:
@@ -368,17 +269,9 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--cycles", type=int, default=3, help="up/down cycles (default: %(default)s)")
             p.add_argument("--json", action="store_true")
 
-    inv = sub.add_parser("inventory", help="validate an inventory or print its JSON Schema")
-    inv_sub = inv.add_subparsers(dest="inventory_command", required=True, metavar="ACTION")
-    check = add(inv_sub, "check", _inventory_check, "validate an inventory file (no remote access)")
-    check.add_argument("file")
-    add(inv_sub, "schema", _inventory_schema, "print the inventory JSON Schema (for editors)")
-    ansible = add(
-        inv_sub, "from-ansible", _inventory_from_ansible, "write a harness inventory from an Ansible YAML inventory"
-    )
-    ansible.add_argument("ansible", metavar="ANSIBLE.yaml", help="the Ansible YAML inventory")
-    ansible.add_argument("--mapping", required=True, help="mapping file: pairs, host variables, defaults")
-    ansible.add_argument("-o", "--output", help="write here instead of stdout")
+    from harness.inventory.cli import add_inventory_commands
+
+    add_inventory_commands(sub.add_parser("inventory", help="validate an inventory or print its JSON Schema"))
 
     pre = add(sub, "preflight", _preflight, "read-only checks of every node and pair; exit 3 on any blocker")
     pre.add_argument("--inventory", required=True)
