@@ -22,6 +22,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from harness.redact import redact
+
 __all__ = [
     "AbsoluteBounds",
     "BoundResult",
@@ -43,6 +45,11 @@ _RANK: dict[Verdict, int] = {"pass": 0, "inconclusive": 1, "fail": 2}
 class BoundResult:
     verdict: Verdict
     reason: str
+
+    def __post_init__(self) -> None:
+        # Reasons quote what nodes and fio said; redacted here, where every verdict is made,
+        # so samples, reports, baselines and JUnit all carry the same clean text.
+        object.__setattr__(self, "reason", redact(self.reason))
 
     @property
     def passed(self) -> bool:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from filelock import FileLock
 
@@ -43,7 +43,7 @@ from harness.inventory.models import Inventory
 from harness.ledger import Ledger
 from harness.nodefiles import node_run_dir, safe_token
 from harness.reboot import boot_id_argv, watch_reboots
-from harness.redact import redact
+from harness.redact import redact_obj
 from harness.remote import CommandResult, Runner, Shell, run_batch
 from harness.rtt import RttStats, parse_ping, ping_argv
 from harness.safety.device import guard_drbd_device
@@ -117,8 +117,36 @@ class MeasuredRates:
         return self.stats.iops
 
 
+class CellOutcome(MeasuredRates):
+    """What a finished cell reports to JUnit; shared by replicated cells and disk-study cells
+    (:class:`harness.disk.cell.DiskCellResult`), which differ only in their identity keys."""
+
+    samples: list[Sample]
+    verdict: BoundResult
+    metadata: dict[str, Any]
+    #: metadata keys that identify the cell and its provenance in the JUnit properties
+    PROPERTY_KEYS: ClassVar[tuple[str, ...]] = ()
+
+    def properties(self) -> list[tuple[str, object]]:
+        """Name/value pairs for JUnit ``record_property``.
+
+        A NaN or infinite metric is left out (JUnit tools cannot read it; the sample keeps the
+        gap as null).  Values are redacted once more here: the JUnit file is uploaded by CI, and
+        metadata comes from nodes.
+        """
+        props: list[tuple[str, object]] = [
+            (s.metric, round(s.value, 4)) for s in self.samples if math.isfinite(s.value)
+        ]
+        props += [("verdict", self.verdict.verdict), ("verdict_reason", self.verdict.reason)]
+        props += [(key, self.metadata.get(key)) for key in self.PROPERTY_KEYS]
+        # the model's binding limit, when the cell was predicted (harness.cellmodel)
+        if "bottleneck" in self.metadata:
+            props.append(("bottleneck", self.metadata["bottleneck"]))
+        return [(key, redact_obj(value)) for key, value in props]
+
+
 @dataclass
-class CellResult(MeasuredRates):
+class CellResult(CellOutcome):
     spec: CellSpec
     fio: FioResult
     stats: DirectionStats
@@ -129,29 +157,18 @@ class CellResult(MeasuredRates):
     samples: list[Sample] = field(default_factory=list)
     wall_s: float = 0.0
 
-    def properties(self) -> list[tuple[str, object]]:
-        """Name/value pairs for JUnit ``record_property``."""
-        props: list[tuple[str, object]] = [
-            (s.metric, round(s.value, 4)) for s in self.samples if math.isfinite(s.value)
-        ]
-        props += [("verdict", self.verdict.verdict), ("verdict_reason", redact(self.verdict.reason))]
-        for key in (
-            "pair",
-            "placement",
-            "protocol",
-            "workload",
-            "impairment",
-            "mode",
-            "fio_version",
-            "kernel",
-            "drbd_version",
-            "run_id",
-        ):
-            props.append((key, self.metadata.get(key)))
-        # the model's binding limit, when the cell was predicted (harness.cellmodel)
-        if "bottleneck" in self.metadata:
-            props.append(("bottleneck", self.metadata["bottleneck"]))
-        return props
+    PROPERTY_KEYS = (
+        "pair",
+        "placement",
+        "protocol",
+        "workload",
+        "impairment",
+        "mode",
+        "fio_version",
+        "kernel",
+        "drbd_version",
+        "run_id",
+    )
 
 
 def _ms(us: float | None) -> float:

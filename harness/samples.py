@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.ndjson import NdjsonFile, read_ndjson
+from harness.redact import redact_obj
 
 __all__ = [
     "IDENTITY_KEYS",
@@ -93,6 +94,12 @@ class Sample:
     unit: str
     metadata: Mapping[str, Any] = field(default_factory=dict)
     timestamp: float = field(default_factory=time.time)
+
+    def __post_init__(self) -> None:
+        # Metadata quotes nodes and fio (verdict reasons, validity, versions): redacted when a
+        # sample is made or read, so every writer downstream (NDJSON, tables, HTML, baselines)
+        # gets the same clean text, and an old run's file is cleaned on its way through.
+        object.__setattr__(self, "metadata", redact_obj(self.metadata))
 
     def to_json(self) -> str:
         return json.dumps(

@@ -242,7 +242,9 @@ class BaselineStore:
             tmp = target.parent / f".{name}.{os.getpid()}.new"
             shutil.rmtree(tmp, ignore_errors=True)
             tmp.mkdir()
-            shutil.copyfile(run.samples_ndjson, tmp / _SAMPLES_FILE)
+            # The samples as read (validated, redacted), not the file's bytes: a run written by an
+            # older harness may hold text that is redacted only on reading.
+            (tmp / _SAMPLES_FILE).write_text("".join(f"{s.to_json()}\n" for s in samples), encoding="utf-8")
             (tmp / _INFO_FILE).write_text(json.dumps(info.to_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
             old = target.parent / f".{name}.{os.getpid()}.old"
             if target.exists():

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.bounds import BoundResult
-from harness.cell import CellRunner, MeasuredRates, fio_values
+from harness.cell import CellOutcome, CellRunner, fio_values
 from harness.disk.layout import DiskLayout, fill_argv
 from harness.errors import ConfigError, InfraError
 from harness.fio.result import DirectionStats, FioResult
@@ -69,7 +69,7 @@ class DiskCellSpec:
 
 
 @dataclass
-class DiskCellResult(MeasuredRates):
+class DiskCellResult(CellOutcome):
     spec: DiskCellSpec
     fio: FioResult
     stats: DirectionStats
@@ -78,10 +78,7 @@ class DiskCellResult(MeasuredRates):
     samples: list[Sample] = field(default_factory=list)
     wall_s: float = 0.0
 
-    def properties(self) -> list[tuple[str, object]]:
-        props: list[tuple[str, object]] = [(s.metric, round(s.value, 4)) for s in self.samples]
-        props += [(k, self.metadata.get(k)) for k in ("node", "mode", "workload", "devices", "steady_state")]
-        return [*props, ("verdict", self.verdict.verdict), ("verdict_reason", self.verdict.reason)]
+    PROPERTY_KEYS = ("node", "mode", "workload", "devices", "steady_state")
 
 
 def _needed_per_device(spec: DiskCellSpec) -> int:

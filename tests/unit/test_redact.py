@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness.bounds import BoundResult, combine, inconclusive
 from harness.cli import main
 from harness.errors import ConfigError
 from harness.inventory import parse_inventory
 from harness.redact import REDACTED, redact, redact_obj
+from harness.samples import Sample
 
 from .test_inventory import GOOD
 
@@ -98,3 +101,67 @@ def test_the_cli_never_prints_a_refused_vault_token(tmp_path: Path, capsys: pyte
     err = capsys.readouterr().err
     assert "ansible_host is a Jinja template" in err
     assert token not in err and "Abc123" not in err and "hashi_vault" not in err
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 19: verdict reasons and sample metadata are redacted where they are made, so every
+# writer downstream (samples.ndjson, report.html, comparison.csv/.md, baselines, JUnit) gets
+# redacted text.
+
+_LEAK = "password=hunter2"
+
+
+def _leaky(samples: list[Sample]) -> list[Sample]:
+    return [dataclasses.replace(s, metadata={**s.metadata, "verdict_reason": f"fio said {_LEAK}"}) for s in samples]
+
+
+def test_a_secret_in_a_verdict_reason_reaches_no_report_and_no_baseline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.report.run_dir import render_run
+
+    from .baseline_runs import SINGLE, load, write_run
+
+    reports = tmp_path / "reports"
+    run = write_run(reports, SINGLE, _leaky(load(SINGLE)), run_json_from=SINGLE)
+    # A run written by an older harness: the secret is in its file as it was recorded.
+    old = reports / "20261120-090000-0ld0"
+    old.mkdir()
+    (old / "samples.ndjson").write_text((run / "samples.ndjson").read_text().replace(REDACTED, "hunter2"))
+    render_run(run)
+    assert main(["baseline", "save", "new", SINGLE, "--reports", str(reports), "--inventory-name", "lab"]) == 0
+    assert main(["baseline", "save", "old", str(old), "--reports", str(reports), "--inventory-name", "lab"]) == 0
+    written = [p for d in (run, reports / "baselines") for p in d.rglob("*") if p.is_file()]
+    assert {p.name for p in written} >= {"samples.ndjson", "report.html", "comparison.csv", "comparison.md"}
+    for path in written:
+        if path.suffix in (".ndjson", ".html", ".csv", ".md", ".json"):
+            assert "hunter2" not in path.read_text(), path
+    assert "hunter2" not in capsys.readouterr().out
+
+
+@given(st.text(min_size=4, max_size=20, alphabet="abcdefghijklmnopqrstuvwxyz0123456789"))
+def test_bound_results_and_samples_are_redacted_when_made(secret: str) -> None:
+    reason = f"drbdsetup said token={secret}"
+    assert secret not in BoundResult("fail", reason).reason
+    assert secret not in combine([inconclusive(reason), BoundResult("pass", "ok")]).reason
+    sample = Sample("bw", 1.0, "MiB/s", {"verdict_reason": reason, "impairment": {"note": f"api_key: {secret}"}})
+    assert secret not in sample.to_json() and secret not in repr(sample.metadata)
+
+
+def test_disk_cells_share_the_junit_properties_of_replicated_cells() -> None:
+    from harness.cell import CellResult
+    from harness.disk.cell import DiskCellResult, DiskCellSpec
+    from harness.disk.layout import DiskLayout
+    from harness.fio.result import parse_fio_json
+    from harness.fio.spec import WorkloadSpec
+
+    fio = parse_fio_json((Path(__file__).parents[1] / "data" / "fio" / "fio-3.33-randwrite-4k-libaio.json").read_text())
+    workload = WorkloadSpec.from_mapping({"name": "w", "rw": "randwrite", "bs": "4k", "size": "64M"})
+    spec = DiskCellSpec("disk_baseline", "a1", DiskLayout("raw", ("/dev/ubdb",)), workload)
+    meta = {"node": "a1", "mode": "raw", "workload": "w", "devices": f"/dev/ubdb ({_LEAK})", "steady_state": None}
+    samples = [Sample("bw", 12.5, "MiB/s", meta), Sample("overhead", float("nan"), "s", meta)]
+    result = DiskCellResult(spec, fio, fio.write, BoundResult("pass", f"raw: {_LEAK}"), meta, samples)
+    props = dict(result.properties())
+    assert props["bw"] == 12.5 and "overhead" not in props  # non-finite values are left out
+    assert "hunter2" not in repr(result.properties())
+    assert DiskCellResult.properties is CellResult.properties
