@@ -104,6 +104,8 @@ class LabState:
     latency_hold_pid: int | None = None
     #: the process that keeps the guests' timers going (see harness.lab.timerkick)
     timer_kick_pid: int | None = None
+    #: the process that reboots a guest after a kernel panic (see harness.lab.panicreboot)
+    panic_reboot_pid: int | None = None
 
     @classmethod
     def load(cls, state_dir: Path) -> LabState | None:
@@ -201,6 +203,7 @@ class Lab:
             self._hold_latency(state)
             self._start_guests(state)
             self._kick_timers(state)
+            self._reboot_after_panic(state)
             self.progress(f"lab: {len(state.pids)} guests started, waiting for sshd")
             self._wait_for_sshd(state, deadline=t_boot + self.spec.boot_timeout)
             state.timings["boot_to_sshd_s"] = round(time.monotonic() - t_boot, 2)
@@ -335,6 +338,14 @@ class Lab:
         state_file, guest_marker = str(self.state_dir / "state.json"), f"labdir={self.state_dir}"
         state.timer_kick_pid = self._start_helper(
             ["-m", "harness.lab.timerkick", state_file, str(self.spec.guest_uid), guest_marker], "timer-kick"
+        )
+        state.save()
+
+    def _reboot_after_panic(self, state: LabState) -> None:
+        """Start the panic reboot (:mod:`harness.lab.panicreboot`): a guest whose kernel
+        panicked boots again, as a cloud VM with ``kernel.panic`` set does."""
+        state.panic_reboot_pid = self._start_helper(
+            ["-m", "harness.lab.panicreboot", str(self.state_dir)], "panic-reboot"
         )
         state.save()
 
@@ -558,7 +569,7 @@ class Lab:
         state = LabState.load(self.state_dir)
         pids = list(state.pids.values()) if state else []
         if state is not None:
-            pids += [pid for pid in (state.latency_hold_pid, state.timer_kick_pid) if pid]
+            pids += [pid for pid in (state.latency_hold_pid, state.timer_kick_pid, state.panic_reboot_pid) if pid]
         survivors = stop_processes(self.spec.netns, self.state_dir, pids)
         # after the kernels: their guests' stray processes, which would keep taps and the
         # namespace alive (see find_orphan_guest_processes)
