@@ -395,6 +395,9 @@ def uml_argv(
         "--clear-groups",
     ]
     argv += [
+        # a panicking guest aborts (UML dumps core): no core file of guest memory on the host
+        "prlimit",
+        "--core=0",
         # UML 6.1 on hosts with a large XSAVE area (AVX-512, AMX): see harness.lab.xstate
         "env",
         f"LD_PRELOAD={state / 'guest' / XSTATE_SHIM}",
