@@ -16,7 +16,7 @@ from tabulate import tabulate
 
 from harness.baseline.gate import run_gate
 from harness.baseline.refs import Side, resolve_reference, resolve_run
-from harness.baseline.store import BaselineExists, BaselineStore
+from harness.baseline.store import BaselineStore, NameTaken
 from harness.errors import ConfigError
 from harness.report.aggregate import aggregate_samples
 from harness.report.comparison import METRIC_LABELS
@@ -125,11 +125,15 @@ def _show(args: argparse.Namespace) -> int:
 def _save(args: argparse.Namespace) -> int:
     run = resolve_run(args.reports, args.run)
     try:
-        info = BaselineStore(args.reports).save(args.name, run, inventory=args.inventory_name, overwrite=args.overwrite)
-    except BaselineExists as exc:
-        raise ConfigError(f"{exc}; choose another name, or pass --overwrite to replace it") from None
+        store = BaselineStore(args.reports)
+        info = store.save(args.name, run, inventory=args.inventory_name, overwrite=args.overwrite)
+    except NameTaken as exc:
+        raise ConfigError(exc.with_hint("--overwrite")) from None
     print(f"saved baseline {info.name!r} of inventory {info.inventory!r} ({info.cells} cells) from run {info.run_id}")
     print(f"  {info.path}")
+    kept = store.kept_files(info)
+    if kept:
+        print(f"  kept (not part of the baseline): {', '.join(kept)}")
     return 0
 
 

@@ -12,8 +12,10 @@ old runs) and a ``baseline.json`` saying what it is::
 
 Names become directory names, so they are checked before anything is written: letters,
 digits, ``.``, ``_``, ``-``, not starting with ``.`` or ``-`` — no ``/``, no ``..``.  Saving
-over an existing baseline is refused unless asked for; the replacement is swapped in with
-renames, so a reader never sees half a baseline.
+over an existing baseline, or into a directory of that name that holds no baseline, is refused
+unless asked for; a file in the way is never replaced.  The replacement is swapped in with
+renames, so a reader never sees half a baseline, and a baseline owns only ``baseline.json``
+and ``samples.ndjson``: anything else in its directory (a README, notes) is kept.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ __all__ = [
     "BaselineExists",
     "BaselineInfo",
     "BaselineStore",
+    "NameTaken",
+    "NotABaseline",
     "validate_name",
 ]
 
@@ -49,6 +53,8 @@ __all__ = [
 BASELINES_DIR: Final = "baselines"
 _INFO_FILE: Final = "baseline.json"
 _SAMPLES_FILE: Final = "samples.ndjson"
+# What a baseline owns in its directory: only these are ever replaced or removed.
+_OWNED: Final = frozenset({_INFO_FILE, _SAMPLES_FILE})
 _SAFE_NAME: Final = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 # Keys of baseline.json this version reads; others are kept as they are (``extra``).
 _KNOWN: Final = frozenset({"name", "inventory", "saved", "run_id", "cells", "samples", "exitstatus", "run"})
@@ -138,7 +144,18 @@ class BaselineInfo:
         return cls.from_dict(data, path)
 
 
-class BaselineExists(ConfigError):
+class NameTaken(ConfigError):
+    """Something is at the baseline's path already and overwriting was not asked for."""
+
+    #: What the overwrite option would do here, for the hint.
+    overwrite_does = "to replace it"
+
+    def with_hint(self, overwrite_option: str) -> str:
+        """The message and what to do, naming the caller's own overwrite option."""
+        return f"{self}; nothing was changed: choose another name, or pass {overwrite_option} {self.overwrite_does}"
+
+
+class BaselineExists(NameTaken):
     """Saving would replace a baseline and overwriting was not asked for."""
 
     def __init__(self, info: BaselineInfo) -> None:
@@ -147,6 +164,37 @@ class BaselineExists(ConfigError):
             f"(saved {info.saved} from run {info.run_id})"
         )
         self.info = info
+
+
+class NotABaseline(NameTaken):
+    """The baseline's directory exists with other files in it and no baseline."""
+
+    overwrite_does = "to save the baseline there (those files are kept)"
+
+    def __init__(self, path: Path, others: list[str]) -> None:
+        super().__init__(f"{path} exists and holds no baseline ({', '.join(others)})")
+
+
+def _not_owned(path: Path) -> list[str]:
+    return sorted(p.name for p in path.iterdir() if p.name not in _OWNED)
+
+
+def _link_or_copy(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+    # a hard link is the same file, untouched; a copy where links are not possible
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(src, dst, follow_symlinks=False)
+
+
+def _carry_over(old: Path, new: Path) -> None:
+    """Put everything in ``old`` that the baseline does not own into ``new``, as it is."""
+    for name in _not_owned(old):
+        entry = old / name
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.copytree(entry, new / name, symlinks=True, copy_function=_link_or_copy)
+        else:
+            _link_or_copy(entry, new / name)
 
 
 def _inventory_of(info: RunInfo | None, samples: list[Sample]) -> str | None:
@@ -168,6 +216,27 @@ class BaselineStore:
 
     def exists(self, inventory: str, name: str) -> bool:
         return (self.path(inventory, name) / _INFO_FILE).exists()
+
+    def check_save(self, inventory: str, name: str, *, overwrite: bool) -> None:
+        """Raise unless baseline ``name`` may be saved: :class:`NameTaken` when something is
+        there and ``overwrite`` is false; ConfigError for a file or link in the way (always)."""
+        target = self.path(inventory, name)
+        if not os.path.lexists(target):
+            return
+        if target.is_symlink() or not target.is_dir():
+            kind = "a symbolic link" if target.is_symlink() else "not a directory"
+            raise ConfigError(
+                f"{target} exists and is {kind}; nothing was changed: choose another name or move it away"
+            )
+        if overwrite:
+            return
+        if (target / _INFO_FILE).exists():
+            raise BaselineExists(BaselineInfo.read(target))
+        raise NotABaseline(target, _not_owned(target))
+
+    def kept_files(self, info: BaselineInfo) -> list[str]:
+        """What is in a baseline's directory besides the baseline (kept over every save)."""
+        return _not_owned(info.path)
 
     def load(self, inventory: str, name: str) -> BaselineInfo:
         path = self.path(inventory, name)
@@ -226,8 +295,7 @@ class BaselineStore:
         locks = self.root.parent / ".locks"
         locks.mkdir(exist_ok=True)
         with FileLock(str(locks / f"baseline-{inventory}-{name}.lock")):
-            if (target / _INFO_FILE).exists() and not overwrite:
-                raise BaselineExists(BaselineInfo.read(target))
+            self.check_save(inventory, name, overwrite=overwrite)
             info = BaselineInfo(
                 name=name,
                 inventory=inventory,
@@ -248,6 +316,7 @@ class BaselineStore:
             (tmp / _INFO_FILE).write_text(json.dumps(info.to_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
             old = target.parent / f".{name}.{os.getpid()}.old"
             if target.exists():
+                _carry_over(target, tmp)
                 target.rename(old)
             tmp.rename(target)
             shutil.rmtree(old, ignore_errors=True)

@@ -20,7 +20,7 @@ import pytest
 
 from harness.baseline.gate import run_gate
 from harness.baseline.refs import Side
-from harness.baseline.store import BaselineExists, BaselineStore, validate_name
+from harness.baseline.store import BaselineStore, NameTaken, validate_name
 from harness.errors import ConfigError, HarnessError
 from harness.plugin import SESSION_KEY
 from harness.report.run_dir import RunDir
@@ -72,11 +72,9 @@ def pytest_configure(config: pytest.Config) -> None:
     store, inventory = BaselineStore(hs.reports_root), hs.inventory.name
     if save is not None:
         try:
-            if store.exists(inventory, save) and not config.getoption("--baseline-overwrite"):
-                raise BaselineExists(store.load(inventory, save))
-        except BaselineExists as exc:
-            hint = "choose another name, or pass --baseline-overwrite to replace it"
-            raise pytest.UsageError(f"--baseline-save: {exc}; {hint}") from None
+            store.check_save(inventory, save, overwrite=bool(config.getoption("--baseline-overwrite")))
+        except NameTaken as exc:
+            raise pytest.UsageError(f"--baseline-save: {exc.with_hint('--baseline-overwrite')}") from None
         except ConfigError as exc:
             raise pytest.UsageError(f"--baseline-save: {exc}") from None
     if compare is not None:

@@ -112,6 +112,19 @@ def test_saving_over_a_baseline_needs_overwrite(project: pytest.Pytester) -> Non
     assert baseline_json(project, "main")["run_id"] == "r2"
 
 
+def test_a_directory_that_is_no_baseline_is_refused_before_the_run_and_kept(project: pytest.Pytester) -> None:
+    notes = Path(project.path) / "reports" / "baselines" / "plugin-test" / "main" / "NOTES.md"
+    notes.parent.mkdir(parents=True)
+    notes.write_text("mine\n")
+    refused = run(project, "r1", "--baseline-save", "main")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines(
+        ["*/main exists and holds no baseline (NOTES.md); nothing was changed: *--baseline-overwrite to save the*"]
+    )
+    assert run(project, "r1", "--baseline-save", "main", "--baseline-overwrite").ret == pytest.ExitCode.OK
+    assert notes.read_text() == "mine\n" and baseline_json(project, "main")["run_id"] == "r1"
+
+
 def test_a_regressed_run_is_not_rolled_forward(project: pytest.Pytester) -> None:
     assert run(project, "r1", "--baseline-save", "main").ret == pytest.ExitCode.OK
     record(project, factor=0.5)
