@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from harness.errors import HarnessError
+from harness.errors import ConfigError, HarnessError
 from harness.runid import run_id_argument
 
 __all__ = ["main"]
@@ -46,6 +46,37 @@ def _lab_up(args: argparse.Namespace) -> int:
         f"{lab.spec.netns}; ssh: ip netns exec {lab.spec.netns} ssh -i {lab.key_path} "
         f"-o UserKnownHostsFile={lab.known_hosts} root@{lab.topology.nodes[0].mgmt_ip}"
     )
+    return 0
+
+
+def _lab_inventory(args: argparse.Namespace) -> int:
+    """Print (or write with -o) an inventory that reaches the lab as a cloud cluster."""
+    import yaml
+
+    from harness.lab.lifecycle import Lab
+    from harness.lab.posing import KEY_ENV, posing_inventory
+    from harness.yamlsafe import load_yaml_file
+
+    lab = _lab(args)
+    assert isinstance(lab, Lab)
+    data = posing_inventory(load_yaml_file(Path(args.inventory)).data, args.shape, str(lab.known_hosts))
+    head = (
+        f"# The embedded lab posing as a cloud cluster ({args.shape}); written by `harness lab inventory`.\n"
+        f"# Run inside the lab's namespace with the lab key:  {KEY_ENV}={lab.key_path} "
+        f"ip netns exec {lab.spec.netns} pytest scenarios/ --inventory THIS_FILE --allow-disruptive\n"
+    )
+    text = head + yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    out = Path(args.output)
+    if out.exists() and not args.force:
+        raise ConfigError(f"{out} exists; pass --force to replace it")
+    try:
+        out.write_text(text)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {out}: {exc.strerror}") from None
+    print(f"wrote {out}", file=sys.stderr)
     return 0
 
 
@@ -253,6 +284,11 @@ def build_parser() -> argparse.ArgumentParser:
         ("status", _lab_status, "show guests, DRBD state, AZ link and RTT matrix"),
         ("set-link", _lab_set_link, "change the emulated AZ distance on the running lab"),
         ("bench", _lab_bench, "measure lab up/down time, memory, RTT and scratch-disk write rate"),
+        (
+            "inventory",
+            _lab_inventory,
+            "print an inventory that reaches the lab as a cloud cluster (sudo user, no lab:)",
+        ),
     ):
         p = add(lab_sub, name, handler, text)
         p.add_argument("--inventory", default=str(DEFAULT_LAB_INVENTORY), help="lab inventory (default: %(default)s)")
@@ -265,6 +301,14 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--delay", help="one-way delay added per AZ crossing, e.g. 5ms")
             p.add_argument("--jitter", help="jitter, e.g. 0.5ms")
             p.add_argument("--rate", help="inter-AZ rate cap, e.g. 100mbit, or 'none'")
+        if name == "inventory":
+            from harness.lab.posing import SHAPES
+
+            p.add_argument(
+                "--shape", choices=list(SHAPES), default="multi-az", help="cluster shape (default: %(default)s)"
+            )
+            p.add_argument("-o", "--output", help="write to this file instead of stdout")
+            p.add_argument("--force", action="store_true", help="replace an existing output file")
         if name == "bench":
             p.add_argument("--cycles", type=int, default=3, help="up/down cycles (default: %(default)s)")
             p.add_argument("--json", action="store_true")
