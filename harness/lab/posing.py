@@ -53,11 +53,9 @@ def posing_inventory(lab: dict[str, Any], shape: Shape, known_hosts: str) -> dic
     def crosses(pair: dict[str, Any]) -> bool:
         return bool(nodes[pair["primary"]]["az"] != nodes[pair["secondary"]]["az"])
 
-    wanted = {
-        "multi-az": lambda _p: True,
-        "cross-az-only": crosses,
-        "same-az-only": lambda p: not crosses(p),
-    }[shape]
+    def wanted(pair: dict[str, Any]) -> bool:
+        return shape == "multi-az" or crosses(pair) == (shape == "cross-az-only")
+
     chosen = {name: dict(p) for name, p in pairs.items() if wanted(p)}
     if not chosen:
         raise ConfigError(f"the lab inventory has no pair for shape {shape!r}")
