@@ -1,8 +1,8 @@
 """The ``harness`` command line.  Subcommands live in their own modules; this file only
 parses arguments, maps errors to exit codes and prints.
 
-Exit codes: 0 ok, 1 unhealthy/regressed, 2 bad input, 3 refused by a safety check,
-4 a measurement failed its bounds, 5 infrastructure trouble, 130 interrupted.
+Exit codes (the README's table): 0 ok, 1 unhealthy/not met/regressed, 2 bad input, 3 refused
+by a safety check, 5 infrastructure trouble, 70 internal error (a bug), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from harness.crash import report_internal_error
 from harness.errors import ConfigError, HarnessError
 from harness.runid import run_id_argument
 
@@ -391,6 +392,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except Exception as exc:  # a bug, not a verdict: never the 1 of "regressed" (harness.crash)
+        return report_internal_error(exc)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,21 @@
 """Error types shared across the harness, each with the exit code the CLI uses for it.
 
-Exit codes (also documented in the README): 2 bad input or configuration, 3 refused by a
-safety or preflight check before anything changed, 4 a measurement failed its bounds,
-5 infrastructure trouble (SSH, a node, the lab), 130 interrupted.
+Exit codes of the ``harness`` command (the README's table; tests/unit/test_exit_codes.py
+checks every row against a real invocation): 1 checked and not good (a verdict, not an
+error), 2 bad input or configuration, 3 refused by a safety or preflight check before anything
+changed, 5 infrastructure trouble (SSH, a node, the lab), 70 internal error (a bug: an
+exception that is none of these), 130 interrupted.
 """
 
 from __future__ import annotations
 
+from typing import Final
+
 from harness.redact import redact
+
+#: An exception the harness did not expect (``EX_SOFTWARE`` of sysexits.h): never 1, which is
+#: a verdict ("regressed"), so a crash cannot pass for a result.
+INTERNAL_ERROR_EXIT_CODE: Final = 70
 
 
 class HarnessError(Exception):
