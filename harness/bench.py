@@ -21,18 +21,20 @@ from typing import Any, Literal
 from tabulate import tabulate
 
 from harness.cell import CellRunner, CellSpec
+from harness.errors import ConfigError
 from harness.fio.command import build_fio_argv
 from harness.fio.result import parse_fio_json
 from harness.fio.spec import PROFILES
 from harness.impair.apply import Impairer
 from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory
+from harness.jsonsafe import dumps
 from harness.nodefiles import node_run_dir
 from harness.pathrate import has_iperf3, measure_path_rate
 from harness.rtt import parse_ping, ping_argv
 from harness.workloads import for_profile, write_job
 
-__all__ = ["BenchReport", "run_harness_bench"]
+__all__ = ["BenchReport", "bench_command", "run_harness_bench"]
 
 Progress = Callable[[str], None]
 
@@ -215,3 +217,33 @@ def run_harness_bench(
         )
     finally:
         runner.pool.close_all()
+
+
+def bench_command(path: Path, *, pair: str | None, repeats: int, as_json: bool, progress: Progress) -> int:
+    """``harness bench``: measure on ``pair`` (default: the first by name) of the inventory at
+    ``path``, booting the embedded lab for the measurement when it is not up, and print."""
+    import tempfile
+
+    from harness.inventory import load_inventory
+    from harness.lab.lifecycle import Lab
+
+    inventory = load_inventory(path)
+    pair = pair or sorted(inventory.pairs)[0]
+    if pair not in inventory.pairs:
+        raise ConfigError(f"unknown pair {pair!r}; the inventory has {', '.join(sorted(inventory.pairs))}")
+    lab = Lab(inventory, path, progress=progress) if inventory.lab is not None else None
+    booted = False
+    if lab is not None:
+        state = lab.state()
+        if state is None or state.phase != "up":
+            lab.down()
+            lab.up()
+            booted = True
+    try:
+        with tempfile.TemporaryDirectory(prefix="harness-bench-") as tmp:
+            report = run_harness_bench(inventory, pair=pair, repeats=repeats, run_dir=Path(tmp), progress=progress)
+    finally:
+        if lab is not None and booted:
+            lab.down()
+    print(dumps(report.to_json(), indent=2) if as_json else report.render())
+    return 0

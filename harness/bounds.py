@@ -25,10 +25,12 @@ from typing import Literal
 from harness.redact import redact
 
 __all__ = [
+    "RATE_CAP_BAND_MAX",
     "AbsoluteBounds",
     "BoundResult",
     "absolute_bounds_for",
     "check_absolute",
+    "check_band",
     "check_latency_model",
     "check_rate_cap",
     "check_ratio",
@@ -165,6 +167,26 @@ def check_latency_model(
     if failed:
         return BoundResult("fail", f"{text}: {', '.join(failed)}")
     return BoundResult("pass", text)
+
+
+#: The highest ``high`` of a rate cap band: tbf lets a burst of rate/HZ through at once, so a
+#: short window may exceed the cap a little; 1.5 x the cap is not a cap any more.
+RATE_CAP_BAND_MAX = 1.5
+
+
+def check_band(band: tuple[float, float]) -> tuple[float, float]:
+    """``band`` if it can both pass and fail: ``0 < low <= 1`` (payload cannot beat the cap)
+    and ``low <= high <= 1.5``; ValueError saying so otherwise (the inventory's
+    ``rate_cap_band``)."""
+    low, high = band
+    if low > high:
+        raise ValueError(f"[{low:g}, {high:g}] is reversed; write [low, high] with low ≤ high")
+    if not (0 < low <= 1 and high <= RATE_CAP_BAND_MAX):
+        raise ValueError(
+            f"[{low:g}, {high:g}] cannot both pass and fail; the band is a fraction of the cap: "
+            f"0 < low ≤ 1 and low ≤ high ≤ {RATE_CAP_BAND_MAX:g}"
+        )
+    return band
 
 
 def check_rate_cap(measured_bits: float, cap_bits: float, band: tuple[float, float]) -> BoundResult:

@@ -8,13 +8,14 @@ by a safety check, 5 infrastructure trouble, 70 internal error (a bug), 130 inte
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from harness.argtypes import number
 from harness.crash import report_internal_error
 from harness.errors import ConfigError, HarnessError
+from harness.jsonsafe import dumps
 from harness.runid import run_id_argument
 
 __all__ = ["main"]
@@ -22,6 +23,12 @@ __all__ = ["main"]
 DEFAULT_LAB_INVENTORY = Path("inventories/lab.yaml")
 
 Handler = Callable[[argparse.Namespace], int]
+
+# Numeric options are finite and in range, refused when parsed (harness.argtypes).
+_PINGS = number(int, 1, 1000, what="pings")
+_CYCLES = number(int, 1, 100, what="cycles")
+_TRIALS = number(int, 1, 1000, what="trials")
+_REPEATS = number(int, 1, 100, what="cells")
 
 
 def _progress(message: str) -> None:
@@ -105,7 +112,7 @@ def _lab_status(args: argparse.Namespace) -> int:
     assert isinstance(lab, Lab)
     status = collect_status(lab, rtt_count=args.pings)
     if args.json:
-        print(json.dumps(status.to_json(), indent=2, sort_keys=True))
+        print(dumps(status.to_json(), indent=2, sort_keys=True))
     else:
         print(status.render_text())
     return 0 if status.healthy else 1
@@ -146,37 +153,11 @@ def _sizing(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    import tempfile
+    from harness.bench import bench_command
 
-    from harness.bench import run_harness_bench
-    from harness.inventory import load_inventory
-    from harness.lab.lifecycle import Lab
-
-    path = Path(args.inventory)
-    inventory = load_inventory(path)
-    pair = args.pair or sorted(inventory.pairs)[0]
-    if pair not in inventory.pairs:
-        from harness.errors import ConfigError
-
-        raise ConfigError(f"unknown pair {pair!r}; the inventory has {', '.join(sorted(inventory.pairs))}")
-    lab = Lab(inventory, path, progress=_progress) if inventory.lab is not None else None
-    booted = False
-    if lab is not None:
-        state = lab.state()
-        if state is None or state.phase != "up":
-            lab.down()
-            lab.up()
-            booted = True
-    try:
-        with tempfile.TemporaryDirectory(prefix="harness-bench-") as tmp:
-            report = run_harness_bench(
-                inventory, pair=pair, repeats=args.repeats, run_dir=Path(tmp), progress=_progress
-            )
-    finally:
-        if lab is not None and booted:
-            lab.down()
-    print(json.dumps(report.to_json(), indent=2) if args.json else report.render())
-    return 0
+    return bench_command(
+        Path(args.inventory), pair=args.pair, repeats=args.repeats, as_json=args.json, progress=_progress
+    )
 
 
 def _preflight(args: argparse.Namespace) -> int:
@@ -297,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--keep-on-failure", action="store_true", help="leave a failed lab running for debugging")
         if name == "status":
             p.add_argument("--json", action="store_true", help="print one JSON object")
-            p.add_argument("--pings", type=int, default=10, help="pings per RTT matrix entry (default: %(default)s)")
+            p.add_argument("--pings", type=_PINGS, default=10, help="pings per RTT matrix entry (default: %(default)s)")
         if name == "set-link":
             p.add_argument("--delay", help="one-way delay added per AZ crossing, e.g. 5ms")
             p.add_argument("--jitter", help="jitter, e.g. 0.5ms")
@@ -311,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("-o", "--output", help="write to this file instead of stdout")
             p.add_argument("--force", action="store_true", help="replace an existing output file")
         if name == "bench":
-            p.add_argument("--cycles", type=int, default=3, help="up/down cycles (default: %(default)s)")
+            p.add_argument("--cycles", type=_CYCLES, default=3, help="up/down cycles (default: %(default)s)")
             p.add_argument("--json", action="store_true")
 
     from harness.inventory.cli import add_inventory_commands
@@ -343,7 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     kill = add(sub, "killcheck", _killcheck, "kill a running scenario (SIGINT/SIGTERM/SIGKILL) and count leftovers")
     kill.add_argument("--inventory", default=str(DEFAULT_LAB_INVENTORY))
-    kill.add_argument("--trials", type=int, default=5, help="trials per signal and phase (default: %(default)s)")
+    kill.add_argument("--trials", type=_TRIALS, default=5, help="trials per signal and phase (default: %(default)s)")
     kill.add_argument(
         "--signals",
         nargs="+",
@@ -355,7 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench = add(sub, "bench", _bench, "harness overhead per cell, fidelity vs fio by hand, RTT and rate accuracy")
     bench.add_argument("--inventory", default=str(DEFAULT_LAB_INVENTORY), help="inventory (default: %(default)s)")
     bench.add_argument("--pair", help="pair to measure on (default: the first by name)")
-    bench.add_argument("--repeats", type=int, default=3, help="cells per measurement (default: %(default)s)")
+    bench.add_argument("--repeats", type=_REPEATS, default=3, help="cells per measurement (default: %(default)s)")
     bench.add_argument("--json", action="store_true")
 
     from harness.baseline.cli import add_baseline_commands, add_compare_arguments, run_compare

@@ -17,6 +17,7 @@ from typing import Any
 
 from filelock import FileLock
 
+from harness.jsonsafe import dumps
 from harness.redact import redact_obj
 
 __all__ = ["Ledger"]
@@ -38,7 +39,7 @@ class Ledger:
             "event": event,
             **redact_obj(dict(data)),
         }
-        line = json.dumps(entry, sort_keys=True, default=str) + "\n"
+        line = dumps(entry, sort_keys=True) + "\n"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._lock, self.path.open("a", encoding="utf-8") as f:
             f.write(line)

@@ -11,7 +11,6 @@ xdist workers append to the same file, so each append takes a file lock.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -19,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.errors import ConfigError
+from harness.jsonsafe import dumps, loads
 from harness.ndjson import NdjsonFile, read_ndjson
 from harness.redact import redact_obj
 
@@ -26,6 +27,7 @@ __all__ = [
     "IDENTITY_KEYS",
     "METRICS",
     "PROVENANCE_KEYS",
+    "SIGNED_METRICS",
     "Sample",
     "SampleStore",
     "cell_key",
@@ -73,16 +75,28 @@ def cell_key(metadata: Mapping[str, Any]) -> str:
     return "/".join(str(metadata.get(k, "-")) for k in IDENTITY_KEYS)
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return str(value)
+#: Metrics that can be negative: the harness's overhead is a difference of two clocks.  Every
+#: other metric is a rate, a latency, a time or a count, and a negative one is a corrupt file.
+SIGNED_METRICS: frozenset[str] = frozenset({"overhead", "fio_overhead"})
+_CORRUPT = "a corrupt file: restore it from a copy, or measure again"
+
+
+def _measured(metric: str, unit: str, raw: Any) -> float:
+    """A sample's value as read back: a number (``null`` is a gap: NaN), finite, and not
+    negative unless the metric can be (ValueError naming the metric otherwise)."""
+    if raw is None:
+        return math.nan
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        raise ValueError(f"{metric} value {raw!r} is not a number ({_CORRUPT})")
+    try:
+        value = float(raw)
+    except OverflowError:
+        value = math.inf
+    if not math.isfinite(value):
+        raise ValueError(f"{metric} {value:g} {unit} is not a finite number ({_CORRUPT})")
+    if value < 0 and metric not in SIGNED_METRICS:
+        raise ValueError(f"{metric} {value:g} {unit} is negative ({_CORRUPT})")
+    return value
 
 
 @dataclass(frozen=True)
@@ -102,25 +116,30 @@ class Sample:
         object.__setattr__(self, "metadata", redact_obj(self.metadata))
 
     def to_json(self) -> str:
-        return json.dumps(
+        # NaN (fio reported no such number) is written as null and read back as NaN
+        return dumps(
             {
                 "metric": self.metric,
-                "value": _jsonable(self.value),
+                "value": self.value,
                 "unit": self.unit,
                 "timestamp": self.timestamp,
-                "metadata": _jsonable(self.metadata),
+                "metadata": self.metadata,
             },
             sort_keys=True,
         )
 
     @classmethod
     def from_json(cls, line: str) -> Sample:
-        data = json.loads(line)
-        value = data["value"]
+        """One NDJSON line, checked: a corrupt measurement (negative bandwidth, ``Infinity``,
+        text for a number) is a ValueError, never a number that compares as a regression."""
+        data = loads(line)
+        if not isinstance(data, dict) or not isinstance(data.get("metadata") or {}, dict):
+            raise ValueError("expected an object with metric, value, unit and metadata")
+        metric, unit = str(data["metric"]), str(data["unit"])
         return cls(
-            metric=str(data["metric"]),
-            value=float("nan") if value is None else float(value),
-            unit=str(data["unit"]),
+            metric=metric,
+            value=_measured(metric, unit, data["value"]),
+            unit=unit,
             metadata=dict(data.get("metadata") or {}),
             timestamp=float(data.get("timestamp", 0.0)),
         )
@@ -145,10 +164,15 @@ class SampleStore:
 
 
 def read_samples(path: Path) -> list[Sample]:
-    """All samples in an NDJSON file; a malformed line is a ConfigError naming file:line."""
-    return read_ndjson(
+    """All samples in an NDJSON file; a malformed or corrupt line is a ConfigError naming
+    file:line, and so is a file with no sample at all (a run writes the file with its first
+    cell, so an empty one was truncated or made by hand)."""
+    samples = read_ndjson(
         path,
         Sample.from_json,
         what="sample",
         missing="no samples file (was the run interrupted before any cell finished?)",
     )
+    if not samples:
+        raise ConfigError(f"{path}: empty — no sample in it (a run writes it with its first cell; {_CORRUPT})")
+    return samples

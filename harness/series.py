@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from harness.errors import ConfigError
+from harness.jsonsafe import dumps
 from harness.ndjson import NdjsonFile, read_ndjson
 from harness.samples import cell_key
 
@@ -116,7 +117,7 @@ class CellSeries:
 
     def to_json(self) -> str:
         """One ``series.ndjson`` line (no newline)."""
-        return json.dumps(
+        return dumps(
             {
                 "test_id": self.test_id,
                 "scenario": self.scenario,
@@ -147,7 +148,8 @@ class CellSeries:
             mode=str(data["mode"]),
             repeat=int(data.get("repeat") or 0),
             interval_s=float(data["interval_s"]),
-            bw_mib_s=tuple(float(v) for v in data["bw_mib_s"]),
+            # a gap is written as null (harness.jsonsafe); read back as NaN
+            bw_mib_s=tuple(math.nan if v is None else float(v) for v in data["bw_mib_s"]),
             windows=tuple(
                 FaultWindow(float(w["start_s"]), float(w["end_s"]), str(w["label"])) for w in data.get("windows") or ()
             ),

@@ -34,6 +34,7 @@ from typing import Any, Final
 from filelock import FileLock
 
 from harness.errors import ConfigError
+from harness.jsonsafe import dumps
 from harness.report.aggregate import aggregate_samples
 from harness.report.run_dir import LATEST, RunDir
 from harness.report.run_info import RunInfo
@@ -313,7 +314,7 @@ class BaselineStore:
             # The samples as read (validated, redacted), not the file's bytes: a run written by an
             # older harness may hold text that is redacted only on reading.
             (tmp / _SAMPLES_FILE).write_text("".join(f"{s.to_json()}\n" for s in samples), encoding="utf-8")
-            (tmp / _INFO_FILE).write_text(json.dumps(info.to_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            (tmp / _INFO_FILE).write_text(dumps(info.to_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
             old = target.parent / f".{name}.{os.getpid()}.old"
             if target.exists():
                 _carry_over(target, tmp)

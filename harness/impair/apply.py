@@ -15,7 +15,6 @@ The order matters and follows reliability.md §5.2:
 
 from __future__ import annotations
 
-import json
 import shlex
 import time
 from collections.abc import Callable
@@ -34,6 +33,7 @@ from harness.impair.readback import (
     verify_applied,
     verify_cleared,
 )
+from harness.jsonsafe import dumps
 from harness.ledger import Ledger
 from harness.nodefiles import node_run_dir, safe_token
 from harness.remote import Runner
@@ -159,7 +159,7 @@ class Impairer:
         undo_sh = "; ".join(shlex.join(cmd) for cmd in undo)
         script = (
             f"set -u; umask 077; mkdir -p {shlex.quote(base)}/faults && "
-            f"printf '%s\\n' {shlex.quote(json.dumps(record, sort_keys=True))} > {shlex.quote(fault_file)} && "
+            f"printf '%s\\n' {shlex.quote(dumps(record, sort_keys=True))} > {shlex.quote(fault_file)} && "
             f"{deadman_script(fault_file, pid_file, undo, hold_s)} && "
             f"{{ {apply_sh} || {{ rc=$?; {undo_sh} 2>/dev/null; rm -f {shlex.quote(fault_file)}; exit $rc; }}; }}"
         )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ from pydantic import ValidationError
 from harness.errors import ConfigError
 from harness.inventory.ansible import AnsibleMapping, Conversion, convert, is_ansible_mapping, load_ansible_inventory
 from harness.inventory.models import Inventory
+from harness.jsonsafe import dumps
 from harness.yamlsafe import LoadedYaml, load_yaml_file, load_yaml_text
 
 __all__ = ["inventory_json_schema", "load_ansible_mapping", "load_inventory", "parse_inventory"]
@@ -95,4 +95,4 @@ def inventory_json_schema() -> str:
     schema: dict[str, Any] = Inventory.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "HA storage harness inventory"
-    return json.dumps(schema, indent=2, sort_keys=True)
+    return dumps(schema, indent=2, sort_keys=True)

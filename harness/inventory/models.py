@@ -27,9 +27,10 @@ from pydantic import (
 )
 
 from harness.baseline.tolerance import TOLERANCES_JSON_SCHEMA, parse_tolerances
+from harness.bounds import check_band
 from harness.errors import ConfigError
 from harness.fio.spec import WorkloadSpec
-from harness.impair.profile import NetemProfile
+from harness.impair.profile import NetemProfile, check_rate_bits
 from harness.redact import looks_secret
 from harness.units import UnitError, parse_duration, parse_rate_bits, parse_size
 
@@ -96,7 +97,10 @@ def _ipv4(value: object) -> str:
 
 Duration = Annotated[float, BeforeValidator(_duration)]
 Size = Annotated[int, BeforeValidator(_size)]
-Rate = Annotated[float, BeforeValidator(_rate)]
+# a rate tc can shape (netem and tbf on the nodes, the lab router's AZ link)
+Rate = Annotated[float, BeforeValidator(_rate), AfterValidator(check_rate_bits)]
+# a threshold: a bound of 0 (or less) passes everything, a maximum of 0 fails everything
+Bound = Annotated[float, Field(gt=0)]
 IPv4 = Annotated[str, BeforeValidator(_ipv4)]
 Name = Annotated[StrictStr, Field(pattern=NAME_PATTERN)]
 
@@ -127,7 +131,9 @@ def _strings(value: Any, path: tuple[str | int, ...]) -> list[tuple[tuple[str | 
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # allow_inf_nan: every number of an inventory is finite (an `inf` minimum fails every
+    # cell; `nan` compares false with everything, so a `nan` bound judges nothing)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class SshSpec(_Model):
@@ -214,13 +220,17 @@ class ThresholdSpec(_Model):
     matching glob wins.
     """
 
-    min_mib_s: dict[StrictStr, float] = Field(default_factory=dict, description="'workload@impairment' glob -> MiB/s")
-    min_iops: dict[StrictStr, float] = Field(default_factory=dict, description="'workload@impairment' glob -> IOPS")
-    max_p99_ms: dict[StrictStr, float] = Field(default_factory=dict, description="'workload@impairment' glob -> ms")
-    multi_az_vs_single_az: float | None = Field(None, ge=0, le=1.5)
-    replicated_vs_local: float | None = Field(None, ge=0, le=1.5)
+    min_mib_s: dict[StrictStr, Bound] = Field(default_factory=dict, description="'workload@impairment' glob -> MiB/s")
+    min_iops: dict[StrictStr, Bound] = Field(default_factory=dict, description="'workload@impairment' glob -> IOPS")
+    max_p99_ms: dict[StrictStr, Bound] = Field(default_factory=dict, description="'workload@impairment' glob -> ms")
+    # Minimum ratios: a multi-AZ pair cannot be asked to beat a same-AZ one, nor a replicated
+    # write the disk alone; 0 passes everything.
+    multi_az_vs_single_az: float | None = Field(None, gt=0, le=1)
+    replicated_vs_local: float | None = Field(None, gt=0, le=1)
     latency_model_tolerance: float = Field(0.25, gt=0, le=1)
-    rate_cap_band: tuple[float, float] = (0.8, 1.0)
+    rate_cap_band: Annotated[tuple[float, float], AfterValidator(check_band)] = Field(
+        (0.8, 1.0), description="[low, high]: large writes through a rate cap land at low..high x the cap"
+    )
 
 
 class AzLinkSpec(_Model):
@@ -240,7 +250,7 @@ class LabSpec(_Model):
     guest_memory: Size = Field(256 * 1024**2, ge=64 * 1024**2)
     disk_size: Size = Field(2 * 1024**3, ge=64 * 1024**2, description="sparse DRBD backing disk per node")
     extra_disks: StrictInt = Field(2, ge=0, le=8, description="additional raw scratch disks per node")
-    disk_tmpfs_size: Size = Field(12 * 1024**3, description="cap on host RAM the disks may use")
+    disk_tmpfs_size: Size = Field(12 * 1024**3, ge=64 * 1024**2, description="cap on host RAM the disks may use")
     boot_timeout: Duration = Field(60.0, gt=0)
     host_latency_hold: StrictBool = Field(
         True,

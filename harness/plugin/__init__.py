@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from harness.argtypes import number
 from harness.bounds import BoundResult
 from harness.cell import CellContext, CellResult, CellSpec
 from harness.disk.cell import DiskCellResult, DiskCellRunner, DiskCellSpec
@@ -53,7 +54,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--keep-lab", action="store_true", help="leave a lab this run booted running at the end")
     group.addoption(
         "--deadman-grace",
-        type=float,
+        # finite and bounded: `inf` would render `sleep inf`, a dead-man switch that never fires
+        type=number(float, 0, 3600, exclusive_minimum=True, what="seconds"),
         default=90.0,
         help="seconds after a cell's fio deadline when its fault removes itself should the harness die "
         "(default: %(default)s)",

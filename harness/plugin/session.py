@@ -8,7 +8,6 @@ run id through ``workerinput`` and only connect.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -25,6 +24,7 @@ from harness.connections import ConnectionPool
 from harness.errors import ConfigError, RefusedError
 from harness.fio.spec import PROFILES, Profile
 from harness.inventory import Inventory, load_inventory
+from harness.jsonsafe import dumps
 from harness.ledger import Ledger
 from harness.safety.disruptive import skip_reason
 from harness.safety.lock import ClusterLock
@@ -205,7 +205,7 @@ class HarnessSession:
             "argv": sys.argv,
             **extra,
         }
-        (self.run_dir / "run.json").write_text(json.dumps(data, indent=2, sort_keys=True, default=str))
+        (self.run_dir / "run.json").write_text(dumps(data, indent=2, sort_keys=True))
 
 
 def _progress_line(message: str) -> None:

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from harness.argtypes import number
 from harness.errors import ConfigError
 from harness.report.render import render_markdown, render_text
 from harness.report.run_dir import LATEST, RunDir, load_comparison, run_plots, write_report
@@ -32,7 +33,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="markdown",
         help="what to print: the Markdown comparison (default) or the compact terminal tables",
     )
-    parser.add_argument("--width", type=int, default=120, help="line width for --format text (default: %(default)s)")
+    parser.add_argument(
+        "--width",
+        type=number(int, 40, 1000, what="columns"),
+        default=120,
+        help="line width for --format text (default: %(default)s)",
+    )
 
 
 def _open(path: Path) -> RunDir:

@@ -20,13 +20,13 @@ import base64
 import csv
 import html
 import io
-import json
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from tabulate import tabulate
 
+from harness.jsonsafe import dumps
 from harness.report.aggregate import PER_REPEAT_KEYS, Cell, Stat, Verdict
 from harness.report.comparison import METRIC_LABELS, Column, Comparison, Row, ScenarioTable, Section
 from harness.report.run_info import RunInfo
@@ -345,7 +345,7 @@ def _csv_value(value: Any) -> str:
         return repr(value)  # shortest text that reads back to the same float
     if isinstance(value, str | int):
         return str(value)
-    return json.dumps(value, sort_keys=True)
+    return dumps(value, sort_keys=True)
 
 
 def _csv_metrics(cells: Sequence[Cell]) -> list[str]:

@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.jsonsafe import dumps
 
 __all__ = ["RunInfo"]
 
@@ -55,7 +56,7 @@ class RunInfo:
         }
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+        return dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, where: str = "run.json") -> RunInfo:

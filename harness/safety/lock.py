@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness.errors import RefusedError
+from harness.jsonsafe import dumps
 from harness.nodefiles import NODE_ROOT
 from harness.remote import Runner
 from harness.runid import validate_run_id
@@ -68,7 +69,7 @@ class LockOwner:
     inventory: str
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        return dumps(asdict(self), sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> LockOwner | None:

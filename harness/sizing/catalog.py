@@ -62,9 +62,10 @@ SourceList = Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_leng
 
 
 class _Frozen(BaseModel):
-    """Base for every catalog record: unknown keys are typos, and records never change."""
+    """Base for every catalog record: unknown keys are typos, records never change, and every
+    figure is finite (a `.inf` limit never binds and turns the model's output into Infinity)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Reference(_Frozen):

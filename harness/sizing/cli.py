@@ -15,14 +15,15 @@ from :mod:`harness.sizing.model` and the wording from :mod:`harness.sizing.expla
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from harness.argtypes import number
 from harness.errors import ConfigError
+from harness.jsonsafe import dumps
 from harness.sizing.catalog import Catalog, load_catalog
 from harness.sizing.explain import explain, render_prediction, render_search
 from harness.sizing.model import (
@@ -66,7 +67,8 @@ Exit status: 0 answered (and the requirement met), 1 requirement not met, 2 bad 
 
 --json prints {"bw_mib_s", "iops", "latency_ms", "bottleneck", "limits": {name: {"bw_mib_s",
 "iops", ...}}, "phases", "notes", "estimates", ...}; bw_mib_s/iops follow "basis"
-(steady state or mean over run), "sustained_*" is the lowest phase.
+(steady state or mean over run), "sustained_*" is the lowest phase.  A number that is not
+finite (a limit too large for a float) is null: the output is always strict JSON.
 """
 
 
@@ -117,7 +119,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     calibration = parser.add_argument_group("measured values (replace catalog figures)")
     calibration.add_argument("--local-write-latency", metavar="0.8ms", help="scratch device write latency at QD1")
     calibration.add_argument("--local-bandwidth", metavar="200MB/s", help="scratch device sustained bandwidth")
-    calibration.add_argument("--local-iops", metavar="N", type=float, help="scratch device sustained IOPS")
+    calibration.add_argument(
+        "--local-iops",
+        metavar="N",
+        type=number(float, 0, 1e9, exclusive_minimum=True, what="IOPS"),
+        help="scratch device sustained IOPS",
+    )
     calibration.add_argument("--path-rate", metavar="1gbit", help="replication path rate")
 
 
@@ -294,7 +301,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                 ],
                 "checked": len(hits) + len(misses),
             }
-            print(json.dumps(payload, indent=2), file=out)
+            print(dumps(payload, indent=2), file=out)
         else:
             print(render_search(hits, misses, requirement), file=out)
         return 0 if hits else EXIT_REQUIREMENT_NOT_MET
@@ -310,7 +317,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                 "met": requirement.met_by(prediction),
                 "margin_pct": requirement.margin(prediction) * 100,
             }
-        print(json.dumps(payload, indent=2), file=out)
+        print(dumps(payload, indent=2), file=out)
     else:
         print(render_prediction(prediction, requirement), file=out)
     if requirement is not None and not requirement.met_by(prediction):

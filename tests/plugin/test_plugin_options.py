@@ -1,0 +1,30 @@
+"""Numeric pytest options are refused when parsed (issue 19): ``--deadman-grace inf`` would
+render ``sleep inf`` on the nodes, a dead-man switch that never fires."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.plugin.test_plugin_collection import INVENTORY
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeconftest('pytest_plugins = ["harness.plugin"]\n')
+    pytester.makefile(".yaml", inv=INVENTORY)
+    pytester.makepyfile(test_scenario="def test_cell(pair):\n    pass\n")
+    return pytester
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-5", "0", "86400", "soon"])
+def test_a_deadman_grace_that_never_or_instantly_fires_is_a_usage_error(project: pytest.Pytester, value: str) -> None:
+    result = project.runpytest("--inventory", "inv.yaml", "--collect-only", "-q", f"--deadman-grace={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"*argument --deadman-grace: must be a finite number of seconds in (0, 3600], got '{value}'*"]
+    )
+
+
+def test_a_sensible_deadman_grace_is_taken(project: pytest.Pytester) -> None:
+    result = project.runpytest("--inventory", "inv.yaml", "--collect-only", "-q", "--deadman-grace=30")
+    assert result.ret == pytest.ExitCode.OK
