@@ -54,7 +54,7 @@ def _run_scenarios(lab: Lab, inventory: Path, reports: Path, *args: str, timeout
     junit = reports.parent / f"{reports.name}-junit.xml"
     argv = ["ip", "netns", "exec", lab.spec.netns, sys.executable, "-m", "pytest", "scenarios/"]
     argv += ["--inventory", str(inventory), "--reports", str(reports), "--junitxml", str(junit)]
-    argv += ["-p", "no:cacheprovider", "-q", "-rs", *args]
+    argv += ["--profile", "quick", "-p", "no:cacheprovider", "-q", "-rs", *args]
     env = {**os.environ, KEY_ENV: str(lab.key_path)}
     res = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=timeout)
     output = res.stdout[-6000:] + res.stderr[-3000:]
