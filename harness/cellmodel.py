@@ -20,13 +20,23 @@ from harness.calibrate import CALIBRATION_SCENARIO, PairCalibration, calibrate_p
 from harness.cell import CellRunner, CellSpec
 from harness.errors import ConfigError
 from harness.fio.spec import Profile, WorkloadSpec
+from harness.inventory.loader import locate
 from harness.inventory.models import Inventory
 from harness.rtt import RttStats
 from harness.sizing.catalog import Catalog, load_catalog
 from harness.sizing.cli import parse_volume
-from harness.sizing.model import Calibration, NodeSpec, Prediction, Scenario, VolumeSpec, Workload, predict
+from harness.sizing.model import (
+    Calibration,
+    NodeSpec,
+    Prediction,
+    Scenario,
+    VolumeSpec,
+    Workload,
+    predict,
+    volume_performance,
+)
 
-__all__ = ["CellPrediction", "CellPredictor", "inventory_catalog", "model_workload", "predict_cell"]
+__all__ = ["CellPrediction", "CellPredictor", "check_node_types", "inventory_catalog", "model_workload", "predict_cell"]
 
 MIB = 2**20
 
@@ -54,8 +64,42 @@ class CellPrediction:
 
 
 def inventory_catalog(inventory: Inventory, inventory_path: Path) -> Catalog:
-    """The built-in catalog extended by the inventory's own catalog files."""
-    return load_catalog([inventory_path.parent / name for name in inventory.catalog])
+    """The built-in catalog extended by the inventory's own catalog files, after checking that
+    it knows every node's instance type and volume (see :func:`check_node_types`)."""
+    catalog = load_catalog([inventory_path.parent / name for name in inventory.catalog])
+    check_node_types(inventory, inventory_path, catalog)
+    return catalog
+
+
+def check_node_types(inventory: Inventory, inventory_path: Path, catalog: Catalog) -> None:
+    """ConfigError naming file, line and key of every node whose ``instance_type`` the catalog
+    lacks (with the near names) or whose ``volume`` does not parse, names an unknown type, or is
+    one the provider refuses (size out of range, IOPS beyond the type's ratio).
+
+    Run by ``harness inventory check`` and before a pytest run changes anything: otherwise a
+    typo surfaces only at the first predicted cell, after the pair's calibration already
+    disconnected DRBD.
+    """
+    problems: list[str] = []
+    for name, node in inventory.nodes.items():
+        instance = None
+        if node.instance_type is not None:
+            try:
+                instance = catalog.instance(node.instance_type)
+            except ConfigError as exc:
+                problems.append(f"{locate(inventory_path, ('nodes', name, 'instance_type'))}: {exc}")
+        if node.volume is not None:
+            try:
+                spec = parse_volume(node.volume, option="")
+                volume = catalog.volume(spec.type)
+                if instance is not None:
+                    volume_performance(spec.type, volume, spec, instance)
+            except ConfigError as exc:
+                problems.append(f"{locate(inventory_path, ('nodes', name, 'volume'))}: {exc}")
+    if len(problems) == 1:
+        raise ConfigError(problems[0])
+    if problems:
+        raise ConfigError("nodes the sizing catalog cannot model:\n  " + "\n  ".join(problems))
 
 
 def model_workload(workload: WorkloadSpec, issued_bs: int | None = None) -> Workload:

@@ -14,9 +14,11 @@ __all__ = ["add_inventory_commands"]
 
 
 def _check(args: argparse.Namespace) -> int:
+    from harness.cellmodel import inventory_catalog
     from harness.inventory import load_inventory
 
     inv = load_inventory(Path(args.file))
+    inventory_catalog(inv, Path(args.file))  # instance types and volumes against the sizing catalog
     pairs = ", ".join(
         f"{name} ({inv.placement(name)}: {p.primary}->{p.secondary} {p.device})" for name, p in inv.pairs.items()
     )

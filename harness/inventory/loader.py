@@ -13,7 +13,7 @@ from harness.inventory.models import Inventory
 from harness.jsonsafe import dumps
 from harness.yamlsafe import LoadedYaml, load_yaml_file, load_yaml_text
 
-__all__ = ["inventory_json_schema", "load_ansible_mapping", "load_inventory", "parse_inventory"]
+__all__ = ["inventory_json_schema", "load_ansible_mapping", "load_inventory", "locate", "parse_inventory"]
 
 
 def _format_errors(loaded: LoadedYaml, exc: ValidationError, what: str = "inventory") -> str:
@@ -83,6 +83,18 @@ def load_ansible_mapping(
         raise ConfigError(f"{path}: {exc}") from None
     source = f"{path} (converted from {ansible_inventory})"
     return conversion, _validate(LoadedYaml(data=conversion.data, source=source))
+
+
+def locate(path: Path, loc: tuple[str | int, ...]) -> str:
+    """``path:line: a.b.c`` for the value at ``loc`` of an inventory file, for errors found after
+    loading (an Ansible mapping's values come from its Ansible inventory: ``path: a.b.c``)."""
+    key = ".".join(str(p) for p in loc)
+    try:
+        loaded = load_yaml_file(path)
+    except ConfigError:
+        return f"{path}: {key}"
+    line = None if is_ansible_mapping(loaded.data) else loaded.line_of(loc)
+    return f"{path}:{line}: {key}" if line else f"{path}: {key}"
 
 
 def parse_inventory(text: str, source: str = "<string>") -> Inventory:

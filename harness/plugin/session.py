@@ -72,6 +72,9 @@ class HarnessSession:
         keep_lab: bool,
     ) -> HarnessSession:
         inventory = load_inventory(inventory_path)
+        # before anything changes: a mistyped instance type would otherwise surface only after
+        # the pair's calibration disconnected DRBD
+        inventory_catalog(inventory, inventory_path)
         name = profile_name or ("quick" if inventory.lab is not None else "standard")
         if name not in PROFILES:
             raise ConfigError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}")

@@ -138,20 +138,27 @@ def _number(text: str, what: str) -> float:
     return value
 
 
-def parse_volume(text: str) -> VolumeSpec:
-    """``TYPE:SIZE[:IOPS[:MiBps]]`` (bare SIZE in GiB; MiBps a number or a rate like 500MiB/s)."""
+def parse_volume(text: str, option: str = "--volume") -> VolumeSpec:
+    """``TYPE:SIZE[:IOPS[:MiBps]]`` (bare SIZE in GiB; MiBps a number or a rate like 500MiB/s).
+
+    Errors start with ``option`` and the text (``--volume 'gp3:x'``); an inventory passes
+    ``option=""``, as its error already names the key.
+    """
+    where = f"{option} {text!r}".strip()
     parts = text.split(":")
     if not parts[0] or len(parts) > 4:
-        raise ConfigError(f"--volume {text!r}: expected TYPE:SIZE[:IOPS[:MiBps]], e.g. gp2:100GiB")
+        raise ConfigError(f"{where}: expected TYPE:SIZE[:IOPS[:MiBps]], e.g. gp2:100GiB")
     size = None
     if len(parts) > 1 and parts[1]:
         raw = parts[1].strip()
         try:
             size = float(raw) if raw.replace(".", "", 1).isdigit() else parse_size(raw) / GIB
         except UnitError as exc:
-            raise ConfigError(f"--volume {text!r}: {exc}") from None
-        if size <= 0:
-            raise ConfigError(f"--volume {text!r}: size must be positive")
+            if not raw.startswith("-"):
+                raise ConfigError(f"{where}: {exc}") from None
+            size = -1.0  # a negative size: said below, the same as zero
+        if not (size > 0 and math.isfinite(size)):
+            raise ConfigError(f"{where}: size must be a positive number, e.g. {parts[0]}:100GiB")
     iops = _number(parts[2], "volume IOPS") if len(parts) > 2 and parts[2] else None
     mib_s = None
     if len(parts) > 3 and parts[3]:
@@ -161,7 +168,7 @@ def parse_volume(text: str) -> VolumeSpec:
                 _number(raw, "volume MiBps") if raw.replace(".", "", 1).isdigit() else parse_rate_bits(raw) / 8 / MIB
             )
         except UnitError as exc:
-            raise ConfigError(f"--volume {text!r}: {exc}") from None
+            raise ConfigError(f"{where}: {exc}") from None
     return VolumeSpec(parts[0], size, iops, mib_s)
 
 
