@@ -8,7 +8,6 @@ connection is opened; the remote side re-checks them (defence in depth).
 
 from __future__ import annotations
 
-import ipaddress
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -31,6 +30,7 @@ from harness.bounds import check_band
 from harness.errors import ConfigError
 from harness.fio.spec import WorkloadSpec
 from harness.impair.profile import NetemProfile, check_rate_bits
+from harness.inventory.endpoints import replication_ip, ssh_host
 from harness.redact import looks_secret
 from harness.units import UnitError, parse_duration, parse_rate_bits, parse_size
 
@@ -86,22 +86,15 @@ def _rate(value: object) -> float:
     raise ValueError(f"expected a rate such as 128mbit or 40MB/s, got {value!r}")
 
 
-def _ipv4(value: object) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"expected an IPv4 address as a string, got {value!r}")
-    try:
-        return str(ipaddress.IPv4Address(value))
-    except ipaddress.AddressValueError as exc:
-        raise ValueError(f"not an IPv4 address: {value!r} ({exc})") from None
-
-
 Duration = Annotated[float, BeforeValidator(_duration)]
 Size = Annotated[int, BeforeValidator(_size)]
 # a rate tc can shape (netem and tbf on the nodes, the lab router's AZ link)
 Rate = Annotated[float, BeforeValidator(_rate), AfterValidator(check_rate_bits)]
 # a threshold: a bound of 0 (or less) passes everything, a maximum of 0 fails everything
 Bound = Annotated[float, Field(gt=0)]
-IPv4 = Annotated[str, BeforeValidator(_ipv4)]
+# compared as what they mean, stored in one spelling (harness.inventory.endpoints)
+ReplicationIp = Annotated[str, BeforeValidator(replication_ip)]
+SshHost = Annotated[StrictStr, BeforeValidator(ssh_host), Field(max_length=253, pattern=r"^[a-z0-9.:-]+$")]
 Name = Annotated[StrictStr, Field(pattern=NAME_PATTERN)]
 
 
@@ -139,7 +132,7 @@ class _Model(BaseModel):
 class SshSpec(_Model):
     """How to reach a node.  Host keys are always checked against ``known_hosts``."""
 
-    host: StrictStr = Field(min_length=1, max_length=253, pattern=r"^[A-Za-z0-9_.:-]+$")
+    host: SshHost = Field(description="host name or IP address; DB1.example.com. and db1.example.com are one host")
     port: StrictInt = Field(22, ge=1, le=65535)
     user: StrictStr = Field("root", pattern=r"^[a-z_][a-z0-9_-]{0,31}$")
     key: AbsPath | None = Field(None, description="path of the private key file (mode 0600); never the key itself")
@@ -157,7 +150,7 @@ class SshSpec(_Model):
 class ReplicationSpec(_Model):
     """The node's address and interface on the replication path (what tc shapes)."""
 
-    ip: IPv4
+    ip: ReplicationIp
     iface: Annotated[StrictStr, Field(pattern=IFACE_PATTERN)]
 
 
