@@ -52,6 +52,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip(reason)
     callspec = getattr(item, "callspec", None)
     pairs = [callspec.params["pair"]] if callspec and "pair" in callspec.params else sorted(session.inventory.pairs)
+    if not all(isinstance(pair, str) for pair in pairs):
+        return  # the placeholder of an empty parametrization: its skip mark says why
     try:
         for pair in pairs:
             refuse_risky(session.inventory, session.pool, pair)

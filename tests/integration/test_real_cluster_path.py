@@ -97,7 +97,13 @@ def test_the_whole_matrix_passes_on_a_multi_az_cloud_inventory(default_lab: Lab,
 def test_a_cross_az_only_inventory_runs_and_skips_same_az_scenarios(default_lab: Lab, tmp_path: Path) -> None:
     inventory = _posing_inventory(default_lab, "cross-az-only", tmp_path)
     outcome = _run_scenarios(
-        default_lab, inventory, tmp_path / "reports", "-k", "nj1-qd1 or failover or disk_baseline", "--no-predict"
+        default_lab,
+        inventory,
+        tmp_path / "reports",
+        "-k",
+        "nj1-qd1 or failover or disk_baseline",
+        "--no-predict",
+        "--allow-disruptive",
     )
     assert outcome.failed == [], outcome.output
     assert _unexpected_skips(outcome) == {}, outcome.output
@@ -109,7 +115,13 @@ def test_a_cross_az_only_inventory_runs_and_skips_same_az_scenarios(default_lab:
 def test_a_same_az_only_inventory_runs_the_disk_studies_through_sudo(default_lab: Lab, tmp_path: Path) -> None:
     inventory = _posing_inventory(default_lab, "same-az-only", tmp_path)
     outcome = _run_scenarios(
-        default_lab, inventory, tmp_path / "reports", "-k", "nj1-qd1 or disk_baseline or raid0", "--no-predict"
+        default_lab,
+        inventory,
+        tmp_path / "reports",
+        "-k",
+        "nj1-qd1 or disk_baseline or raid0",
+        "--no-predict",
+        "--allow-disruptive",
     )
     assert outcome.failed == [], outcome.output
     assert _unexpected_skips(outcome) == {}, outcome.output
