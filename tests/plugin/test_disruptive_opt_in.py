@@ -113,3 +113,31 @@ def test_case_15_risky_configuration_fails_the_test_before_its_body(project: pyt
     result.stdout.fnmatch_lines(["*ERROR at setup of test_crash[[]p-one[]]*", "*refusing a disruptive test*"])
     assert not (Path(project.path) / "ran-p-one").exists()
     assert (Path(project.path) / "ran-p-two").exists()
+
+
+def test_a_disruptive_scenario_without_a_pair_of_its_placement_is_skipped_with_the_reason(
+    project: pytest.Pytester,
+) -> None:
+    """Every pair of the inventory is same-AZ or crosses AZs; a disruptive scenario for the
+    placement it lacks is one skipped placeholder, never an error in the gate (issue 19)."""
+    project.makepyfile(
+        test_placement=textwrap.dedent(
+            """
+            import pytest
+
+            @pytest.mark.disruptive
+            @pytest.mark.pairs(placement="same-az")
+            def test_crash_same_az(pair):
+                pass
+            """
+        )
+    )
+    cross_only = (
+        INVENTORY.split("pairs:")[0]
+        + "pairs:\n  p-two: {primary: n1, secondary: n3, resource: r2, device: /dev/drbd2}\n"
+    )
+    project.makefile(".yaml", cross=cross_only)
+    result = project.runpytest("--inventory", "cross.yaml", "test_placement.py", "-rs", "--allow-disruptive")
+    result.assert_outcomes(skipped=1)
+    (skip,) = _skips(result)
+    assert "has no same-az pair" in skip
