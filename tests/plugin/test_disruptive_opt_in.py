@@ -29,6 +29,7 @@ CONFTEST = textwrap.dedent(
 
 
     def _refuse_p_one(inventory, pool, pair):
+        inventory.pairs[pair]  # as the real audit does: it reads the inventory's pair
         if pair == "p-one":
             raise RefusedError("pair p-one: refusing a disruptive test before any change: n2: fencing: ...")
 
