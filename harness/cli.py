@@ -14,7 +14,7 @@ from pathlib import Path
 
 from harness.argtypes import number
 from harness.crash import report_internal_error
-from harness.errors import ConfigError, HarnessError
+from harness.errors import HarnessError
 from harness.jsonsafe import dumps
 from harness.runid import run_id_argument
 
@@ -63,6 +63,7 @@ def _lab_inventory(args: argparse.Namespace) -> int:
 
     from harness.lab.lifecycle import Lab
     from harness.lab.posing import KEY_ENV, posing_inventory
+    from harness.outfile import check_output, write_replacing
     from harness.yamlsafe import load_yaml_file
 
     lab = _lab(args)
@@ -78,12 +79,8 @@ def _lab_inventory(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return 0
     out = Path(args.output)
-    if out.exists() and not args.force:
-        raise ConfigError(f"{out} exists; pass --force to replace it")
-    try:
-        out.write_text(text)
-    except OSError as exc:
-        raise ConfigError(f"cannot write {out}: {exc.strerror}") from None
+    check_output(out, {"lab inventory": Path(args.inventory)}, force=args.force)
+    write_replacing(out, text)
     print(f"wrote {out}", file=sys.stderr)
     return 0
 

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import sys
 from pathlib import Path
 
-from harness.errors import ConfigError
+from harness.outfile import check_output, write_replacing
 
 __all__ = ["add_inventory_commands"]
 
@@ -33,38 +31,6 @@ def _schema(_: argparse.Namespace) -> int:
     return 0
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    # samefile sees through symlinks, '..' and hard links; a file that is not there is no input
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
-def check_output(output: Path, inputs: dict[str, Path], *, force: bool) -> None:
-    """Refuse to write ``output`` over an input (ever) or over any existing file (without force)."""
-    for what, path in inputs.items():
-        if _same_file(output, path):
-            raise ConfigError(f"-o {output}: that is the {what} ({path}); write the inventory to another file")
-    if output.is_dir():
-        raise ConfigError(f"-o {output}: is a directory; name the inventory file to write")
-    if os.path.lexists(output) and not force:
-        raise ConfigError(f"-o {output}: the file exists; pass --force to replace it, or choose another file")
-
-
-def _write_replacing(output: Path, text: str) -> None:
-    # Through a temporary file and a rename: a failed write (full disk) leaves the old file as it
-    # was.  A symlink keeps pointing where it did; its target gets the new content.
-    target = output.resolve()
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-
-
 def _from_ansible(args: argparse.Namespace) -> int:
     from harness.inventory import load_ansible_mapping, parse_inventory
 
@@ -81,7 +47,7 @@ def _from_ansible(args: argparse.Namespace) -> int:
     if output is None:
         print(text, end="")
         return 0
-    _write_replacing(output, text)
+    write_replacing(output, text)
     print(f"{output}: {len(inventory.nodes)} nodes, pairs: {', '.join(inventory.pairs)}", file=sys.stderr)
     return 0
 

@@ -52,7 +52,7 @@ def test_the_output_is_never_an_input(
     assert contents(hosts, mapping) == before
     err = capsys.readouterr().err
     assert err.startswith(f"error: -o {output}: that is the ")
-    assert "write the inventory to another file" in err and err.count("\n") == 1
+    assert "write to another file" in err and err.count("\n") == 1
 
 
 def test_an_existing_output_needs_force(inputs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
@@ -71,7 +71,7 @@ def test_an_existing_output_needs_force(inputs: tuple[Path, Path], capsys: pytes
 def test_a_directory_is_no_output(inputs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     hosts, mapping = inputs
     assert convert(hosts, mapping, hosts.parent, "--force") == 2
-    assert capsys.readouterr().err == f"error: -o {hosts.parent}: is a directory; name the inventory file to write\n"
+    assert capsys.readouterr().err == f"error: -o {hosts.parent}: is a directory; name the file to write\n"
 
 
 def test_a_new_output_is_written(inputs: tuple[Path, Path]) -> None:

@@ -73,3 +73,21 @@ def test_the_xstate_shim_builds_and_overrides_ptrace(tmp_path: Path) -> None:
     symbols = subprocess.run(["nm", "-D", "--defined-only", str(lib)], capture_output=True, text=True, check=True)
     assert any(line.split()[-1] == "ptrace" for line in symbols.stdout.splitlines())
     assert lib.stat().st_mode & 0o004  # guests load it as the unprivileged lab uid
+
+
+def test_lab_inventory_never_writes_over_its_input_or_an_existing_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import main
+
+    out = tmp_path / "cloud.yaml"
+    assert main(["lab", "inventory", "--inventory", str(LAB), "--shape", "cross-az-only", "-o", str(out)]) == 0
+    first = out.read_text()
+    assert "lab-as-aws-cross-az-only" in first and "HARNESS_SSH_KEY" in first
+    assert main(["lab", "inventory", "--inventory", str(LAB), "--shape", "multi-az", "-o", str(out)]) == 2
+    assert out.read_text() == first
+    assert "pass --force" in capsys.readouterr().err
+    assert main(["lab", "inventory", "--inventory", str(LAB), "-o", str(LAB), "--force"]) == 2
+    assert "that is the lab inventory" in capsys.readouterr().err
+    assert main(["lab", "inventory", "--inventory", str(LAB), "-o", str(tmp_path / "no" / "x.yaml")]) == 2
+    assert "cannot write it: No such file or directory" in capsys.readouterr().err

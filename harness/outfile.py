@@ -1,0 +1,46 @@
+"""Writing a file the user named with ``-o``: never over an input of the same command, never
+over an existing file without ``--force``, and never half-written."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from harness.errors import ConfigError
+
+__all__ = ["check_output", "write_replacing"]
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    # samefile sees through symlinks, '..' and hard links; a file that is not there is no input
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_output(output: Path, inputs: dict[str, Path], *, force: bool) -> None:
+    """Refuse to write ``output`` over an input (ever) or over any existing file (without force)."""
+    for what, path in inputs.items():
+        if _same_file(output, path):
+            raise ConfigError(f"-o {output}: that is the {what} ({path}); write to another file")
+    if output.is_dir():
+        raise ConfigError(f"-o {output}: is a directory; name the file to write")
+    if os.path.lexists(output) and not force:
+        raise ConfigError(f"-o {output}: the file exists; pass --force to replace it, or choose another file")
+
+
+def write_replacing(output: Path, text: str) -> None:
+    # Through a temporary file and a rename: a failed write (full disk) leaves the old file as it
+    # was.  A symlink keeps pointing where it did; its target gets the new content.
+    target = output.resolve()
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise ConfigError(f"-o {output}: cannot write it: {exc.strerror or exc}") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
