@@ -141,6 +141,17 @@ def read_config_text(path: Path, what: str = "file") -> str:
         raise ConfigError(f"{path}: {what} not found") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        line = exc.object[: exc.start].count(b"\n") + 1
+        bom = (
+            " (it starts with a UTF-16 byte-order mark: save it as UTF-8)"
+            if exc.object[:2] in (b"\xff\xfe", b"\xfe\xff")
+            else ""
+        )
+        raise ConfigError(
+            f"{path}:{line}: not UTF-8: byte 0x{exc.object[exc.start]:02x} at offset {exc.start}{bom}; "
+            "the harness reads its files as UTF-8"
+        ) from None
 
 
 def load_yaml_file(path: Path) -> LoadedYaml:
