@@ -29,7 +29,7 @@ import socket
 from collections.abc import Callable
 from typing import Final
 
-__all__ = ["replication_ip", "ssh_host"]
+__all__ = ["endpoint", "replication_ip", "ssh_host"]
 
 _LABEL: Final = re.compile(r"\A[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\Z")
 _NUMERIC_LABEL: Final = re.compile(r"\A(?:0x[0-9a-f]*|[0-9]+)\Z")
@@ -75,6 +75,8 @@ def _host_name(text: str) -> str:
 def ssh_host(value: object) -> str:
     """The one spelling of an SSH host (see the module docstring); ValueError saying what is
     wrong otherwise."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        value = str(value)  # YAML reads `host: 127.1` as a number; judge it as the address meant
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"expected a host name or IP address, got {value!r}")
     text = value.strip().lower()
@@ -103,3 +105,8 @@ def replication_ip(value: object) -> str:
     if kind is not None:
         raise ValueError(f"{ip} is {kind}; the replication address must be the node's own unicast address")
     return str(ip)
+
+
+def endpoint(host: str, port: int) -> str:
+    """``host:port`` for messages, an IPv6 address in brackets (``[::1]:22``)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"

@@ -30,7 +30,7 @@ from harness.bounds import check_band
 from harness.errors import ConfigError
 from harness.fio.spec import WorkloadSpec
 from harness.impair.profile import NetemProfile, check_rate_bits
-from harness.inventory.endpoints import replication_ip, ssh_host
+from harness.inventory.endpoints import endpoint, replication_ip, ssh_host
 from harness.redact import looks_secret
 from harness.units import UnitError, parse_duration, parse_rate_bits, parse_size
 
@@ -339,7 +339,9 @@ class Inventory(_Model):
         for name, node in self.nodes.items():
             key = (node.ssh.host, node.ssh.port, node.ssh.netns)
             if key in endpoints:
-                problems.append(f"nodes {endpoints[key]!r} and {name!r} have the same ssh endpoint {key[0]}:{key[1]}")
+                problems.append(
+                    f"nodes {endpoints[key]!r} and {name!r} have the same ssh endpoint {endpoint(*key[:2])}"
+                )
             endpoints[key] = name
             if node.replication.ip in repl_ips:
                 problems.append(

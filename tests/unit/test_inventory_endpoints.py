@@ -35,8 +35,8 @@ def _repl(ip1: str, ip2: str = "10.0.0.2") -> str:
     ("h1", "h2", "same"),
     [
         ("db1.example.com", "DB1.example.com.", "db1.example.com:22"),
-        ("::1", "0:0:0:0:0:0:0:1", "::1:22"),
-        ("2001:db8::1", "2001:0DB8:0:0::0001", "2001:db8::1:22"),
+        ("::1", "0:0:0:0:0:0:0:1", r"\[::1\]:22"),
+        ("2001:db8::1", "2001:0DB8:0:0::0001", r"\[2001:db8::1\]:22"),
         ("10.0.0.5", "10.0.0.5", "10.0.0.5:22"),
     ],
 )
@@ -65,6 +65,13 @@ def test_one_host_written_two_ways_is_one_ssh_endpoint(h1: str, h2: str, same: s
 def test_invalid_ssh_hosts_are_refused(host: str, message: str) -> None:
     with pytest.raises(ConfigError, match=r"nodes\.n1\.ssh\.host: " + message):
         parse_inventory(_hosts(host, "192.0.2.11"))
+
+
+def test_an_unquoted_shorthand_is_judged_as_the_address_meant() -> None:
+    # YAML reads `host: 127.1` as the number 127.1
+    text = GOOD.replace("host: 192.0.2.10,", "host: 127.1,")
+    with pytest.raises(ConfigError, match=r"nodes\.n1\.ssh\.host: '127.1' is a shorthand IPv4 address"):
+        parse_inventory(text)
 
 
 @pytest.mark.parametrize(
