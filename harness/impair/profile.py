@@ -50,7 +50,6 @@ __all__ = [
     "LintLevel",
     "NetemProfile",
     "Role",
-    "check_rate_bits",
     "lint_profile",
 ]
 
@@ -90,15 +89,6 @@ MIN_RATE_BITS = 8e3  # 1 kB/s: tc converts to whole bytes per second
 MIN_TIME_S = 1e-6  # tc's time unit is the microsecond
 MIN_LOSS_PCT = 1e-6  # finer than netem's 2**-32 resolution is meaningless
 _U32_MAX = 2**32 - 1
-
-
-def check_rate_bits(rate: float) -> float:
-    """``rate`` (bit/s) if tc can shape to it; ValueError saying the range otherwise."""
-    if not MIN_RATE_BITS <= rate <= MAX_RATE_BITS:
-        low, high = format_rate_bits(MIN_RATE_BITS), format_rate_bits(MAX_RATE_BITS)
-        raise ValueError(f"rate must be between {low} and {high}, got {rate:g} bit/s")
-    return rate
-
 
 _NAME_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 _DISTRIBUTIONS: tuple[str, ...] = get_args(Distribution)
@@ -174,11 +164,11 @@ class NetemProfile:
             raise ConfigError(f"{where}: loss_pct must be between 0 and 100, got {loss:g}")
         if 0 < loss < MIN_LOSS_PCT:
             raise ConfigError(f"{where}: loss_pct {loss:g} is below netem's resolution ({MIN_LOSS_PCT:g}%)")
-        if rate is not None:
-            try:
-                check_rate_bits(rate)
-            except ValueError as exc:
-                raise ConfigError(f"{where}: {exc}") from None
+        if rate is not None and not MIN_RATE_BITS <= rate <= MAX_RATE_BITS:
+            raise ConfigError(
+                f"{where}: rate must be between {format_rate_bits(MIN_RATE_BITS)} and "
+                f"{format_rate_bits(MAX_RATE_BITS)}, got {rate:g} bit/s"
+            )
         if self.direction not in _DIRECTIONS:
             raise ConfigError(f"{where}: direction must be one of {', '.join(_DIRECTIONS)}, got {self.direction!r}")
         # Normalise ints to floats so equal profiles compare and hash equal.

@@ -29,7 +29,7 @@ from harness.baseline.tolerance import TOLERANCES_JSON_SCHEMA, parse_tolerances
 from harness.bounds import check_band
 from harness.errors import ConfigError
 from harness.fio.spec import WorkloadSpec
-from harness.impair.profile import NetemProfile, check_rate_bits
+from harness.impair.profile import NetemProfile
 from harness.inventory.endpoints import endpoint, replication_ip, ssh_host
 from harness.redact import looks_secret
 from harness.units import UnitError, parse_duration, parse_rate_bits, parse_size
@@ -88,8 +88,7 @@ def _rate(value: object) -> float:
 
 Duration = Annotated[float, BeforeValidator(_duration)]
 Size = Annotated[int, BeforeValidator(_size)]
-# a rate tc can shape (netem and tbf on the nodes, the lab router's AZ link)
-Rate = Annotated[float, BeforeValidator(_rate), AfterValidator(check_rate_bits)]
+Rate = Annotated[float, BeforeValidator(_rate)]
 # a threshold: a bound of 0 (or less) passes everything, a maximum of 0 fails everything
 Bound = Annotated[float, Field(gt=0)]
 # compared as what they mean, stored in one spelling (harness.inventory.endpoints)
@@ -232,6 +231,15 @@ class AzLinkSpec(_Model):
     delay: Duration = Field(0.001, ge=0, le=1.0, description="one-way delay added by the router")
     jitter: Duration = Field(0.0, ge=0, le=1.0)
     rate: Rate | None = None
+
+    @model_validator(mode="after")
+    def _netem_can_shape_it(self) -> AzLinkSpec:
+        # the router applies it with netem: the same limits as any impairment (rate range, jitter)
+        try:
+            NetemProfile(name="az-link", delay_s=self.delay, jitter_s=self.jitter, rate_bits=self.rate)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return self
 
 
 class LabSpec(_Model):

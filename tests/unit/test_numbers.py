@@ -53,7 +53,7 @@ def _strict_json(text: str) -> object:
         ("thresholds: {rate_cap_band: [0.8, 20]}", r"rate_cap_band: .*high ≤ 1.5"),
         ("network_profiles: {x: {loss_pct: nan}}", r"network_profiles\.x\.loss_pct: Input should be a finite number"),
         ("lab: {disk_tmpfs_size: 0}", r"lab\.disk_tmpfs_size: Input should be greater than or equal to"),
-        ("lab: {az_link: {rate: 0bit}}", r"lab\.az_link\.rate: .*between 8kbit and 100gbit"),
+        ("lab: {az_link: {rate: 0bit}}", r"lab\.az_link: .*rate must be between 8kbit and 100gbit"),
     ],
 )
 def test_nonsense_inventory_numbers_are_refused(section: str, message: str) -> None:
