@@ -17,14 +17,13 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import functools
-import math
 import shlex
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from filelock import FileLock
 
@@ -42,8 +41,8 @@ from harness.impair.profile import NetemProfile
 from harness.inventory.models import Inventory
 from harness.ledger import Ledger
 from harness.nodefiles import node_run_dir, safe_token
+from harness.outcome import CellOutcome, MeasuredRates
 from harness.reboot import boot_id_argv, watch_reboots
-from harness.redact import redact_obj
 from harness.remote import CommandResult, Runner, Shell, run_batch
 from harness.rtt import RttStats, parse_ping, ping_argv
 from harness.safety.device import guard_drbd_device
@@ -101,48 +100,6 @@ class CellContext:
     rtt: RttStats
     fio: FioResult
     stats: DirectionStats
-
-
-class MeasuredRates:
-    """``bw_mib_s`` and ``iops`` of a cell result that holds fio's ``stats``."""
-
-    stats: DirectionStats
-
-    @property
-    def bw_mib_s(self) -> float:
-        return self.stats.bytes_per_s / 2**20
-
-    @property
-    def iops(self) -> float:
-        return self.stats.iops
-
-
-class CellOutcome(MeasuredRates):
-    """What a finished cell reports to JUnit; shared by replicated cells and disk-study cells
-    (:class:`harness.disk.cell.DiskCellResult`), which differ only in their identity keys."""
-
-    samples: list[Sample]
-    verdict: BoundResult
-    metadata: dict[str, Any]
-    #: metadata keys that identify the cell and its provenance in the JUnit properties
-    PROPERTY_KEYS: ClassVar[tuple[str, ...]] = ()
-
-    def properties(self) -> list[tuple[str, object]]:
-        """Name/value pairs for JUnit ``record_property``.
-
-        A NaN or infinite metric is left out (JUnit tools cannot read it; the sample keeps the
-        gap as null).  Values are redacted once more here: the JUnit file is uploaded by CI, and
-        metadata comes from nodes.
-        """
-        props: list[tuple[str, object]] = [
-            (s.metric, round(s.value, 4)) for s in self.samples if math.isfinite(s.value)
-        ]
-        props += [("verdict", self.verdict.verdict), ("verdict_reason", self.verdict.reason)]
-        props += [(key, self.metadata.get(key)) for key in self.PROPERTY_KEYS]
-        # the model's binding limit, when the cell was predicted (harness.cellmodel)
-        if "bottleneck" in self.metadata:
-            props.append(("bottleneck", self.metadata["bottleneck"]))
-        return [(key, redact_obj(value)) for key, value in props]
 
 
 @dataclass

@@ -24,13 +24,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.bounds import BoundResult
-from harness.cell import CellOutcome, CellRunner, fio_values
+from harness.cell import CellRunner, fio_values
 from harness.disk.layout import DiskLayout, fill_argv
 from harness.errors import ConfigError, InfraError
 from harness.fio.result import DirectionStats, FioResult
 from harness.fio.runner import FioRun
 from harness.fio.spec import WorkloadSpec
 from harness.nodefiles import node_run_dir, safe_token
+from harness.outcome import CellOutcome
 from harness.remote import CommandResult, Runner, Shell
 from harness.safety.device import guard_scratch_device
 from harness.samples import METRICS, Sample

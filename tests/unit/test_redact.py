@@ -81,7 +81,11 @@ def test_a_benign_template_stays_readable() -> None:
     assert redact("{{ inventory_hostname }}.example.com") == "{{ inventory_hostname }}.example.com"
 
 
-@given(st.text(min_size=8, max_size=30, alphabet="abcdefghijklmnopqrstuvwxyz0123456789"))
+# Secrets start with "Q": no fixed text of the messages (nor ***redacted***) contains one.
+_SECRET = st.text(min_size=4, max_size=30, alphabet="abcdefghijklmnopqrstuvwxyz0123456789").map(lambda s: f"Q{s}")
+
+
+@given(_SECRET)
 def test_harness_errors_are_redacted_whatever_prints_them(secret: str) -> None:
     exc = ConfigError(f"host 'db1': ansible_host is {{{{ lookup('hashi_vault', 'token=s.{secret}') }}}}")
     for text in (str(exc), repr(exc), *map(str, exc.args)):
@@ -139,7 +143,7 @@ def test_a_secret_in_a_verdict_reason_reaches_no_report_and_no_baseline(
     assert "hunter2" not in capsys.readouterr().out
 
 
-@given(st.text(min_size=4, max_size=20, alphabet="abcdefghijklmnopqrstuvwxyz0123456789"))
+@given(_SECRET)
 def test_bound_results_and_samples_are_redacted_when_made(secret: str) -> None:
     reason = f"drbdsetup said token={secret}"
     assert secret not in BoundResult("fail", reason).reason

@@ -1,0 +1,60 @@
+"""What a finished cell reports: its rates, and its JUnit properties.
+
+Shared by the replicated cells (:class:`harness.cell.CellResult`) and the disk-study cells
+(:class:`harness.disk.cell.DiskCellResult`), so the two cannot differ in how a property is
+redacted or which numbers are left out.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+from harness.bounds import BoundResult
+from harness.fio.result import DirectionStats
+from harness.redact import redact_obj
+from harness.samples import Sample
+
+__all__ = ["CellOutcome", "MeasuredRates"]
+
+
+class MeasuredRates:
+    """``bw_mib_s`` and ``iops`` of a cell result that holds fio's ``stats``."""
+
+    stats: DirectionStats
+
+    @property
+    def bw_mib_s(self) -> float:
+        return self.stats.bytes_per_s / 2**20
+
+    @property
+    def iops(self) -> float:
+        return self.stats.iops
+
+
+class CellOutcome(MeasuredRates):
+    """What a finished cell reports to JUnit; shared by replicated cells and disk-study cells
+    (:class:`harness.disk.cell.DiskCellResult`), which differ only in their identity keys."""
+
+    samples: list[Sample]
+    verdict: BoundResult
+    metadata: dict[str, Any]
+    #: metadata keys that identify the cell and its provenance in the JUnit properties
+    PROPERTY_KEYS: ClassVar[tuple[str, ...]] = ()
+
+    def properties(self) -> list[tuple[str, object]]:
+        """Name/value pairs for JUnit ``record_property``.
+
+        A NaN or infinite metric is left out (JUnit tools cannot read it; the sample keeps the
+        gap as null).  Values are redacted once more here: the JUnit file is uploaded by CI, and
+        metadata comes from nodes.
+        """
+        props: list[tuple[str, object]] = [
+            (s.metric, round(s.value, 4)) for s in self.samples if math.isfinite(s.value)
+        ]
+        props += [("verdict", self.verdict.verdict), ("verdict_reason", self.verdict.reason)]
+        props += [(key, self.metadata.get(key)) for key in self.PROPERTY_KEYS]
+        # the model's binding limit, when the cell was predicted (harness.cellmodel)
+        if "bottleneck" in self.metadata:
+            props.append(("bottleneck", self.metadata["bottleneck"]))
+        return [(key, redact_obj(value)) for key, value in props]
