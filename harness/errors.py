@@ -5,11 +5,16 @@ checks every row against a real invocation): 1 checked and not good (a verdict, 
 error), 2 bad input or configuration, 3 refused by a safety or preflight check before anything
 changed, 5 infrastructure trouble (SSH, a node, the lab), 70 internal error (a bug: an
 exception that is none of these), 130 interrupted.
+
+The transport's failures are told apart (teuthology's split): :class:`CommandFailed` (the
+command ran and exited non-zero), :class:`CommandTimeout` (its node-side deadline hit),
+:class:`ConnectionLost` (no usable SSH: the command's fate is unknown) and
+:class:`HostKeyRefused` (an unknown or changed host key; nothing was sent).
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Protocol
 
 from harness.redact import redact
 
@@ -48,3 +53,49 @@ class InfraError(HarnessError):
     """The environment failed: a node, the lab, a missing package."""
 
     exit_code = 5
+
+
+# -- the transport's failures (raised by harness.remote; teuthology's three-way split) --------
+class CommandOutcome(Protocol):
+    """What :class:`CommandFailed` quotes: a finished command (``harness.remote.CommandResult``)."""
+
+    @property
+    def node(self) -> str: ...
+    @property
+    def command(self) -> str: ...
+    @property
+    def exit_code(self) -> int: ...
+    @property
+    def stdout(self) -> str: ...
+    @property
+    def stderr(self) -> str: ...
+
+
+class CommandFailed(InfraError):
+    """The command ran and exited non-zero."""
+
+    def __init__(self, result: CommandOutcome) -> None:
+        self.result = result
+        tail = (result.stderr.strip() or result.stdout.strip()).splitlines()[-3:]
+        detail = redact(" | ".join(tail)) if tail else "no output"
+        super().__init__(f"{result.node}: `{result.command}` exited {result.exit_code}: {detail}")
+
+
+class CommandTimeout(InfraError):
+    """The command did not finish before its deadline (it was stopped on the node)."""
+
+    def __init__(self, node: str, command: str, timeout_s: float) -> None:
+        self.node, self.command, self.timeout_s = node, command, timeout_s
+        super().__init__(f"{node}: `{command}` timed out after {timeout_s:g} s (stopped on the node)")
+
+
+class ConnectionLost(InfraError):
+    """SSH to the node failed or broke; the command's fate on the node is unknown."""
+
+    def __init__(self, node: str, reason: str) -> None:
+        self.node = node
+        super().__init__(f"{node}: SSH connection lost or refused: {reason}")
+
+
+class HostKeyRefused(RefusedError):
+    """The node's host key is unknown or differs from the pinned one."""

@@ -1,17 +1,17 @@
-"""SSH transport to cluster nodes: a thin, strict wrapper over fabric 3.
+"""SSH transport to one node: a thin, strict wrapper over fabric 3 (:class:`SshNode`).
 
 Rules it enforces on every call (see ../shared/reference/ecosystem.md §1):
 
-* commands are argv lists rendered with :func:`shlex.join`; shell syntax only through
-  :meth:`SshNode.run_script`, where the caller writes the script on purpose;
+* commands are argv lists rendered with :func:`~harness.remote.command.render_command`; shell
+  syntax only through :meth:`SshNode.run_script`, where the caller writes the script on purpose;
 * ``in_stream=False`` (pytest's captured stdin otherwise breaks invoke);
 * the deadline is enforced *on the node* by coreutils ``timeout`` (fabric's own timeout only
   closes the channel and leaves the remote process running); fabric's timeout is a backstop;
 * host keys are checked against the inventory's ``known_hosts`` with paramiko's
   ``RejectPolicy`` (fabric would otherwise auto-add unknown keys); no ssh_config, no agent;
 * privileged commands go through ``sudo -n`` so a password prompt fails at once;
-* failures are told apart: :class:`CommandFailed` (ran, non-zero exit),
-  :class:`CommandTimeout` (deadline hit) and :class:`ConnectionLost` (no usable SSH).
+* failures are told apart (:mod:`harness.errors`): :class:`CommandFailed` (ran, non-zero
+  exit), :class:`CommandTimeout` (deadline hit) and :class:`ConnectionLost` (no usable SSH).
 """
 
 from __future__ import annotations
@@ -21,112 +21,31 @@ import os
 import shlex
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
 
 import paramiko
 from fabric import Config, Connection
 from invoke.exceptions import CommandTimedOut, ThreadException
 
-from harness.errors import ConfigError, InfraError, RefusedError
+from harness.errors import (
+    CommandFailed,
+    CommandTimeout,
+    ConfigError,
+    ConnectionLost,
+    HostKeyRefused,
+    RefusedError,
+)
 from harness.inventory.models import SshSpec
 from harness.netns import connect_in_netns
-from harness.redact import redact
+from harness.remote.command import TIMEOUT_EXIT_CODES, CommandResult, render_command
 
-__all__ = [
-    "CommandFailed",
-    "CommandResult",
-    "CommandTimeout",
-    "ConnectionLost",
-    "HostKeyRefused",
-    "Runner",
-    "Shell",
-    "SshNode",
-    "render_command",
-    "run_batch",
-]
+__all__ = ["SshNode"]
 
 log = logging.getLogger("harness.remote")
 
-# coreutils timeout exits 124 when the deadline hits and 137 when it had to SIGKILL.
-_TIMEOUT_CODES = (124, 137)
 # Extra seconds fabric waits beyond the node-side deadline before declaring the link dead.
 _BACKSTOP = 20.0
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    """What a remote command did."""
-
-    node: str
-    command: str
-    exit_code: int
-    stdout: str
-    stderr: str
-    duration_s: float
-
-    @property
-    def ok(self) -> bool:
-        return self.exit_code == 0
-
-
-class CommandFailed(InfraError):
-    """The command ran and exited non-zero."""
-
-    def __init__(self, result: CommandResult) -> None:
-        self.result = result
-        tail = (result.stderr.strip() or result.stdout.strip()).splitlines()[-3:]
-        detail = redact(" | ".join(tail)) if tail else "no output"
-        super().__init__(f"{result.node}: `{result.command}` exited {result.exit_code}: {detail}")
-
-
-class CommandTimeout(InfraError):
-    """The command did not finish before its deadline (it was stopped on the node)."""
-
-    def __init__(self, node: str, command: str, timeout_s: float) -> None:
-        self.node, self.command, self.timeout_s = node, command, timeout_s
-        super().__init__(f"{node}: `{command}` timed out after {timeout_s:g} s (stopped on the node)")
-
-
-class ConnectionLost(InfraError):
-    """SSH to the node failed or broke; the command's fate on the node is unknown."""
-
-    def __init__(self, node: str, reason: str) -> None:
-        self.node = node
-        super().__init__(f"{node}: SSH connection lost or refused: {reason}")
-
-
-class HostKeyRefused(RefusedError):
-    """The node's host key is unknown or differs from the pinned one."""
-
-
-class Runner(Protocol):
-    """What the rest of the harness needs from a node connection (a seam for tests)."""
-
-    name: str
-
-    def run(self, argv: Sequence[str], *, timeout: float, check: bool = True, sudo: bool = True) -> CommandResult: ...
-
-    def run_script(self, script: str, *, timeout: float, check: bool = True, sudo: bool = True) -> CommandResult: ...
-
-
-def render_command(argv: Sequence[str], *, timeout: float, sudo: bool, kill_after: float = 5.0) -> str:
-    """The exact shell text sent to the node for ``argv``.
-
-    Every element is quoted, so no value from an inventory can break out of its token.
-
-    >>> render_command(["tc", "qdisc", "show", "dev", "eth1"], timeout=10, sudo=True)
-    'sudo -n -- timeout --kill-after=5 10 tc qdisc show dev eth1'
-    """
-    if not argv:
-        raise ValueError("empty command")
-    if timeout <= 0:
-        raise ValueError(f"timeout must be positive, got {timeout}")
-    prefix = ["sudo", "-n", "--"] if sudo else []
-    deadline = ["timeout", f"--kill-after={kill_after:g}", f"{timeout:g}"]
-    return shlex.join([*prefix, *deadline, *argv])
 
 
 class SshNode:
@@ -276,7 +195,7 @@ class SshNode:
         duration = time.monotonic() - start
         result = CommandResult(self.name, label, int(res.exited), res.stdout, res.stderr, duration)
         log.debug("%s: %s -> %s in %.2fs", self.name, label, result.exit_code, duration)
-        if res.exited in _TIMEOUT_CODES and duration >= timeout * 0.95:
+        if res.exited in TIMEOUT_EXIT_CODES and duration >= timeout * 0.95:
             raise CommandTimeout(self.name, label, timeout)
         if res.exited == 255 and not res.stdout and not self.connected:
             raise ConnectionLost(self.name, f"during `{label}`")
@@ -352,64 +271,3 @@ class SshNode:
     def get_text(self, path: str, *, timeout: float = 30.0) -> str:
         """Contents of ``path`` on the node."""
         return self.run(["cat", "--", path], timeout=timeout).stdout
-
-
-_BATCH_MARK = "@@harness-batch@@"
-
-
-class Shell(str):
-    """A shell snippet written by the harness itself (never from input), run verbatim in a
-    batch — for probes that shell builtins answer without a fork (teuthology's ``Raw``)."""
-
-    __slots__ = ()
-
-
-def run_batch(
-    node: Runner, commands: Mapping[str, Sequence[str] | Shell], *, timeout: float
-) -> dict[str, CommandResult]:
-    """Run several independent commands in one SSH round trip (each on a slow node costs
-    ~0.2 s of fork/exec and channel setup), returning one result per command.
-
-    Each command's stdout, stderr and exit code are kept apart; one failing does not stop
-    the others.  Names must be simple words.
-    """
-    # stderr of each command goes to its own file, printed back with shell builtins only
-    # (`read`/`printf`): on a UML guest every extra fork+exec costs ~22 ms.
-    # The files are named after the remote shell's pid ($$); one `rm` removes them all.
-    parts = ["d=/tmp/.harness-batch.$$"]
-    for i, (name, argv) in enumerate(commands.items()):
-        if not name.isidentifier():
-            raise ValueError(f"batch command name must be an identifier, got {name!r}")
-        command = f"{{ {argv}\n}}" if isinstance(argv, Shell) else shlex.join(argv)
-        parts.append(
-            f'echo {_BATCH_MARK}begin:{name}; {command} 2>"$d.{i}"; rc=$?; '
-            f"printf '\\n%s\\n' {_BATCH_MARK}stderr:{name}; "
-            f'while IFS= read -r l; do printf \'%s\\n\' "$l"; done < "$d.{i}"; '
-            f"echo {_BATCH_MARK}rc:{name}:$rc"
-        )
-    parts.append('rm -f "$d".*')
-    res = node.run_script("\n".join(parts), timeout=timeout, check=False)
-    out: dict[str, CommandResult] = {}
-    text = res.stdout
-    for name, argv in commands.items():
-        begin = f"{_BATCH_MARK}begin:{name}\n"
-        mid = f"\n{_BATCH_MARK}stderr:{name}\n"
-        end_mark = f"{_BATCH_MARK}rc:{name}:"
-        b = text.find(begin)
-        m = text.find(mid, b + len(begin)) if b >= 0 else -1
-        e = text.find(end_mark, m + len(mid)) if m >= 0 else -1
-        if e < 0:
-            continue
-        code_text = text[e + len(end_mark) :].split("\n", 1)[0]
-        out[name] = CommandResult(
-            node.name,
-            str(argv) if isinstance(argv, Shell) else shlex.join(argv),
-            int(code_text) if code_text.lstrip("-").isdigit() else -1,
-            text[b + len(begin) : m],
-            text[m + len(mid) : e].rstrip("\n"),
-            res.duration_s,
-        )
-    missing = [n for n in commands if n not in out]
-    if missing:
-        raise ConnectionLost(node.name, f"batch output incomplete (missing {missing}); exit {res.exit_code}")
-    return out
