@@ -28,3 +28,12 @@ def test_a_deadman_grace_that_never_or_instantly_fires_is_a_usage_error(project:
 def test_a_sensible_deadman_grace_is_taken(project: pytest.Pytester) -> None:
     result = project.runpytest("--inventory", "inv.yaml", "--collect-only", "-q", "--deadman-grace=30")
     assert result.ret == pytest.ExitCode.OK
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "1.5", "inf", "1000"])
+def test_a_repeat_count_that_measures_nothing_or_forever_is_a_usage_error(project: pytest.Pytester, value: str) -> None:
+    result = project.runpytest("--inventory", "inv.yaml", "--collect-only", "-q", f"--repeat={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"*argument --repeat: must be a whole number of repeats in [[]1, 100], got '{value}'*"]
+    )
