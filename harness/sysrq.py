@@ -17,8 +17,8 @@ that the node will come back by itself, and refuses otherwise:
   ``kernel.panic = 0`` and no kdump the node hangs in the panic until someone power-cycles it.
 
 :meth:`SysrqCrasher.recover` waits, bounded, until the node answers with a new boot_id, and
-brings the resource up when the node's own boot did not (``drbdadm up``: attach and connect;
-the resync that follows is waited for by the failover scenario).
+brings the pair's replicated device up when the node's own boot did not (DRBD: ``drbdadm up``,
+attach and connect; the resync that follows is waited for by the failover scenario).
 """
 
 from __future__ import annotations
@@ -29,12 +29,11 @@ from dataclasses import dataclass
 from typing import Final
 
 from harness.connections import ConnectionPool
-from harness.drbd.commands import up_argv
-from harness.drbd.errors import DrbdNotReady
-from harness.drbd.replication import DrbdReplication
 from harness.errors import HarnessError, InfraError, RefusedError
+from harness.inventory.models import PairSpec
 from harness.reboot import boot_id_argv, parse_boot_id
 from harness.remote import CommandResult, Shell, run_batch
+from harness.replication import replication_for
 
 __all__ = ["TRIGGER", "CrashReadiness", "SysrqCrasher", "crash_script", "parse_readiness", "readiness_commands"]
 
@@ -105,7 +104,7 @@ class SysrqCrasher:
     def __init__(
         self,
         pool: ConnectionPool,
-        resource: str,
+        pair: PairSpec,
         *,
         boot_timeout_s: float = 900.0,
         trigger_delay_s: float = 1.0,
@@ -114,7 +113,7 @@ class SysrqCrasher:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.pool = pool
-        self.resource = resource
+        self.pair = pair
         self.boot_timeout_s = boot_timeout_s
         self.trigger_delay_s = trigger_delay_s
         self.poll_s = poll_s
@@ -161,8 +160,5 @@ class SysrqCrasher:
                 )
             self._sleep(self.poll_s)
         self._boot_ids[node] = now
-        try:
-            DrbdReplication(runner, self.resource).state()
-        except DrbdNotReady:
-            # the node's boot did not configure the resource (no drbd service enabled)
-            runner.run(up_argv(self.resource), timeout=120)
+        # the node's boot may not have configured the resource (no drbd service enabled)
+        replication_for(self.pair, runner).ensure_up()

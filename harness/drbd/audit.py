@@ -210,6 +210,12 @@ def audit_managers(units: CommandResult, processes: CommandResult) -> list[Risk]
     ]
 
 
+def _ident(resource: str) -> str:
+    """``resource`` as an identifier, one to one: every character but a letter or a digit is
+    written as ``_xx`` (its code in hex), ``_`` itself included."""
+    return "".join(c if c.isascii() and c.isalnum() else f"_{ord(c):02x}" for c in resource)
+
+
 @dataclass(frozen=True)
 class NodeAudit:
     """What the audit found on one node: per resource, and about the node's cluster managers."""
@@ -229,8 +235,9 @@ class AuditPlan:
     protocols: Mapping[str, str]
 
     def _keys(self) -> list[tuple[str, str, str]]:
-        # run_batch wants identifiers; resource names carry '-', so number them instead.
-        return [(res, f"audit_show_{i}", f"audit_dump_{i}") for i, res in enumerate(sorted(self.protocols))]
+        # run_batch wants identifiers: each resource's commands are named after it, spelled as
+        # one (so the commands of several plans can share one round trip without clashing)
+        return [(res, f"audit_show_{_ident(res)}", f"audit_dump_{_ident(res)}") for res in sorted(self.protocols)]
 
     def commands(self) -> dict[str, list[str]]:
         """Read-only commands, named for :func:`harness.remote.run_batch`."""

@@ -51,6 +51,7 @@ __all__ = [
     "role_argv",
     "secondary_argv",
     "sh_dev_argv",
+    "sh_ll_dev_all_argv",
     "sh_ll_dev_argv",
     "show_argv",
     "show_defaults_argv",
@@ -144,6 +145,13 @@ def dstate_argv(resource: str) -> list[str]:
 
 def role_argv(resource: str) -> list[str]:
     return ["drbdadm", "role", check_resource_name(resource)]
+
+
+def sh_ll_dev_all_argv() -> list[str]:
+    """The backing device of every resource configured on the node, one per line, including
+    resources the inventory does not name (the scratch-device guard: a disk that backs any DRBD
+    resource is not scratch).  The only builder that says ``all``, and it only reads."""
+    return ["drbdadm", "sh-ll-dev", "all"]
 
 
 def version_argv() -> list[str]:

@@ -1,147 +1,41 @@
-"""The replication seam, and DRBD behind it.
-
-Scenarios talk to a :class:`Replication` — the device to write to, its state, wait until
-healthy, promote/demote, and an event watch around a measurement window — so a plain device
-(:class:`NoReplication`, for disk-only studies) and, later, other products (SIOS DataKeeper)
-plug in without touching the scenarios (DESIGN.md, ``drbd`` row).
+"""DRBD behind the replication seam: one resource on one node (:mod:`harness.replication`).
 
 :class:`DrbdReplication` works through a :class:`~harness.remote.Runner` (the real one is
-:class:`~harness.remote.SshNode`; unit tests use a fake that replays recorded output).  It only
+:class:`~harness.remote.SshNode`; unit tests use doubles that replay recorded output).  It only
 ever runs the argv lists of :mod:`harness.drbd.commands`, so nothing here can discard data or
-force a role (SAFE-5).
-
-The event watch (REQ-07): ``start_watch`` launches ``drbdsetup events2 --timestamps
---statistics RES`` on the node, detached (``setsid``, stdin from /dev/null, output to
-``/run/harness/<run-id>/events-<RES>.log``) and under a node-side deadline (``timeout``), so it
-cannot outlive a crashed harness by more than that deadline (CLEAN-4).  Its pid is recorded
-next to the log.  ``stop_watch`` stops that process group — after checking the pid still is a
-drbdsetup, so a recycled pid is never signalled — and reads the capture back for
-:mod:`harness.drbd.validity`.  drbdsetup flushes after every event (it is meant to be read
-through pipes), so the file is current when it is read.
+force a role (SAFE-5).  Every question a caller may want to ask inside a round trip of its own
+(the state, the device's identity, the configuration audit) comes as read-only commands plus a
+reader of their output; :meth:`DrbdReplication.state` and :meth:`DrbdReplication.audit` ask them
+in a round trip of their own.
 """
 
 from __future__ import annotations
 
-import math
 import re
-import shlex
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Final, Protocol
+from collections.abc import Callable, Mapping
+from typing import Final
 
 from harness.drbd import commands
+from harness.drbd.audit import AuditPlan, NodeAudit
 from harness.drbd.errors import DrbdNotReady, DrbdOutputError
-from harness.drbd.events import Event, EventFold, parse_events
+from harness.drbd.events import parse_events
+from harness.drbd.fold import EventFold
 from harness.drbd.state import ResourceState
-from harness.drbd.validity import RunWatch, Verdict
+from harness.drbd.watch import EventWatch
 from harness.errors import ConfigError, RefusedError
-from harness.remote import CommandFailed, CommandResult, CommandTimeout, Runner
-from harness.runid import validate_run_id
+from harness.nodefiles import NODE_ROOT
+from harness.remote import CommandFailed, CommandResult, CommandTimeout, Runner, run_batch
 
-__all__ = [
-    "DRBD_DEVICE_PATTERN",
-    "DrbdReplication",
-    "EventWatch",
-    "NoReplication",
-    "PlainDeviceState",
-    "ReplicaStatus",
-    "Replication",
-    "WatchReport",
-    "watch_paths",
-]
+__all__ = ["DRBD_DEVICE_PATTERN", "DrbdReplication"]
 
 DRBD_DEVICE_PATTERN: Final = r"^/dev/drbd[0-9]{1,4}$"
 _DRBD_DEVICE_RE: Final = re.compile(r"\A/dev/drbd[0-9]{1,4}\Z")
-_PLAIN_DEVICE_RE: Final = re.compile(r"\A/dev/[A-Za-z0-9][A-Za-z0-9_+-]*(?:/[A-Za-z0-9][A-Za-z0-9_.+-]*)*\Z")
-_WATCH_ROOT_RE: Final = re.compile(r"\A(?:/[A-Za-z0-9_][A-Za-z0-9_.-]*)+\Z")
-_MAX_WATCH_S: Final = 24 * 3600
-_WATCH_MARK: Final = "harness-watch alive="
+#: names of the identity probes in a caller's batch
+DEVICE_PROBE: Final = "replica_device"
+BACKING_PROBE: Final = "replica_backing"
 
 
-# ---------------------------------------------------------------------------------------------
-# the seam
-# ---------------------------------------------------------------------------------------------
-class ReplicaStatus(Protocol):
-    """What a scenario may ask of any replication product's state."""
-
-    @property
-    def role(self) -> str: ...
-
-    @property
-    def healthy(self) -> bool: ...
-
-    @property
-    def out_of_sync_kib(self) -> int: ...
-
-    def describe(self) -> str: ...
-
-
-@dataclass(frozen=True)
-class EventWatch:
-    """A running (or, for a plain device, trivial) event watch on one node."""
-
-    node: str
-    resource: str
-    run_id: str
-    log_path: str
-    pid_path: str
-    pid: int | None
-    max_duration_s: float
-
-
-@dataclass(frozen=True)
-class WatchReport:
-    """What the watch saw: the verdict for the window, the events and the raw capture."""
-
-    verdict: Verdict
-    events: tuple[Event, ...]
-    capture: str
-    watcher_alive_at_stop: bool
-
-
-class Replication(Protocol):
-    """A replicated (or plain) block device on one node, as scenarios use it."""
-
-    @property
-    def node(self) -> str: ...
-
-    @property
-    def device(self) -> str: ...
-
-    def state(self) -> ReplicaStatus: ...
-
-    def healthy(self) -> bool: ...
-
-    def wait_healthy(self, deadline_s: float) -> ReplicaStatus: ...
-
-    def promote(self) -> ReplicaStatus: ...
-
-    def demote(self) -> ReplicaStatus: ...
-
-    def start_watch(self, run_id: str, *, max_duration_s: float) -> EventWatch: ...
-
-    def stop_watch(self, watch: EventWatch) -> WatchReport: ...
-
-
-def watch_paths(run_id: str, resource: str, *, root: str = "/run/harness") -> tuple[str, str, str]:
-    """(directory, log, pid file) of a watch, after validating every part that goes into them.
-
-    The run id follows :mod:`harness.runid` (one path component, no option look-alike); the
-    resource name is checked by :func:`~harness.drbd.commands.check_resource_name`
-    and only ever appears after the ``events-`` prefix, so it cannot leave the directory.
-    """
-    validate_run_id(run_id)
-    if not _WATCH_ROOT_RE.match(root) or any(part in {".", ".."} for part in root.split("/")):
-        raise ConfigError(f"watch root {root!r} must be a normalised absolute path of letters, digits and '_.-'")
-    commands.check_resource_name(resource)
-    directory = f"{root}/{run_id}"
-    return directory, f"{directory}/events-{resource}.log", f"{directory}/events-{resource}.pid"
-
-
-# ---------------------------------------------------------------------------------------------
-# DRBD
-# ---------------------------------------------------------------------------------------------
 class DrbdReplication:
     """One DRBD resource on one node."""
 
@@ -151,9 +45,11 @@ class DrbdReplication:
         resource: str,
         *,
         device: str | None = None,
+        protocol: str = "C",
         poll_interval_s: float = 1.0,
         command_timeout_s: float = 30.0,
-        watch_root: str = "/run/harness",
+        change_timeout_s: float = 60.0,
+        watch_root: str = NODE_ROOT,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -162,11 +58,13 @@ class DrbdReplication:
         if device is not None and not _DRBD_DEVICE_RE.match(device):
             raise ConfigError(f"{runner.name}: {device!r} is not a DRBD device path (expected /dev/drbdN)")
         self._device = device
-        if poll_interval_s <= 0 or command_timeout_s <= 0:
-            raise ConfigError("poll_interval_s and command_timeout_s must be positive")
+        self.protocol = protocol
+        if poll_interval_s <= 0 or command_timeout_s <= 0 or change_timeout_s <= 0:
+            raise ConfigError("poll_interval_s, command_timeout_s and change_timeout_s must be positive")
         self._poll_interval_s = poll_interval_s
         self._command_timeout_s = command_timeout_s
-        watch_paths("probe", self.resource, root=watch_root)  # validate the root once, early
+        self._change_timeout_s = change_timeout_s
+        EventWatch.plan(runner.name, self.resource, "probe", "probe", max_duration_s=1, root=watch_root)  # root ok
         self._watch_root = watch_root
         self._clock = clock
         self._sleep = sleep
@@ -202,6 +100,23 @@ class DrbdReplication:
             raise DrbdOutputError(f"{self.node}: drbdadm sh-ll-dev {self.resource} printed {out!r}")
         return out
 
+    def identity_probes(self) -> dict[str, list[str]]:
+        """Read-only commands printing the resource's device and its backing device, for the
+        device guard's round trip (``drbdadm sh-dev`` / ``sh-ll-dev``)."""
+        return {
+            DEVICE_PROBE: commands.sh_dev_argv(self.resource),
+            BACKING_PROBE: commands.sh_ll_dev_argv(self.resource),
+        }
+
+    def read_identity(self, results: Mapping[str, CommandResult]) -> tuple[str | None, tuple[str, ...]]:
+        """(the device as the node resolves the resource, its backing devices) from
+        :meth:`identity_probes`' results; None when ``sh-dev`` failed (not configured here)."""
+        device, backing = results[DEVICE_PROBE], results[BACKING_PROBE]
+        return (
+            device.stdout.strip() if device.ok else None,
+            (backing.stdout.strip(),) if backing.ok and backing.stdout.strip() else (),
+        )
+
     def version(self) -> commands.DrbdVersion:
         return commands.parse_drbdadm_version(self._run(commands.version_argv(), sudo=False).stdout)
 
@@ -213,14 +128,21 @@ class DrbdReplication:
     def _run(self, argv: list[str], *, timeout: float | None = None, sudo: bool = True) -> CommandResult:
         return self._runner.run(argv, timeout=timeout or self._command_timeout_s, sudo=sudo)
 
-    def state(self, *, timeout: float | None = None) -> ResourceState:
-        """The resource now, from ``drbdsetup events2 --now --statistics RES``."""
-        out = self._run(commands.events2_now_argv(self.resource), timeout=timeout).stdout
+    def state_probe(self) -> list[str]:
+        """The read-only command :meth:`read_state` reads (``events2 --now --statistics RES``)."""
+        return commands.events2_now_argv(self.resource)
+
+    def read_state(self, output: str) -> ResourceState | None:
+        """The resource from :meth:`state_probe`'s output; None when it is not configured."""
         try:
-            fold = EventFold().apply_all(parse_events(out))
+            fold = EventFold().apply_all(parse_events(output))
         except DrbdOutputError as exc:
             raise DrbdOutputError(f"{self.node}: {exc}") from None
-        state = fold.resource(self.resource)
+        return fold.resource(self.resource)
+
+    def state(self, *, timeout: float | None = None) -> ResourceState:
+        """The resource now, from ``drbdsetup events2 --now --statistics RES``."""
+        state = self.read_state(self._run(self.state_probe(), timeout=timeout).stdout)
         if state is None:
             raise DrbdNotReady(f"{self.node}: DRBD resource {self.resource} is not configured (not in events2)")
         return state
@@ -284,13 +206,16 @@ class DrbdReplication:
             )
         return msg
 
-    # -- roles and connection (lab and failover scenarios) ---------------------------------
+    # -- roles and connection (the disconnected cells and the failover) --------------------
+    def _change(self, argv: list[str]) -> None:
+        self._run(argv, timeout=self._change_timeout_s)
+
     def promote(self) -> ResourceState:
-        self._run(commands.primary_argv(self.resource))
+        self._change(commands.primary_argv(self.resource))
         return self._expect_role("Primary")
 
     def demote(self) -> ResourceState:
-        self._run(commands.secondary_argv(self.resource))
+        self._change(commands.secondary_argv(self.resource))
         return self._expect_role("Secondary")
 
     def _expect_role(self, role: str) -> ResourceState:
@@ -300,146 +225,44 @@ class DrbdReplication:
         return state
 
     def disconnect(self) -> None:
-        self._run(commands.disconnect_argv(self.resource))
+        self._change(commands.disconnect_argv(self.resource))
 
     def connect(self) -> None:
-        self._run(commands.connect_argv(self.resource))
+        self._change(commands.connect_argv(self.resource))
 
     def down(self) -> None:
-        self._run(commands.down_argv(self.resource))
+        self._change(commands.down_argv(self.resource))
 
     def up(self) -> None:
-        self._run(commands.up_argv(self.resource))
+        """Attach and connect (``drbdadm up``), after a boot that did not configure the resource."""
+        self._run(commands.up_argv(self.resource), timeout=max(self._change_timeout_s, 120.0))
+
+    def ensure_up(self) -> None:
+        """:meth:`up` unless the resource is configured already (a node back from a crash)."""
+        try:
+            self.state()
+        except DrbdNotReady:
+            self.up()
 
     # -- event watch -----------------------------------------------------------------------
-    def start_watch(self, run_id: str, *, max_duration_s: float) -> EventWatch:
-        """Start the detached events2 watcher; it stops itself after ``max_duration_s``."""
-        if not 0 < max_duration_s <= _MAX_WATCH_S:
-            raise ConfigError(f"watch duration must be within (0, {_MAX_WATCH_S}] s, got {max_duration_s!r}")
-        directory, log, pidfile = watch_paths(run_id, self.resource, root=self._watch_root)
-        q = shlex.quote
-        watcher = shlex.join(
-            ["timeout", "--kill-after=5", str(math.ceil(max_duration_s)), *commands.events2_watch_argv(self.resource)]
+    def watch(self, run_id: str, name: str, *, max_duration_s: float) -> EventWatch:
+        """The plan of an events2 watcher for one measurement window (see :mod:`harness.drbd.watch`)."""
+        return EventWatch.plan(
+            self.node, self.resource, run_id, name, max_duration_s=max_duration_s, root=self._watch_root
         )
-        # The inner shell writes its own pid before exec'ing timeout, so the pid file is right
-        # whether or not setsid had to fork; after setsid that pid also names the process group.
-        inner = f"echo $$ > {q(pidfile)}; exec {watcher} > {q(log)} 2>&1 < /dev/null"
-        script = "\n".join(
-            [
-                "set -e",
-                "umask 077",
-                f"mkdir -p {q(directory)}",
-                f"rm -f {q(pidfile)}",
-                f"setsid sh -c {q(inner)} < /dev/null > /dev/null 2>&1 &",
-                "i=0",
-                f'while [ ! -s {q(pidfile)} ] && [ "$i" -lt 50 ]; do sleep 0.1; i=$((i + 1)); done',
-                f"cat {q(pidfile)}",
-            ]
-        )
-        out = self._runner.run_script(script, timeout=self._command_timeout_s).stdout.strip()
-        last = out.splitlines()[-1] if out else ""
-        if not last.isdigit():
-            raise DrbdOutputError(f"{self.node}: event watcher for {self.resource} did not report a pid (got {out!r})")
-        return EventWatch(self.node, self.resource, run_id, log, pidfile, int(last), max_duration_s)
 
-    def stop_watch(self, watch: EventWatch) -> WatchReport:
-        """Stop the watcher (if it still runs) and judge the window from what it captured."""
-        _, log, pidfile = watch_paths(watch.run_id, watch.resource, root=self._watch_root)
-        if (log, pidfile) != (watch.log_path, watch.pid_path):
-            raise ConfigError(f"{self.node}: watch paths {watch.log_path!r} do not belong to this harness")
-        q = shlex.quote
-        script = "\n".join(
-            [
-                f"pid=$(cat {q(pidfile)} 2>/dev/null || true)",
-                "case \"$pid\" in ''|*[!0-9]*) pid='' ;; esac",
-                "alive=0",
-                # Signal only a process that still is our drbdsetup watcher: a pid from a stale
-                # file may have been recycled by something else.
-                'if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null'
-                ' && grep -q drbdsetup "/proc/$pid/cmdline" 2>/dev/null; then',
-                "  alive=1",
-                '  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true',
-                "fi",
-                f"rm -f {q(pidfile)}",
-                f'echo "{_WATCH_MARK}$alive"',
-                f"cat {q(log)} 2>/dev/null || true",
-            ]
-        )
-        out = self._runner.run_script(script, timeout=self._command_timeout_s).stdout
-        head, _, capture = out.partition("\n")
-        if not head.startswith(_WATCH_MARK):
-            raise DrbdOutputError(f"{self.node}: stopping the event watcher printed {head!r}")
-        alive = head[len(_WATCH_MARK) :].strip() == "1"
-        run_watch = RunWatch(watch.resource)
-        run_watch.feed_text(capture)
-        verdict = run_watch.verdict()
-        if verdict.valid and not alive:
-            verdict = Verdict(
-                False,
-                f"{watch.resource}: the event watcher on {self.node} had exited before the window ended "
-                f"(deadline {watch.max_duration_s:g} s too short, or it was killed); the end of the window "
-                "was not observed",
-            )
-        return WatchReport(verdict, run_watch.events, capture, alive)
+    # -- configuration audit ---------------------------------------------------------------
+    def _audit_plan(self) -> AuditPlan:
+        return AuditPlan({self.resource: self.protocol})
 
+    def audit_commands(self) -> dict[str, list[str]]:
+        """Read-only commands of the configuration audit (:mod:`harness.drbd.audit`), named
+        after the resource so the audits of several resources share one round trip."""
+        return self._audit_plan().commands()
 
-# ---------------------------------------------------------------------------------------------
-# no replication
-# ---------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class PlainDeviceState:
-    """The state of an unreplicated device: always "healthy", nothing out of sync."""
+    def read_audit(self, results: Mapping[str, CommandResult]) -> NodeAudit:
+        return self._audit_plan().evaluate(results)
 
-    device: str
-    role: str = "Primary"
-
-    @property
-    def healthy(self) -> bool:
-        return True
-
-    @property
-    def out_of_sync_kib(self) -> int:
-        return 0
-
-    def describe(self) -> str:
-        return f"plain device {self.device} (no replication)"
-
-
-class NoReplication:
-    """A plain block device for disk-only studies: the seam with nothing behind it."""
-
-    def __init__(self, device: str, *, node: str = "local") -> None:
-        if not _PLAIN_DEVICE_RE.match(device) or ".." in device.split("/"):
-            raise ConfigError(f"{node}: {device!r} is not a device path under /dev")
-        self._device = device
-        self._node = node
-
-    @property
-    def node(self) -> str:
-        return self._node
-
-    @property
-    def device(self) -> str:
-        return self._device
-
-    def state(self) -> PlainDeviceState:
-        return PlainDeviceState(self._device)
-
-    def healthy(self) -> bool:
-        return True
-
-    def wait_healthy(self, deadline_s: float) -> PlainDeviceState:
-        return self.state()
-
-    def promote(self) -> PlainDeviceState:
-        return self.state()
-
-    def demote(self) -> PlainDeviceState:
-        return self.state()
-
-    def start_watch(self, run_id: str, *, max_duration_s: float) -> EventWatch:
-        return EventWatch(self._node, "-", run_id, "", "", None, max_duration_s)
-
-    def stop_watch(self, watch: EventWatch) -> WatchReport:
-        verdict = Verdict(True, f"{self._device}: no replication, nothing to watch")
-        return WatchReport(verdict, (), "", True)
+    def audit(self) -> NodeAudit:
+        """The audit in a round trip of its own."""
+        return self.read_audit(run_batch(self._runner, self.audit_commands(), timeout=60))

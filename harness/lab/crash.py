@@ -1,11 +1,17 @@
-"""Crashing and recovering lab guests for the failover scenario (the lab's ``Crasher``)."""
+"""The lab's parts of the failover cell: crashing and recovering a guest, and switching the
+replication protocol of a pair (the lab's ``Crasher`` and ``ProtocolSwitch``,
+:mod:`harness.cell.failover`)."""
 
 from __future__ import annotations
 
 from harness.connections import ConnectionPool
+from harness.drbd.provision import Protocol, set_protocol
+from harness.inventory.models import PairSpec
 from harness.lab.lifecycle import Lab
 
-__all__ = ["LabCrasher"]
+__all__ = ["LabCrasher", "LabProtocols"]
+
+PROTOCOLS: tuple[Protocol, ...] = ("A", "B", "C")
 
 
 class LabCrasher:
@@ -25,3 +31,19 @@ class LabCrasher:
     def recover(self, node: str) -> None:
         self.lab.restart_guest(node)
         self.pool.reset(node)
+
+
+class LabProtocols:
+    """Any protocol, set in the lab's own DRBD configuration on both nodes of the pair (a
+    restarted guest comes back with the protocol the lab was rendered with)."""
+
+    def __init__(self, pool: ConnectionPool, pair: PairSpec) -> None:
+        self.pool = pool
+        self.pair = pair
+
+    def refusal(self, protocol: str) -> str | None:
+        return None if protocol in PROTOCOLS else f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}"
+
+    def set(self, protocol: str) -> None:
+        chosen = next(p for p in PROTOCOLS if p == protocol)
+        set_protocol([self.pool.get(self.pair.primary), self.pool.get(self.pair.secondary)], self.pair.resource, chosen)

@@ -1,141 +1,49 @@
 """Bring the embedded lab up and down: namespace, bridges, taps, disks, guests, SSH, DRBD.
 
 ``Lab(inventory).up()`` returns once every guest answers SSH with its pinned host key and
-every DRBD resource is Connected, UpToDate/UpToDate, Primary/Secondary.  ``down()`` stops
+every replicated pair is Connected, UpToDate/UpToDate, Primary/Secondary.  ``down()`` stops
 only processes this lab started, deletes the namespace (taps and bridges go with it),
 unmounts the disk tmpfs and removes the state directory; it is idempotent and also cleans a
 half-started or crashed lab.  Any failure during ``up()`` runs ``down()`` before raising.
+
+The guests themselves (start, boot, SSH, crash, restart) are :mod:`harness.lab.guests`; what
+``up`` started is recorded in :mod:`harness.lab.state`.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
+from harness.drbd.provision import render_conf
 from harness.errors import ConfigError, InfraError
 from harness.inventory.models import AzLinkSpec, Inventory, LabSpec, SshSpec
-from harness.lab import topology as topo_mod
+from harness.lab.guests import LabGuests
 from harness.lab.keys import generate_keypair, known_hosts_line, write_private_key
-from harness.lab.processes import (
-    find_lab_processes,
-    find_orphan_guest_processes,
-    kill_orphans,
-    kill_session,
-    process_alive,
-    session_of,
-    stop_processes,
-)
-from harness.lab.topology import ROUTER, Guest, LabTopology, build_topology, guest_dir
+from harness.lab.processes import find_lab_processes, find_orphan_guest_processes, kill_orphans, stop_processes
+from harness.lab.render import render_boot_script, router_link_commands
+from harness.lab.resources import PairRow, pair_rows
+from harness.lab.state import LATENCY_QOS_DEVICE, MARKER, LabState, check_host, mounted, run_host
+from harness.lab.topology import ROUTER, Guest, LabTopology, build_topology, guest_cpus, guest_dir
 from harness.lab.xstate import XSTATE_SHIM, build_xstate_shim
-from harness.netns import connect_in_netns, netns_exists
+from harness.netns import netns_exists
 from harness.remote import SshNode
 
-__all__ = ["REQUIRED_TOOLS", "Lab", "LabState", "check_host"]
+__all__ = ["Lab", "Progress"]
 
 GUEST_FILES = Path(__file__).with_name("guest")
-_TRACE_LINE = re.compile(r"\s*(\[<[0-9a-f]+>\]|[0-9a-f]{8}( [0-9a-f]{8})+\s*$|Call Trace:|Stack:)")
-MARKER = ".harness-lab"
-
-# tool -> Debian package; guests run the host's binaries through hostfs, so all are host packages.
-REQUIRED_TOOLS: dict[str, str] = {
-    "/usr/bin/linux.uml": "user-mode-linux",
-    "/usr/sbin/sshd": "openssh-server",
-    "fio": "fio",
-    "drbdadm": "drbd-utils",
-    "ip": "iproute2",
-    "tc": "iproute2",
-    "modprobe": "kmod",
-    "mdadm": "mdadm",
-    "mkfs.xfs": "xfsprogs",
-    "mkfs.ext4": "e2fsprogs",
-    "ping": "iputils-ping",
-    "setpriv": "util-linux",
-}
 
 Progress = Callable[[str], None]
 
 
 def _quiet(_: str) -> None:
     pass
-
-
-def check_host() -> None:
-    """Root and the needed packages; the error says exactly what to run."""
-    if os.geteuid() != 0:
-        raise InfraError("the embedded lab needs root (network namespaces, taps, tmpfs); run as root or with sudo")
-    missing = sorted({pkg for tool, pkg in REQUIRED_TOOLS.items() if shutil.which(tool) is None})
-    if missing:
-        raise InfraError(
-            f"missing Debian packages for the lab: {' '.join(missing)}; "
-            f"install them with: apt-get install -y {' '.join(missing)}  (or run scripts/bootstrap)"
-        )
-    uml_modules = Path("/usr/lib/uml/modules")
-    if not uml_modules.is_dir() or not any(uml_modules.iterdir()):
-        raise InfraError("user-mode-linux modules missing under /usr/lib/uml/modules; reinstall user-mode-linux")
-
-
-#: the kernel's PM QoS interface for CPU wake-up latency
-LATENCY_QOS_DEVICE = "/dev/cpu_dma_latency"
-
-
-@dataclass
-class LabState:
-    """What ``up`` started, persisted so ``down`` works from any process, even after a crash."""
-
-    netns: str
-    state_dir: str
-    inventory: str | None
-    phase: str = "starting"
-    started_at: float = field(default_factory=time.time)
-    pids: dict[str, int] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)
-    #: the process holding the host's CPU wake-up latency request (see Lab._hold_latency)
-    latency_hold_pid: int | None = None
-    #: the process that keeps the guests' timers going (see harness.lab.timerkick)
-    timer_kick_pid: int | None = None
-    #: the process that reboots a guest after a kernel panic (see harness.lab.panicreboot)
-    panic_reboot_pid: int | None = None
-
-    @classmethod
-    def load(cls, state_dir: Path) -> LabState | None:
-        try:
-            data = json.loads((state_dir / "state.json").read_text())
-        except (OSError, ValueError):
-            return None
-        return cls(**data)
-
-    def save(self) -> None:
-        path = Path(self.state_dir) / "state.json"
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=2, sort_keys=True))
-        tmp.replace(path)
-
-
-def _run(argv: list[str], *, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
-    res = subprocess.run(argv, input=stdin, capture_output=True, text=True, check=False)
-    if check and res.returncode != 0:
-        raise InfraError(f"`{' '.join(argv)}` failed ({res.returncode}): {res.stderr.strip()}")
-    return res
-
-
-def _mounted(path: Path) -> bool:
-    target = str(path)
-    try:
-        mounts = Path("/proc/self/mounts").read_text().splitlines()
-    except OSError:
-        return False
-    return any(line.split()[1] == target for line in mounts if len(line.split()) > 1)
 
 
 class Lab:
@@ -155,12 +63,9 @@ class Lab:
                 f"lab.state_dir {state_dir} is too close to / to be removed safely; use e.g. /run/harness-lab"
             )
         self.state_dir = state_dir
-        #: the guests this object started, for their exit status if one dies during boot
-        self._guest_procs: dict[str, subprocess.Popen[bytes]] = {}
         host_cpus = sorted(os.sched_getaffinity(0))
-        self.guest_cpus: dict[str, int] = (
-            topo_mod.guest_cpus(inventory, self.topology, host_cpus) if self.spec.pin_pairs else {}
-        )
+        self.guest_cpus: dict[str, int] = guest_cpus(inventory, self.topology, host_cpus) if self.spec.pin_pairs else {}
+        self.guests = LabGuests(inventory, self.topology, state_dir, self.guest_cpus)
 
     # -- paths ------------------------------------------------------------------------------
     @property
@@ -169,14 +74,11 @@ class Lab:
 
     @property
     def key_path(self) -> Path:
-        return self.state_dir / "keys" / "lab_key"
+        return self.guests.key_path
 
     @property
     def known_hosts(self) -> Path:
-        return self.state_dir / "known_hosts"
-
-    def console_log(self, guest: Guest) -> Path:
-        return guest_dir(self.state_dir, guest) / "console.log"
+        return self.guests.known_hosts
 
     def state(self) -> LabState | None:
         return LabState.load(self.state_dir)
@@ -205,7 +107,7 @@ class Lab:
             self._kick_timers(state)
             self._reboot_after_panic(state)
             self.progress(f"lab: {len(state.pids)} guests started, waiting for sshd")
-            self._wait_for_sshd(state, deadline=t_boot + self.spec.boot_timeout)
+            self.guests.wait_for_sshd(list(self.topology.guests), state, deadline=t_boot + self.spec.boot_timeout)
             state.timings["boot_to_sshd_s"] = round(time.monotonic() - t_boot, 2)
             self.progress("lab: sshd answers on every guest; waiting for DRBD Connected/UpToDate")
             self._wait_until_ready(state, deadline=t_boot + self.spec.boot_timeout)
@@ -252,7 +154,7 @@ class Lab:
         client = generate_keypair("harness-lab")
         write_private_key(self.key_path, client)
         (self.state_dir / "keys" / "lab_key.pub").write_text(client.public_openssh + "\n")
-        (self.state_dir / "drbd.conf").write_text(topo_mod.render_drbd_conf(self.inventory))
+        (self.state_dir / "drbd.conf").write_text(render_conf(self.inventory))
         known: list[str] = []
         for guest in self.topology.guests:
             gdir = guest_dir(self.state_dir, guest)
@@ -260,14 +162,14 @@ class Lab:
             os.chown(gdir, uid, uid)  # the guest marks its first boot here (booted-once)
             host_key = generate_keypair(f"lab-{guest.name}")
             write_private_key(gdir / "ssh_host_ed25519_key", host_key, owner_uid=uid)
-            (gdir / "boot.sh").write_text(topo_mod.render_boot_script(self.inventory, self.topology, guest))
+            (gdir / "boot.sh").write_text(render_boot_script(self.inventory, self.topology, guest))
             known.append(known_hosts_line(guest.mgmt_ip, host_key))
         self.known_hosts.write_text("\n".join(known) + "\n")
         os.chmod(self.known_hosts, 0o644)
 
     def _create_network(self) -> None:
         ns = self.spec.netns
-        _run(["ip", "netns", "add", ns])
+        run_host(["ip", "netns", "add", ns])
         batch = ["link set lo up"]
         for br in self.topology.bridges:
             batch.append(f"link add {br.name} type bridge")
@@ -280,14 +182,14 @@ class Lab:
                     f"tuntap add dev {nic.tap} mode tap user {self.spec.guest_uid} group {self.spec.guest_uid}"
                 )
                 batch.append(f"link set dev {nic.tap} master {nic.bridge} up")
-        _run(["ip", "-n", ns, "-batch", "-"], stdin="\n".join(batch) + "\n")
+        run_host(["ip", "-n", ns, "-batch", "-"], stdin="\n".join(batch) + "\n")
 
     def _create_disks(self) -> None:
         uid = self.spec.guest_uid
         self.disks_dir.mkdir(mode=0o700, exist_ok=True)
         if os.environ.get("LAB_DISK_TMPFS", "1") != "0":
             # Disks on tmpfs: repeatable (no host-disk noise); costs host RAM per block written.
-            _run(
+            run_host(
                 [
                     "mount",
                     "-t",
@@ -362,174 +264,29 @@ class Lab:
         )
         return proc.pid
 
+    # -- the guests (harness.lab.guests) -------------------------------------------------------
     def _start_guests(self, state: LabState) -> None:
         for guest in self.topology.guests:
-            self._start_guest(state, guest, rejoin=False)
+            self.guests.start(state, guest, rejoin=False)
 
-    def _start_guest(self, state: LabState, guest: Guest, *, rejoin: bool) -> None:
-        argv = topo_mod.uml_argv(
-            self.inventory, self.topology, guest, rejoin=rejoin, cpu=self.guest_cpus.get(guest.name)
-        )
-        with open(self.console_log(guest), "ab") as console:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=console,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        self._guest_procs[guest.name] = proc
-        state.pids[guest.name] = proc.pid
-        state.save()  # record each pid at once: `down` must find it even if we die now
-
-    # -- crash and recovery (the failover scenario) ---------------------------------------------
     def crash_guest(self, name: str) -> float:
-        """SIGKILL every host process of one guest at once, like pulling its power cord.
-
-        The main UML process alone is not enough: its I/O helpers would keep the disk and tap
-        open (LAB-NOTES P4).  Returns the time (monotonic) of the kill."""
-        state = self.state()
-        if state is None or name not in state.pids:
-            raise InfraError(f"lab guest {name} is not running")
-        main = state.pids[name]
-        killed_at = time.monotonic()
-        # the whole session: kernel process, its helpers and the guest's own processes (P4)
-        kill_session(main, self.spec.guest_uid)
-        # a busy host can take many seconds to tear down a killed guest's memory
-        deadline = time.monotonic() + 30
-        while True:
-            left = [p.pid for p in find_lab_processes(self.spec.netns, self.state_dir) if p.sid == main]
-            left += [pid for pid in find_orphan_guest_processes(self.spec.guest_uid) if session_of(pid) == main]
-            if not left:
-                break
-            if time.monotonic() > deadline:
-                raise InfraError(f"lab guest {name} survived SIGKILL for 30 s (pids {', '.join(map(str, left))})")
-            kill_session(main, self.spec.guest_uid)  # anything its helpers started since
-            time.sleep(0.1)
-        shutil.rmtree(self.state_dir / "uml" / self.topology.guest(name).umid(self.spec.netns), ignore_errors=True)
-        return killed_at
+        """SIGKILL every host process of one guest at once (see :meth:`LabGuests.crash`)."""
+        return self.guests.crash(name)
 
     def restart_guest(self, name: str) -> None:
         """Boot a crashed guest again; it keeps its disks and DRBD metadata and rejoins."""
-        state = self.state()
-        if state is None:
-            raise InfraError("the lab is not up")
-        guest = self.topology.guest(name)
-        self._start_guest(state, guest, rejoin=True)
-        deadline = time.monotonic() + self.spec.boot_timeout
-        sub_state = LabState(state.netns, state.state_dir, state.inventory, pids={name: state.pids[name]})
-        self._wait_for_sshd_of([guest], sub_state, deadline)
-        with self.connections((guest,)) as conns:
-            while True:
-                res = conns[name].run_script(
-                    "cat /run/lab-ready 2>/dev/null || cat /run/lab-failed 2>/dev/null", timeout=10, check=False
-                )
-                if "ready" in res.stdout:
-                    return
-                if "failed" in res.stdout or time.monotonic() > deadline:
-                    log = conns[name].run(["tail", "-n", "25", "/run/lab-boot.log"], timeout=10, check=False)
-                    raise InfraError(f"lab guest {name} did not rejoin; its boot log:\n{log.stdout}")
-                time.sleep(0.2)
-
-    def _console_tail(self, guest: Guest, lines: int = 15) -> str:
-        try:
-            text = self.console_log(guest).read_text(errors="replace")
-        except OSError:
-            return "(no console log)"
-        # a panic's call trace would fill the tail: keep the lines that say what happened
-        said = [line for line in text.splitlines() if not _TRACE_LINE.match(line)]
-        return "\n".join("    " + line for line in said[-lines:])
-
-    def _guest_failed(self, guest: Guest, why: str) -> InfraError:
-        return InfraError(f"lab guest {guest.name} {why}; last console lines:\n{self._console_tail(guest)}")
-
-    def _wait_for_sshd(self, state: LabState, deadline: float) -> None:
-        self._wait_for_sshd_of(list(self.topology.guests), state, deadline)
-
-    def _boot_exit(self, name: str, pid: int) -> str | None:
-        """How a booting guest ended (None while it runs).  A dead guest we started stays a
-        zombie until reaped, and a zombie's /proc entry still exists, so only its status tells."""
-        proc = self._guest_procs.get(name)
-        rc = proc.poll() if proc is not None and proc.pid == pid else None
-        if rc is None:
-            return None if process_alive(pid) else "exit status unknown"
-        if rc < 0:
-            return f"killed by {signal.Signals(-rc).name}"
-        return f"exit status {rc}"
-
-    def _wait_for_sshd_of(self, guests: list[Guest], state: LabState, deadline: float) -> None:
-        pending = list(guests)
-        while pending:
-            for guest in list(pending):
-                pid = state.pids[guest.name]
-                gone = self._boot_exit(guest.name, pid)
-                if gone is not None:
-                    raise self._guest_failed(guest, f"exited during boot (pid {pid}, {gone})")
-                try:
-                    sock = connect_in_netns(self.spec.netns, guest.mgmt_ip, 22, timeout=0.5)
-                except OSError:
-                    continue
-                try:
-                    sock.settimeout(2.0)
-                    banner = sock.recv(64)
-                except OSError:
-                    banner = b""
-                finally:
-                    sock.close()
-                if banner.startswith(b"SSH-"):
-                    pending.remove(guest)
-            if pending:
-                if time.monotonic() > deadline:
-                    raise self._guest_failed(pending[0], f"did not answer on ssh within {self.spec.boot_timeout:g} s")
-                time.sleep(0.1)
+        self.guests.restart(name)
 
     def ssh_spec(self, guest: Guest) -> SshSpec:
-        return SshSpec(
-            host=guest.mgmt_ip,
-            key=self.key_path,
-            known_hosts=self.known_hosts,
-            netns=self.spec.netns,
-            connect_timeout=10.0,
-        )
+        return self.guests.ssh_spec(guest)
 
-    @contextmanager
-    def connections(self, guests: tuple[Guest, ...] | None = None) -> Iterator[dict[str, SshNode]]:
+    def connections(self, guests: tuple[Guest, ...] | None = None) -> AbstractContextManager[dict[str, SshNode]]:
         """Open SSH to guests in parallel (pinned host keys); closed on exit."""
-        targets = guests if guests is not None else self.topology.guests
-        nodes = {g.name: SshNode(g.name, self.ssh_spec(g)) for g in targets}
-        try:
-            with ThreadPoolExecutor(max_workers=len(nodes)) as pool:
-                list(pool.map(lambda n: n.open(), nodes.values()))
-            yield nodes
-        finally:
-            for node in nodes.values():
-                node.close()
+        return self.guests.connections(guests)
 
     def _wait_until_ready(self, state: LabState, deadline: float) -> None:
         with self.connections() as conns:
-            pending = set(conns)
-            while pending:
-                for name in sorted(pending):
-                    res = conns[name].run_script(
-                        "cat /run/lab-ready 2>/dev/null || cat /run/lab-failed 2>/dev/null",
-                        timeout=10,
-                        check=False,
-                    )
-                    if "failed" in res.stdout:
-                        log = conns[name].run(["tail", "-n", "25", "/run/lab-boot.log"], timeout=10, check=False)
-                        raise InfraError(f"lab guest {name} failed its boot script; its boot log:\n{log.stdout}")
-                    if "ready" in res.stdout:
-                        pending.discard(name)
-                if pending:
-                    if time.monotonic() > deadline:
-                        guest = self.topology.guest(sorted(pending)[0])
-                        boot_log = conns[guest.name].run(
-                            ["tail", "-n", "20", "/run/lab-boot.log"], timeout=10, check=False
-                        )
-                        raise InfraError(
-                            f"lab guest {guest.name} did not finish booting; its boot log:\n{boot_log.stdout}"
-                        )
-                    time.sleep(0.2)
+            self.guests.wait_booted(conns, deadline)
             state.timings["boot_scripts_s"] = round(time.monotonic() - (deadline - self.spec.boot_timeout), 2)
             while True:
                 resources = self.resource_states(conns)
@@ -547,21 +304,13 @@ class Lab:
         spec = self.spec.model_copy(update={"az_link": link})
         router = self.topology.guest(ROUTER)
         with self.connections((router,)) as conns:
-            for cmd in topo_mod.router_link_commands(spec, self.topology):
+            for cmd in router_link_commands(spec, self.topology):
                 conns[ROUTER].run(cmd, timeout=15)
 
     # -- status helpers ---------------------------------------------------------------------
-    def resource_states(self, conns: dict[str, SshNode]) -> list[ResourceState]:
-        """DRBD's own words for each pair's state, read on the pair's primary."""
-        out: list[ResourceState] = []
-        for pname, pair in sorted(self.inventory.pairs.items()):
-            res = pair.resource
-            script = f"drbdadm cstate {res}; drbdadm dstate {res}; drbdadm role {res}"
-            result = conns[pair.primary].run_script(script, timeout=20, check=False)
-            words = result.stdout.split()
-            conn, disk, role = (words + ["Unknown"] * 3)[:3]
-            out.append(ResourceState(res, pname, pair.primary, pair.secondary, conn, disk, role))
-        return out
+    def resource_states(self, conns: dict[str, SshNode]) -> list[PairRow]:
+        """Each pair's state in the product's own words, read on the pair's primary."""
+        return pair_rows(self.inventory, conns)
 
     # -- down -------------------------------------------------------------------------------
     def down(self) -> list[str]:
@@ -575,9 +324,9 @@ class Lab:
         # namespace alive (see find_orphan_guest_processes)
         survivors += kill_orphans(self.spec.guest_uid)
         if netns_exists(self.spec.netns):
-            _run(["ip", "netns", "del", self.spec.netns], check=False)
-        if _mounted(self.disks_dir):
-            _run(["umount", str(self.disks_dir)], check=False)
+            run_host(["ip", "netns", "del", self.spec.netns], check=False)
+        if mounted(self.disks_dir):
+            run_host(["umount", str(self.disks_dir)], check=False)
         if self.state_dir.exists() and (self.state_dir / MARKER).exists():
             shutil.rmtree(self.state_dir, ignore_errors=True)
         return self.leftovers() + [f"process {pid} survived SIGKILL" for pid in survivors]
@@ -590,26 +339,8 @@ class Lab:
         found += [f"orphaned guest process {pid}" for pid in find_orphan_guest_processes(self.spec.guest_uid)]
         if netns_exists(self.spec.netns):
             found.append(f"network namespace {self.spec.netns}")
-        if _mounted(self.disks_dir):
+        if mounted(self.disks_dir):
             found.append(f"tmpfs mounted at {self.disks_dir}")
         if self.state_dir.exists():
             found.append(f"state directory {self.state_dir}")
         return found
-
-
-@dataclass(frozen=True)
-class ResourceState:
-    name: str
-    pair: str
-    primary: str
-    secondary: str
-    connection: str
-    disk: str
-    role: str
-
-    @property
-    def healthy(self) -> bool:
-        return self.connection == "Connected" and self.disk == "UpToDate/UpToDate" and self.role == "Primary/Secondary"
-
-
-__all__ += ["ROUTER", "ResourceState"]

@@ -16,8 +16,9 @@ import time
 from pathlib import Path
 
 from harness.inventory import load_inventory
-from harness.lab.lifecycle import Lab, LabState
+from harness.lab.lifecycle import Lab
 from harness.lab.processes import process_alive
+from harness.lab.state import LabState
 
 __all__ = ["PANIC_REBOOT_DELAY_S", "main", "panicked", "reboot_forever"]
 

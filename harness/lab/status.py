@@ -22,8 +22,10 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness.lab.lifecycle import Lab, LabState, ResourceState
+from harness.lab.lifecycle import Lab
 from harness.lab.processes import find_lab_processes, process_alive
+from harness.lab.resources import PairRow
+from harness.lab.state import LabState
 from harness.lab.topology import ROUTER, Guest
 from harness.remote import SshNode
 from harness.rtt import parse_ping, ping_argv
@@ -61,7 +63,7 @@ class LabStatus:
     uptime_s: float | None = None
     nodes: list[GuestStatus] = field(default_factory=list)
     router: GuestStatus | None = None
-    resources: list[ResourceState] = field(default_factory=list)
+    resources: list[PairRow] = field(default_factory=list)
     az_link: list[LinkStatus] = field(default_factory=list)
     rtt_ms: dict[str, float] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)

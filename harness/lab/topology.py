@@ -1,4 +1,4 @@
-"""The embedded lab's shape, derived from its inventory, and the files each guest boots with.
+"""The embedded lab's shape, derived from its inventory.
 
 Pure functions only: no processes, no files written.  The inventory (inventories/lab.yaml)
 names the nodes, their AZs and addresses; from it we derive
@@ -7,14 +7,15 @@ names the nodes, their AZs and addresses; from it we derive
 * one bridge per AZ that carries replication traffic;
 * a router guest with one leg on every AZ bridge, whose netem/rate emulate AZ distance —
   kept off the nodes' own qdiscs, where the harness puts its impairment;
-* per guest: taps, addresses, routes, disks, and a rendered ``boot.sh``;
-* one ``drbd.conf`` (DRBD 8.4 syntax) with a resource per inventory pair.
+* per guest: taps, addresses, routes, disks, and the host CPU it runs on.
+
+What each guest boots with (its ``boot.sh``, the router's netem, the UML command line) is
+rendered from this shape by :mod:`harness.lab.render`.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,19 +23,19 @@ from typing import Literal
 
 from harness.errors import ConfigError
 from harness.inventory.models import Inventory, LabSpec
-from harness.lab.xstate import XSTATE_SHIM
-from harness.units import format_duration, format_rate_bits
 
 __all__ = [
+    "GUEST_LABDIR",
+    "REPLICATION_IFACE",
     "ROUTER",
     "Bridge",
     "Guest",
     "LabTopology",
     "Nic",
     "build_topology",
-    "render_boot_script",
-    "render_drbd_conf",
-    "uml_argv",
+    "guest_cpus",
+    "guest_dir",
+    "lab_spec",
 ]
 
 ROUTER = "router"
@@ -107,7 +108,7 @@ class LabTopology:
         return tuple(g for g in self.guests if g.role == "node")
 
 
-def _lab_spec(inv: Inventory) -> LabSpec:
+def lab_spec(inv: Inventory) -> LabSpec:
     if inv.lab is None:
         raise ConfigError(f"inventory {inv.name!r} has no `lab:` section; it is not an embedded-lab inventory")
     return inv.lab
@@ -119,7 +120,7 @@ def _iface_in(net: ipaddress.IPv4Network, host: int) -> ipaddress.IPv4Interface:
 
 def build_topology(inv: Inventory) -> LabTopology:
     """Derive bridges, guests and addresses; ConfigError if the inventory cannot be a lab."""
-    spec = _lab_spec(inv)
+    spec = lab_spec(inv)
     problems: list[str] = []
     if ROUTER in inv.nodes:
         problems.append(f"node name {ROUTER!r} is reserved for the lab's AZ router")
@@ -206,137 +207,6 @@ def _ip(text: str, node: str, problems: list[str]) -> str:
         return "0.0.0.0"
 
 
-def _netem_args(spec: LabSpec) -> list[str]:
-    args = ["netem", "delay", format_duration(spec.az_link.delay)]
-    if spec.az_link.jitter:
-        args.append(format_duration(spec.az_link.jitter))
-    if spec.az_link.rate:
-        args += ["rate", format_rate_bits(spec.az_link.rate)]
-    # Large limit: at 1 ms and multi-Gbit/s the default 1000 packets would tail-drop (P11).
-    return [*args, "limit", "20000"]
-
-
-def router_link_commands(spec: LabSpec, topo: LabTopology) -> list[list[str]]:
-    """tc commands that set AZ distance on every AZ leg of the router (idempotent)."""
-    router = topo.guest(ROUTER)
-    return [
-        ["tc", "qdisc", "replace", "dev", nic.guest_iface, "root", "handle", "1:", *_netem_args(spec)]
-        for nic in router.nics[1:]
-    ]
-
-
-def render_boot_script(inv: Inventory, topo: LabTopology, guest: Guest) -> str:
-    """The guest-specific part of boot (sourced by init2.sh): network, then DRBD or routing."""
-    spec = _lab_spec(inv)
-    q = shlex.join
-    lines = [
-        "# rendered by harness.lab.topology; sourced by init2.sh in a background subshell",
-        "set -ex",
-        # Any failing step leaves /run/lab-failed, which `lab up` reports with this log.
-        "trap 'echo failed > /run/lab-failed' EXIT",
-    ]
-    for nic in guest.nics:
-        lines.append(q(["ip", "addr", "add", str(nic.address), "dev", nic.guest_iface]))
-        lines.append(q(["ip", "link", "set", nic.guest_iface, "up"]))
-    if guest.role == "node":
-        # Lab quirk: a UML guest that is not scheduled for a moment drops received frames in
-        # its vector driver; under two parallel cells on a 2-core host that costs a TCP
-        # retransmission timeout, whose 200 ms floor shows up as p99 ≈ 213 ms stalls in
-        # single-AZ QD1 writes.  A 5 ms floor on the replication routes keeps a lost frame a
-        # lost frame, not a stall.  (Real cloud networks do not drop like this.)
-        repl = guest.nics[1]
-        lines.append(
-            q(
-                [
-                    "ip",
-                    "route",
-                    "replace",
-                    str(repl.address.network),
-                    "dev",
-                    REPLICATION_IFACE,
-                    "proto",
-                    "kernel",
-                    "scope",
-                    "link",
-                    "src",
-                    str(repl.address.ip),
-                    "rto_min",
-                    "5ms",
-                ]
-            )
-        )
-    for net, via in guest.routes:
-        lines.append(q(["ip", "route", "add", str(net), "via", str(via), "dev", REPLICATION_IFACE, "rto_min", "5ms"]))
-    if guest.role == "router":
-        lines.append("echo 1 > /proc/sys/net/ipv4/ip_forward")
-        lines.append("modprobe sch_netem")
-        lines += [q(cmd) for cmd in router_link_commands(spec, topo)]
-        lines += ["trap - EXIT", "echo ready > /run/lab-ready"]
-        return "\n".join(lines) + "\n"
-    # Load what the harness's impairment and the disk studies use; real nodes autoload these.
-    lines.append("modprobe -a drbd sch_netem sch_tbf sch_prio sch_htb cls_u32 raid0")
-    lines.append(q(["cp", f"{GUEST_LABDIR}/drbd.conf", "/etc/drbd.conf"]))
-    # A guest that comes back keeps its DRBD metadata: restarted by the lab after a crash
-    # (labrejoin=1 on its command line), or rebooted in place by its own kernel after a panic
-    # (a sysrq crash: the same command line, but this guest has booted before).
-    booted = f"{GUEST_LABDIR}/guests/{guest.name}/booted-once"
-    lines.append(
-        f"if grep -q labrejoin=1 /proc/cmdline || [ -e {shlex.quote(booted)} ]; then rejoin=1; else rejoin=0; fi"
-    )
-    for pname, pair in sorted(inv.pairs.items()):
-        if guest.name not in (pair.primary, pair.secondary):
-            continue
-        res = pair.resource
-        # A guest restarted after a crash (labrejoin=1 on its kernel command line) keeps its
-        # DRBD metadata: it attaches, reconnects and resyncs; it never becomes primary itself.
-        lines.append(
-            f'if [ "$rejoin" = 1 ]; then drbdadm up {shlex.quote(res)}; '
-            f"else drbdadm create-md --force {shlex.quote(res)} && drbdadm up {shlex.quote(res)}; fi"
-        )
-        if guest.name == pair.primary:
-            # Both backing disks are fresh all-zero sparse files, so skipping the initial sync
-            # is correct here (LAB-NOTES §4); never do this on disks that held data.
-            lines.append('if [ "$rejoin" = 0 ]; then')
-            lines.append(
-                "for i in $(seq 600); do "
-                f'[ "$(drbdadm cstate {shlex.quote(res)})" = Connected ] && break; sleep 0.1; done'
-            )
-            lines.append(f'[ "$(drbdadm cstate {shlex.quote(res)})" = Connected ]')
-            lines.append(f"drbdadm new-current-uuid --clear-bitmap {shlex.quote(res)}")
-            lines.append(f"drbdadm primary {shlex.quote(res)}")
-            lines.append("fi")
-        lines.append(f"# pair {pname}")
-    lines += [q(["touch", booted]), "trap - EXIT", "echo ready > /run/lab-ready"]
-    return "\n".join(lines) + "\n"
-
-
-def render_drbd_conf(inv: Inventory) -> str:
-    """DRBD 8.4 configuration with one resource per pair (backing disk: the node's first ubd)."""
-    out = [
-        "# rendered by harness.lab.topology for the embedded lab (DRBD 8.4)",
-        "global { usage-count no; }",
-        "common {",
-        # ping-int 1 / ping-timeout 1 s: a lost peer is noticed in about 2 s instead of 11-20 s
-        # (LAB-NOTES P7), which the failover scenario relies on.
-        "  net { ping-int 1; ping-timeout 10; }",
-        # The 8.4 default resync controller manages ~250 KiB/s to ~24 MiB/s here; after a
-        # failover the old primary must catch up in seconds, not minutes (P7).
-        "  disk { c-plan-ahead 0; resync-rate 1000M; }",
-        "}",
-    ]
-    for _pname, pair in sorted(inv.pairs.items()):
-        out.append(f"resource {pair.resource} {{")
-        out.append(f"  net {{ protocol {pair.protocol}; }}")
-        out.append(f"  device {pair.device};")
-        out.append("  disk /dev/ubda;")
-        out.append("  meta-disk internal;")
-        for node_name in (pair.primary, pair.secondary):
-            node = inv.nodes[node_name]
-            out.append(f"  on {node_name} {{ address {node.replication.ip}:{pair.port}; }}")
-        out.append("}")
-    return "\n".join(out) + "\n"
-
-
 def guest_cpus(inv: Inventory, topo: LabTopology, cpus: Sequence[int]) -> dict[str, int]:
     """The host CPU each guest runs on when the lab pins pairs (``lab.pin_pairs``).
 
@@ -364,63 +234,6 @@ def guest_cpus(inv: Inventory, topo: LabTopology, cpus: Sequence[int]) -> dict[s
     if router_cpu is not None and any(g.role == "router" for g in topo.guests):
         placed[ROUTER] = router_cpu
     return placed
-
-
-def uml_argv(
-    inv: Inventory,
-    topo: LabTopology,
-    guest: Guest,
-    linux: str = "/usr/bin/linux.uml",
-    *,
-    rejoin: bool = False,
-    cpu: int | None = None,
-) -> list[str]:
-    """Command that boots ``guest`` as the unprivileged lab uid inside the lab namespace
-    (``rejoin``: after a crash, keep the DRBD metadata on its disks; ``cpu``: the host CPU
-    it runs on, see :func:`guest_cpus`)."""
-    spec = _lab_spec(inv)
-    state = spec.state_dir
-    uid = str(spec.guest_uid)
-    # taskset first: the affinity is inherited through every exec and by every process the
-    # guest forks (UML runs each guest address space as a host process)
-    argv = ["taskset", "--cpu-list", str(cpu)] if cpu is not None else []
-    argv += [
-        "ip",
-        "netns",
-        "exec",
-        topo.netns,
-        "setpriv",
-        f"--reuid={uid}",
-        f"--regid={uid}",
-        "--clear-groups",
-    ]
-    argv += [
-        # a panicking guest aborts (UML dumps core): no core file of guest memory on the host
-        "prlimit",
-        "--core=0",
-        # UML 6.1 on hosts with a large XSAVE area (AVX-512, AMX): see harness.lab.xstate
-        "env",
-        f"LD_PRELOAD={state / 'guest' / XSTATE_SHIM}",
-        linux,
-        f"umid={guest.umid(topo.netns)}",
-        f"uml_dir={state / 'uml'}",
-        f"mem={spec.guest_memory // (1024 * 1024)}M",
-        "rootfstype=hostfs",
-        "rootflags=/",
-        "ro",
-        f"init={state / 'guest' / 'init1.sh'}",
-        "con=null",
-        "con0=fd:0,fd:1",
-    ]
-    for i, nic in enumerate(guest.nics):
-        # gro=1 is required: without it GSO frames from the bridge are dropped (LAB-NOTES P3).
-        argv.append(f"vec{i}:transport=tap,ifname={nic.tap},gro=1")
-    for i, disk in enumerate(guest.disks):
-        argv.append(f"ubd{i}d={state / 'disks' / disk}")
-    argv += [f"labnode={guest.name}", f"labdir={state}"]
-    if rejoin:
-        argv.append("labrejoin=1")
-    return argv
 
 
 def guest_dir(state_dir: Path, guest: Guest) -> Path:

@@ -19,6 +19,7 @@ from typing import Any
 from filelock import FileLock
 
 from harness.cell import CellRunner
+from harness.cell.failover import FailoverParts, InventoryProtocol
 from harness.cellmodel import CellPredictor, inventory_catalog
 from harness.connections import ConnectionPool
 from harness.errors import ConfigError, RefusedError
@@ -128,6 +129,22 @@ class HarnessSession:
                     _say(why_not)
             self._predictor = CellPredictor(self.runner, self.profile, catalog, why_not=why_not)
         return self._predictor
+
+    def failover_parts(self, pair: str) -> FailoverParts:
+        """How ``pair``'s primary is crashed and which protocols it may run the failover cell
+        with: the embedded lab's (SIGKILL of a guest; A, B or C in the lab's own configuration)
+        or a real node's (sysrq panic; the inventory's protocol only)."""
+        spec = self.inventory.pairs[pair]
+        if self.inventory.lab is None:
+            from harness.sysrq import SysrqCrasher
+
+            return FailoverParts(SysrqCrasher(self.pool, spec), InventoryProtocol(pair, spec))
+        from harness.lab.crash import LabCrasher, LabProtocols
+        from harness.lab.lifecycle import Lab
+
+        return FailoverParts(
+            LabCrasher(Lab(self.inventory, self.inventory_path), self.pool), LabProtocols(self.pool, spec)
+        )
 
     # -- the embedded lab -------------------------------------------------------------------
     def ensure_lab(self) -> None:

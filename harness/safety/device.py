@@ -4,8 +4,9 @@ The inspiration incident is a benchmark that wrote to ``/dev/vda`` and destroyed
 filesystem; fio's own guard only compares path strings with ``/etc/mtab``.  So before every
 write phase we resolve the target *on the node* and refuse, fail-closed, unless:
 
-* it is a block device whose real path is the DRBD device of the inventory's resource
-  (``drbdadm sh-dev``), and not that resource's backing device (``drbdadm sh-ll-dev``);
+* it is a block device whose real path is the replicated device of the inventory's pair, as
+  the replication product resolves it on the node (DRBD: ``drbdadm sh-dev``), and not a device
+  that backs it (DRBD: ``drbdadm sh-ll-dev``), both asked through :mod:`harness.replication`;
 * nothing has it mounted, nothing holds it (``/sys/class/block/X/holders``), it has no
   partitions, and it carries no filesystem or RAID signature (``blkid -p``);
 * it is at least as large as the job's footprint.
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 
 from harness.errors import RefusedError
 from harness.remote import CommandResult, Runner, Shell, run_batch
+from harness.replication import Replication, backing_devices_probe, read_backing_devices
 
 __all__ = [
     "DeviceFacts",
@@ -47,8 +49,10 @@ class DeviceFacts:
     holders: tuple[str, ...]
     partitions: tuple[str, ...]
     signature: str
+    #: the device as the replication product resolves the pair on the node (None: it cannot)
     sh_dev: str | None
-    sh_ll_dev: str | None
+    #: the devices that back it
+    backing: tuple[str, ...]
     probe_errors: tuple[str, ...]
     extra: dict[str, CommandResult] = field(default_factory=dict)
 
@@ -60,15 +64,17 @@ def _lines(res: CommandResult) -> tuple[str, ...]:
 def probe_device(
     node: Runner,
     device: str,
-    resource: str | None,
+    replication: Replication | None,
     *,
     extra: Mapping[str, Sequence[str] | Shell] | None = None,
     resolved: tuple[str, str] | None = None,
 ) -> DeviceFacts:
     """Collect the facts in one round trip (read-only commands only).  ``extra`` commands
-    ride along in the same round trip; their results land in ``facts.extra``.  ``resolved``
-    is a ``(sh-dev, sh-ll-dev)`` pair already read from this node in this run (the DRBD
-    configuration does not change under a run; drbdadm costs ~0.2 s per call on slow nodes)."""
+    ride along in the same round trip; their results land in ``facts.extra``.  ``replication``
+    is the pair's replicated device on ``node`` (None for a raw scratch device): its identity
+    probes ride along too, unless ``resolved`` gives the ``(device, backing device)`` already
+    read from this node in this run (the configuration does not change under a run; drbdadm
+    costs ~0.2 s per call on slow nodes)."""
     if not _DRBD.match(device) and not re.fullmatch(r"/dev/[a-z][a-z0-9]{1,31}", device):
         raise RefusedError(f"{node.name}: {device!r} is not a plain device path")
     kname = device.rsplit("/", 1)[-1]
@@ -94,12 +100,11 @@ def probe_device(
         "parts": Shell(f'for p in {sysdir}/{kname}*; do [ -e "$p" ] && echo "$p"; done; true'),
         "blkid": ["blkid", "-p", "-o", "export", "--", device],
     }
-    if resource is not None and resolved is None:
-        commands["shdev"] = ["drbdadm", "sh-dev", resource]
-        commands["shll"] = ["drbdadm", "sh-ll-dev", resource]
-    for name in extra or {}:
+    identity = replication.identity_probes() if replication is not None and resolved is None else {}
+    for name in [*identity, *(extra or {})]:
         if name in commands:
             raise ValueError(f"extra command name {name!r} clashes with a probe")
+    commands.update(identity)
     res = run_batch(node, {**commands, **(extra or {})}, timeout=30)
     errors: list[str] = []
     for name in ("realpath", "size", "holders"):
@@ -109,6 +114,9 @@ def probe_device(
     if res["blkid"].exit_code not in (0, 2):
         errors.append(f"blkid: exit {res['blkid'].exit_code} {res['blkid'].stderr.strip()}")
     size = res["size"].stdout.strip()
+    sh_dev, backing = (resolved[0], tuple(resolved[1:])) if resolved else (None, tuple[str, ...]())
+    if replication is not None and resolved is None:
+        sh_dev, backing = replication.read_identity(res)
     return DeviceFacts(
         path=device,
         realpath=res["realpath"].stdout.strip(),
@@ -118,16 +126,8 @@ def probe_device(
         holders=_lines(res["holders"]),
         partitions=_lines(res["parts"]),
         signature=" ".join(_lines(res["blkid"])) if res["blkid"].exit_code == 0 else "",
-        sh_dev=resolved[0]
-        if resolved
-        else (res["shdev"].stdout.strip() if res["shdev"].ok else None)
-        if "shdev" in res or resolved
-        else None,
-        sh_ll_dev=resolved[1]
-        if resolved
-        else (res["shll"].stdout.strip() if res["shll"].ok else None)
-        if "shll" in res or resolved
-        else None,
+        sh_dev=sh_dev,
+        backing=backing,
         probe_errors=tuple(errors),
         extra={name: res[name] for name in extra or {}},
     )
@@ -144,8 +144,7 @@ def evaluate_drbd_target(facts: DeviceFacts, *, expected_device: str, needed_byt
         problems.append(f"drbdadm sh-dev says the resource's device is {facts.sh_dev}, not {expected_device}")
     if facts.realpath != expected_device or not _DRBD.match(facts.realpath):
         problems.append(f"resolves to {facts.realpath or '?'}, not the DRBD device {expected_device}")
-    if facts.sh_ll_dev is not None and facts.sh_ll_dev in (facts.path, facts.realpath):
-        problems.append(f"is the resource's backing device {facts.sh_ll_dev}")
+    problems += [f"is the resource's backing device {b}" for b in facts.backing if b in (facts.path, facts.realpath)]
     return problems + _common_problems(facts, needed_bytes)
 
 
@@ -169,18 +168,21 @@ def _common_problems(facts: DeviceFacts, needed_bytes: int) -> list[str]:
 
 def guard_drbd_device(
     node: Runner,
+    replication: Replication,
     *,
-    resource: str,
-    device: str,
     needed_bytes: int,
+    device: str | None = None,
     extra: Mapping[str, Sequence[str] | Shell] | None = None,
     resolved: tuple[str, str] | None = None,
 ) -> DeviceFacts:
     """Probe and evaluate; raise RefusedError naming the node, device and every reason."""
-    facts = probe_device(node, device, resource, extra=extra, resolved=resolved)
+    device = device or replication.device
+    facts = probe_device(node, device, replication, extra=extra, resolved=resolved)
     problems = evaluate_drbd_target(facts, expected_device=device, needed_bytes=needed_bytes)
     if problems:
-        raise RefusedError(f"{node.name}: refusing to write to {device} (resource {resource}): " + "; ".join(problems))
+        raise RefusedError(
+            f"{node.name}: refusing to write to {device} (resource {replication.resource}): " + "; ".join(problems)
+        )
     return facts
 
 
@@ -207,10 +209,9 @@ def guard_scratch_device(node: Runner, *, device: str, scratch: Sequence[str], n
             f"{node.name}: {device} is not one of the scratch devices the inventory names "
             f"({', '.join(scratch) or 'none'})"
         )
-    # every DRBD resource's backing device on this node ("all": resources the harness may not know)
-    backing_cmd = Shell("drbdadm sh-ll-dev all 2>/dev/null; true")
-    facts = probe_device(node, device, None, extra={"backing": backing_cmd})
-    backing = [line.strip() for line in facts.extra["backing"].stdout.splitlines() if line.strip()]
+    # every replicated device's backing device on this node (resources the harness may not know too)
+    facts = probe_device(node, device, None, extra={"backing": backing_devices_probe()})
+    backing = read_backing_devices(facts.extra["backing"].stdout)
     problems = evaluate_scratch_target(facts, backing=backing, needed_bytes=needed_bytes)
     if problems:
         raise RefusedError(f"{node.name}: refusing to use scratch device {device}: " + "; ".join(problems))

@@ -11,9 +11,9 @@ I/O, trigger fencing (STONITH), or make a cluster manager move services.  Such t
   ``--allow-disruptive=<inventory name>``: a bare flag left in a CI job does not reach
   production, and a name that is not this inventory's is a usage error for the whole run.
 
-Allowed or not by the flag, a disruptive test then audits its pair's DRBD and cluster
-configuration on both nodes (:mod:`harness.drbd.audit`) and is refused, before any change,
-when anything risky is found.
+Allowed or not by the flag, a disruptive test then audits its pair's replication and cluster
+configuration on both nodes (the replication's configuration audit, :mod:`harness.replication`)
+and is refused, before any change, when anything risky is found.
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ from __future__ import annotations
 from typing import Final
 
 from harness.connections import ConnectionPool
-from harness.drbd.audit import AuditPlan
 from harness.errors import RefusedError
 from harness.inventory.models import Inventory
-from harness.remote import run_batch
+from harness.replication import replication_for
 
 __all__ = ["OPTION", "opt_in_error", "pair_risks", "refuse_risky", "skip_reason"]
 
@@ -63,10 +62,9 @@ def pair_risks(inventory: Inventory, pool: ConnectionPool, pair_name: str) -> li
     """The audit's risks on both nodes of a pair, each prefixed with its node (read-only:
     one round trip per node)."""
     pair = inventory.pairs[pair_name]
-    plan = AuditPlan({pair.resource: pair.protocol})
     risks: list[str] = []
     for node in (pair.primary, pair.secondary):
-        audit = plan.evaluate(run_batch(pool.get(node), plan.commands(), timeout=60))
+        audit = replication_for(pair, pool.get(node)).audit()
         risks += [f"{node}: {risk}" for risk in audit.risks()]
     return risks
 

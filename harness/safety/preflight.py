@@ -1,8 +1,9 @@
 """Preflight: every read-only check, on every node, before a run changes anything.
 
 One round trip per node collects identity, tools, interfaces, qdiscs, the DRBD/cluster
-configuration audit (:mod:`harness.drbd.audit`), harness leftovers and the lock; one per pair
-collects DRBD state and the device guard's facts.  Findings are ``ok``, ``warn`` or
+configuration audit of its replicated resources, harness leftovers and the lock; one per pair
+collects the replication's state and the device guard's facts.  Everything about the
+replication is asked through its seam (:mod:`harness.replication`).  Findings are ``ok``, ``warn`` or
 ``BLOCK``; any BLOCK stops the run before a single change (all-or-nothing: a run never
 starts on some nodes because others were fine).
 """
@@ -17,13 +18,11 @@ from typing import Literal
 from tabulate import tabulate
 
 from harness.connections import ConnectionPool
-from harness.drbd.audit import AuditPlan, NodeAudit
-from harness.drbd.commands import parse_drbdadm_version
-from harness.drbd.events import resource_from_events2
 from harness.errors import HarnessError
 from harness.impair.readback import RootClass, classify_root, explain_root, parse_qdiscs
 from harness.inventory.models import Inventory
-from harness.remote import CommandResult, run_batch
+from harness.remote import CommandResult, Runner, run_batch
+from harness.replication import ConfigFindings, Replication, replication_for, tool_probe
 from harness.safety.device import evaluate_drbd_target, probe_device
 from harness.safety.leftovers import find_leftovers
 from harness.safety.lock import LockOwner, read_lock
@@ -64,18 +63,28 @@ def _version(res: CommandResult) -> str:
     return lines[0] if res.ok and lines else ""
 
 
-def _audit_findings(name: str, audit: NodeAudit, risky: Status) -> list[Finding]:
-    """Row 15: risky DRBD/cluster configuration warns, and blocks a disruptive run."""
+def _audit_findings(name: str, audits: Sequence[ConfigFindings], risky: Status) -> list[Finding]:
+    """Row 15: risky replication/cluster configuration warns, and blocks a disruptive run."""
     out = []
-    for resource, risks in sorted(audit.resources.items()):
+    resources = {res: risks for audit in audits for res, risks in audit.resources.items()}
+    for resource, risks in sorted(resources.items()):
         detail = "; ".join(map(str, risks)) or "no fencing, quorum, automatic split-brain recovery or dual primary"
         out.append(Finding(name, f"config {resource}", risky if risks else "ok", detail))
-    detail = "; ".join(map(str, audit.managers)) or "no Pacemaker or drbd-reactor running"
-    out.append(Finding(name, "cluster manager", risky if audit.managers else "ok", detail))
+    # every resource's audit reads the same node-wide cluster managers: each one counts once
+    managers = list(dict.fromkeys(str(risk) for audit in audits for risk in audit.managers))
+    detail = "; ".join(managers) or "no Pacemaker or drbd-reactor running"
+    out.append(Finding(name, "cluster manager", risky if managers else "ok", detail))
     return out
 
 
-def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, audit: AuditPlan, risky: Status) -> list[Finding]:
+def _replications(inv: Inventory, node: Runner, pairs: Sequence[str]) -> list[Replication]:
+    """The node's replicated devices among ``pairs``, by resource name."""
+    specs = [inv.pairs[p] for p in pairs]
+    found = {spec.resource: spec for spec in specs if node.name in (spec.primary, spec.secondary)}
+    return [replication_for(spec, node) for _, spec in sorted(found.items())]
+
+
+def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, pairs: Sequence[str], risky: Status) -> list[Finding]:
     spec = inv.nodes[name]
     out: list[Finding] = []
     try:
@@ -84,10 +93,12 @@ def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, audit: AuditPl
         return [Finding(name, "ssh", "BLOCK", str(exc))]
     out.append(Finding(name, "ssh", "ok", f"{spec.ssh.user}@{spec.ssh.host}, host key pinned"))
     iface = spec.replication.iface
-    commands: dict[str, list[str]] = {
+    tool = tool_probe()
+    replications = _replications(inv, node, pairs)
+    commands: dict[str, Sequence[str]] = {
         "hostname": ["uname", "-n"],
         "fio": ["fio", "--version"],
-        "drbdadm": ["drbdadm", "--version"],
+        "product": tool.argv,
         "tc": ["tc", "-V"],
         "netem": ["sh", "-c", "[ -d /sys/module/sch_netem ] || modinfo -n sch_netem"],
         "addr": ["ip", "-o", "-4", "addr", "show", "dev", iface],
@@ -96,7 +107,8 @@ def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, audit: AuditPl
     }
     if spec.ssh.sudo and spec.ssh.user != "root":
         commands["sudo"] = ["sudo", "-n", "true"]
-    commands.update(audit.commands())
+    for replication in replications:
+        commands.update(replication.audit_commands())
     res = run_batch(node, commands, timeout=60)
     host = res["hostname"].stdout.strip()
     if spec.hostname and host != spec.hostname:
@@ -106,14 +118,13 @@ def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, audit: AuditPl
     if "sudo" in res:
         ok = res["sudo"].ok
         out.append(Finding(name, "sudo -n", "ok" if ok else "BLOCK", "works" if ok else res["sudo"].stderr.strip()))
-    for tool in ("fio", "drbdadm", "tc"):
-        version = _version(res[tool])
-        if tool == "drbdadm" and version:
-            parsed = parse_drbdadm_version(res[tool].stdout)
-            version = f"DRBD kernel {parsed.kernel}, utils {parsed.utils or '?'}"
+    for key, label in (("fio", "fio"), ("product", tool.name), ("tc", "tc")):
+        version = _version(res[key])
+        if key == "product" and version:
+            version = tool.describe(res[key].stdout)
         status: Status = "ok" if version else "BLOCK"
-        detail = version if version else f"`{tool}` missing or failing on the node: {res[tool].stderr.strip()}"
-        out.append(Finding(name, tool, status, detail[:80]))
+        detail = version if version else f"`{label}` missing or failing on the node: {res[key].stderr.strip()}"
+        out.append(Finding(name, label, status, detail[:80]))
     out.append(
         Finding(
             name,
@@ -168,7 +179,7 @@ def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, audit: AuditPl
         out.append(Finding(name, "qdisc", status, f"{iface}: {root}: {explain_root(qdiscs)}"[:100]))
     except HarnessError as exc:
         out.append(Finding(name, "qdisc", "BLOCK", f"cannot read qdiscs on {iface}: {exc}"))
-    out += _audit_findings(name, audit.evaluate(res), risky)
+    out += _audit_findings(name, [r.read_audit(res) for r in replications], risky)
     left = [x for x in find_leftovers(node) if x.kind != "lock"]
     if left:
         out.append(
@@ -197,14 +208,10 @@ def _pair_checks(inv: Inventory, pool: ConnectionPool, pair_name: str, needed_by
         node = pool.get(pair.primary)
     except HarnessError:
         return []  # reported by the node checks
-    facts = probe_device(
-        node,
-        pair.device,
-        pair.resource,
-        extra={"events": ["drbdsetup", "events2", "--now", "--statistics", pair.resource]},
-    )
+    replication = replication_for(pair, node)
+    facts = probe_device(node, pair.device, replication, extra={"state": replication.state_probe()})
     out: list[Finding] = []
-    state = resource_from_events2(facts.extra["events"].stdout, pair.resource)
+    state = replication.read_state(facts.extra["state"].stdout)
     if state is None:
         out.append(Finding(label, "drbd", "BLOCK", f"resource {pair.resource} not configured on {pair.primary}"))
     else:
@@ -236,12 +243,11 @@ def run_preflight(
     """All checks, nodes in parallel.  Read-only: runs nothing that changes a node.
 
     ``disruptive``: the run will crash nodes or cut links, so risky configuration blocks."""
-    selected = [inv.pairs[p] for p in (pairs or inv.pairs)]
-    names = sorted({n for p in selected for n in (p.primary, p.secondary)})
-    audits = {n: AuditPlan({p.resource: p.protocol for p in selected if n in (p.primary, p.secondary)}) for n in names}
+    selected = list(pairs or inv.pairs)
+    names = sorted({n for p in selected for n in (inv.pairs[p].primary, inv.pairs[p].secondary)})
     risky: Status = "BLOCK" if disruptive else "warn"
     with ThreadPoolExecutor(max_workers=max(1, len(names))) as pool_exec:
-        per_node = list(pool_exec.map(lambda n: _node_checks(inv, pool, n, audits[n], risky), names))
+        per_node = list(pool_exec.map(lambda n: _node_checks(inv, pool, n, selected, risky), names))
     findings = [f for group in per_node for f in group]
     for pair in sorted(pairs or inv.pairs):
         findings += _pair_checks(inv, pool, pair, needed_bytes)

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from harness.cell import CellRunner, CellSpec
-from harness.errors import InfraError, RefusedError
+from harness.drbd.errors import DrbdNotReady
+from harness.errors import RefusedError
 from harness.fio.runner import FioFailed
 from harness.fio.spec import PROFILES
 from harness.impair.apply import Impairer
@@ -142,14 +143,14 @@ def test_unreachable_node_fails_clearly_before_any_change(lab_inventory: Invento
 
 
 def test_resource_not_connected_is_refused(cell_runner: CellRunner) -> None:
-    a1 = cell_runner.pool.get("a1")
-    a1.run(["drbdadm", "disconnect", "single-az"], timeout=30)
+    replication = cell_runner.replication("single-az", "a1")
+    replication.disconnect()
     try:
-        with pytest.raises(InfraError, match=r"a1: DRBD resource single-az not healthy .*StandAlone"):
+        with pytest.raises(DrbdNotReady, match=r"a1: DRBD resource single-az not healthy .*StandAlone"):
             cell_runner.run(CellSpec("itest", "single-az", QUICK_4K))
     finally:
-        a1.run(["drbdadm", "connect", "single-az"], timeout=30)
-        cell_runner.wait_healthy(a1, "single-az", 60)
+        replication.connect()
+        replication.wait_healthy(60)
     assert_pair_clean(cell_runner, "single-az")
 
 
@@ -166,14 +167,15 @@ def test_missing_fio_is_a_clear_error_and_the_impairment_is_removed(cell_runner:
 
 def test_device_guard_refuses_backing_disk_and_filesystems(cell_runner: CellRunner) -> None:
     a1 = cell_runner.pool.get("a1")
-    backing = probe_device(a1, "/dev/ubda", "single-az")
+    replication = cell_runner.replication("single-az", "a1")
+    backing = probe_device(a1, "/dev/ubda", replication)
     problems = evaluate_drbd_target(backing, expected_device="/dev/drbd0", needed_bytes=1)
     assert any("backing device" in p for p in problems) and any("held by drbd0" in p for p in problems)
     # a scratch disk with a mounted filesystem: everything about it is refused
     a1.run(["mkfs.ext4", "-q", "-F", "/dev/ubdc"], timeout=120)
     a1.run_script("mkdir -p /mnt/itest && mount /dev/ubdc /mnt/itest", timeout=60)
     try:
-        facts = probe_device(a1, "/dev/ubdc", "single-az")
+        facts = probe_device(a1, "/dev/ubdc", replication)
         problems = evaluate_drbd_target(facts, expected_device="/dev/drbd0", needed_bytes=1)
         assert any("mounted at /mnt/itest" in p for p in problems)
         assert any("TYPE=ext4" in p for p in problems)
@@ -181,7 +183,7 @@ def test_device_guard_refuses_backing_disk_and_filesystems(cell_runner: CellRunn
     finally:
         # the test's own filesystem on the lab's own scratch disk
         a1.run_script("umount /mnt/itest; wipefs -q -a /dev/ubdc", timeout=60)
-    good = probe_device(a1, "/dev/drbd0", "single-az")
+    good = probe_device(a1, "/dev/drbd0", replication)
     assert evaluate_drbd_target(good, expected_device="/dev/drbd0", needed_bytes=64 << 20) == []
     assert evaluate_drbd_target(good, expected_device="/dev/drbd0", needed_bytes=8 << 30)[0].startswith("is 2147")
 

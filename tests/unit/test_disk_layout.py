@@ -101,7 +101,7 @@ def _facts(**changes: object) -> DeviceFacts:
         "partitions": (),
         "signature": "",
         "sh_dev": None,
-        "sh_ll_dev": None,
+        "backing": (),
         "probe_errors": (),
     }
     base.update(changes)

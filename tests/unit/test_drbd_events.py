@@ -1,4 +1,4 @@
-"""events2 parsing, formatting and the fold into ResourceState (harness.drbd.events)."""
+"""events2 parsing, formatting (harness.drbd.events) and the fold into ResourceState (harness.drbd.fold)."""
 
 from __future__ import annotations
 
@@ -10,17 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.drbd.errors import DrbdOutputError
-from harness.drbd.events import (
-    Diff,
-    Event,
-    EventFold,
-    Value,
-    fold_events,
-    format_event,
-    parse_event_line,
-    parse_events,
-    resource_from_events2,
-)
+from harness.drbd.events import Diff, Event, Value, format_event, parse_event_line, parse_events
+from harness.drbd.fold import EventFold, fold_events, resource_from_events2
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "drbd"
 EVENTS2_FILES = sorted(p.name for p in DATA.glob("*events2*.txt"))

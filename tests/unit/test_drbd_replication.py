@@ -1,115 +1,84 @@
-"""The replication seam and DrbdReplication over a runner (harness.drbd.replication).
+"""DRBD behind the replication seam (harness.drbd.replication, harness.drbd.watch, harness.replication).
 
-The fake runner replays outputs recorded in the lab (tests/data/drbd); it never makes DRBD
-output up.  The watcher's shell scripts are also run for real on this machine, with a stand-in
-``drbdsetup`` that prints a recorded stream, to check the detach / pid / kill logic.
+The nodes are the shared doubles (tests/doubles.py): they replay outputs recorded in the lab
+(tests/data/drbd) and never make DRBD output up.  The watcher's shell scripts are also run for
+real on this machine, with a stand-in ``drbdsetup`` that prints a recorded stream, to check the
+detach / pid / kill logic.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness.drbd.errors import DrbdNotReady, DrbdOutputError
-from harness.drbd.events import resource_from_events2
-from harness.drbd.replication import (
-    DrbdReplication,
-    EventWatch,
-    NoReplication,
-    Replication,
-    watch_paths,
-)
+from harness.drbd.fold import resource_from_events2
+from harness.drbd.replication import DrbdReplication
 from harness.drbd.state import Connection, ResourceState
+from harness.drbd.watch import EventWatch, watch_paths
 from harness.errors import ConfigError, RefusedError
-from harness.remote import CommandFailed, CommandResult, CommandTimeout, ConnectionLost
+from harness.remote import CommandResult, CommandTimeout, ConnectionLost
+from harness.replication import Replication, read_backing_devices, read_product_version, replication_for
+from tests.doubles import DATA, LAB, Answer, FakeClock, FakeRunner, LocalRunner, data, recorded_replication
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "drbd"
 RES = "single-az"
 EVENTS_NOW = ("drbdsetup", "events2", "--now", "--statistics", RES)
-ONELINERS = (DATA / "84-drbdadm-oneliners.txt").read_text().splitlines()
+ONELINERS = data("drbd/84-drbdadm-oneliners.txt").splitlines()
 
 
 def read(name: str) -> str:
-    return (DATA / name).read_text()
+    return data(f"drbd/{name}")
 
 
-def ok(stdout: str, node: str = "a1") -> CommandResult:
-    return CommandResult(node, "recorded", 0, stdout, "", 0.01)
+def events_node(*files: str) -> FakeRunner:
+    return FakeRunner("a1", argv={EVENTS_NOW: [Answer(read(f)) for f in files]})
 
 
-Reply = CommandResult | Exception
+# -- the factory -------------------------------------------------------------------------------
+def test_the_factory_gives_each_side_of_a_pair_its_replicated_device() -> None:
+    pair = LAB.pairs["single-az"]
+    primary: Replication = replication_for(pair, FakeRunner("a1"))
+    secondary = replication_for(pair, FakeRunner("a2"))
+    assert (primary.node, primary.resource, primary.device) == ("a1", "single-az", "/dev/drbd0")
+    assert secondary.node == "a2"
+    with pytest.raises(ConfigError, match="in no side of the pair"):
+        replication_for(pair, FakeRunner("b1"))
 
 
-@dataclass
-class FakeRunner:
-    """Answers each argv with recorded outputs, in order (the last one repeats)."""
-
-    name: str = "a1"
-    replies: dict[tuple[str, ...], list[Reply]] = field(default_factory=dict)
-    script_replies: list[str] = field(default_factory=list)
-    calls: list[tuple[str, ...]] = field(default_factory=list)
-    timeouts: list[float] = field(default_factory=list)
-    scripts: list[str] = field(default_factory=list)
-
-    def run(self, argv: Sequence[str], *, timeout: float, check: bool = True, sudo: bool = True) -> CommandResult:
-        key = tuple(argv)
-        self.calls.append(key)
-        self.timeouts.append(timeout)
-        queue = self.replies.get(key)
-        assert queue, f"unexpected command {key}"
-        reply = queue.pop(0) if len(queue) > 1 else queue[0]
-        if isinstance(reply, Exception):
-            raise reply
-        if check and reply.exit_code != 0:
-            raise CommandFailed(reply)
-        return reply
-
-    def run_script(self, script: str, *, timeout: float, check: bool = True, sudo: bool = True) -> CommandResult:
-        self.scripts.append(script)
-        assert self.script_replies, "unexpected script"
-        return ok(self.script_replies.pop(0), self.name)
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.sleeps: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-
-
-def drbd(runner: FakeRunner, clock: FakeClock | None = None, **kwargs: object) -> DrbdReplication:
-    clock = clock or FakeClock()
-    return DrbdReplication(runner, RES, clock=clock, sleep=clock.sleep, **kwargs)  # type: ignore[arg-type]
-
-
-def events_runner(*files: str) -> FakeRunner:
-    return FakeRunner(replies={EVENTS_NOW: [ok(read(f)) for f in files]})
+def test_node_wide_probes_read_recorded_output() -> None:
+    assert read_product_version(read("84-proc-drbd-connected.txt")) == "8.4.11"
+    assert read_product_version("") == "unknown"
+    assert read_backing_devices(f"{ONELINERS[1]}\n\n") == ["/dev/ubda"]
 
 
 # -- state -------------------------------------------------------------------------------------
 def test_state_and_healthy() -> None:
-    replication = drbd(events_runner("84-events2-now-primary-connected.txt"))
+    replication = recorded_replication(events_node("84-events2-now-primary-connected.txt"))
     state = replication.state()
     assert state.describe() == "Connected UpToDate/UpToDate Primary/Secondary"
+    assert state.words == ("Connected", "UpToDate/UpToDate", "Primary/Secondary")
+    assert state.connected
     assert replication.healthy()
     assert replication.node == "a1"
 
 
+def test_state_probe_and_reader_ride_in_a_callers_round_trip() -> None:
+    replication = recorded_replication(FakeRunner("a1"))
+    assert tuple(replication.state_probe()) == EVENTS_NOW
+    state = replication.read_state(read("84-events2-now-primary-standalone.txt"))
+    assert state is not None and not state.connected and not state.healthy
+    assert replication.read_state(read("9-events2-no-resources.txt")) is None
+
+
 def test_unknown_resource() -> None:
-    replication = drbd(events_runner("9-events2-no-resources.txt"))
+    replication = recorded_replication(events_node("9-events2-no-resources.txt"))
     with pytest.raises(DrbdNotReady, match="a1: DRBD resource single-az is not configured"):
         replication.state()
     assert not replication.healthy()
@@ -117,22 +86,22 @@ def test_unknown_resource() -> None:
 
 def test_wait_healthy_polls_until_healthy() -> None:
     clock = FakeClock()
-    runner = events_runner(
+    node = events_node(
         "84-events2-now-primary-standalone.txt",
         "84-events2-now-primary-syncsource.txt",
         "84-events2-now-primary-connected.txt",
     )
-    state = drbd(runner, clock).wait_healthy(30)
+    state = recorded_replication(node, clock=clock).wait_healthy(30)
     assert state.healthy
-    assert len(runner.calls) == 3
+    assert len(node.calls) == 3
     assert clock.sleeps == [1.0, 1.0]
 
 
 def test_wait_healthy_deadline_names_node_resource_and_last_state() -> None:
     clock = FakeClock()
-    runner = events_runner("84-events2-now-primary-syncsource.txt")
+    node = events_node("84-events2-now-primary-syncsource.txt")
     with pytest.raises(DrbdNotReady) as info:
-        drbd(runner, clock).wait_healthy(5)
+        recorded_replication(node, clock=clock).wait_healthy(5)
     assert str(info.value) == (
         "a1: DRBD resource single-az not healthy after 5 s; last state: SyncSource UpToDate/Inconsistent "
         "Primary/Secondary out-of-sync:306980KiB (replication to peer volume 0 is SyncSource; "
@@ -140,24 +109,24 @@ def test_wait_healthy_deadline_names_node_resource_and_last_state() -> None:
     )
     assert info.value.exit_code == 3
     assert clock.now == pytest.approx(1005.0)
-    assert all(t <= 30 for t in runner.timeouts)
+    assert all(t <= 30 for t in node.timeouts)
 
 
 def test_wait_healthy_on_standalone_explains_it_does_not_heal() -> None:
     with pytest.raises(DrbdNotReady, match=r"StandAlone does not reconnect by itself.*drbdadm connect single-az"):
-        drbd(events_runner("84-events2-now-primary-standalone.txt")).wait_healthy(2)
+        recorded_replication(events_node("84-events2-now-primary-standalone.txt")).wait_healthy(2)
 
 
 def test_wait_healthy_with_out_of_sync_baseline() -> None:
-    runner = FakeRunner(
-        replies={
+    node = FakeRunner(
+        "a1",
+        argv={
             ("drbdsetup", "events2", "--now", "--statistics", "some-resource"): [
-                ok(read("9-events2-create-change-statistics.txt"))
+                Answer(read("9-events2-create-change-statistics.txt"))
             ]
-        }
+        },
     )
-    clock = FakeClock()
-    replication = DrbdReplication(runner, "some-resource", clock=clock, sleep=clock.sleep)
+    replication = recorded_replication(node, "some-resource")
     assert replication.wait_healthy(1).out_of_sync_kib == 25
     with pytest.raises(DrbdNotReady, match="out-of-sync 25 KiB > 0 KiB"):
         replication.wait_healthy(1, max_out_of_sync_kib=0)
@@ -165,25 +134,22 @@ def test_wait_healthy_with_out_of_sync_baseline() -> None:
 
 def test_wait_healthy_retries_failed_probes() -> None:
     timeout = CommandTimeout("a1", "drbdsetup events2 --now --statistics single-az", 30)
-    runner = FakeRunner(replies={EVENTS_NOW: [timeout, ok(read("84-events2-now-primary-connected.txt"))]})
-    assert drbd(runner).wait_healthy(10).healthy
+    node = FakeRunner("a1", argv={EVENTS_NOW: [timeout, Answer(read("84-events2-now-primary-connected.txt"))]})
+    assert recorded_replication(node).wait_healthy(10).healthy
 
 
 def test_wait_healthy_reports_the_last_probe_error() -> None:
     # The message drbdsetup prints without the kernel module (ecosystem.md §4.1, verified).
-    failed = CommandResult(
-        "a1", "drbdsetup events2 --now --statistics single-az", 20, "", "Failed to modprobe drbd", 0.1
-    )
-    runner = FakeRunner(replies={EVENTS_NOW: [failed]})
+    node = FakeRunner("a1", argv={EVENTS_NOW: [Answer(rc=20, stderr="Failed to modprobe drbd")]})
     with pytest.raises(DrbdNotReady, match=r"last probe failed: .*Failed to modprobe drbd"):
-        drbd(runner).wait_healthy(3)
+        recorded_replication(node).wait_healthy(3)
 
 
 def test_wait_healthy_does_not_retry_a_lost_connection() -> None:
-    runner = FakeRunner(replies={EVENTS_NOW: [ConnectionLost("a1", "reset by peer")]})
+    node = FakeRunner("a1", argv={EVENTS_NOW: [ConnectionLost("a1", "reset by peer")]})
     with pytest.raises(ConnectionLost):
-        drbd(runner).wait_healthy(60)
-    assert len(runner.calls) == 1
+        recorded_replication(node).wait_healthy(60)
+    assert len(node.calls) == 1
 
 
 def test_split_brain_fails_at_once() -> None:
@@ -197,182 +163,189 @@ def test_split_brain_fails_at_once() -> None:
 
     clock = FakeClock()
     with pytest.raises(DrbdNotReady, match=r"split brain.*does not resolve it"):
-        SplitBrained(FakeRunner(), RES, clock=clock, sleep=clock.sleep).wait_healthy(300)
+        SplitBrained(FakeRunner("a1"), RES, clock=clock, sleep=clock.sleep).wait_healthy(300)
     assert clock.sleeps == []
 
 
 # -- devices, versions, roles ------------------------------------------------------------------
 def test_device_resolution_and_safety() -> None:
-    runner = FakeRunner(
-        replies={
-            ("drbdadm", "sh-dev", RES): [ok(ONELINERS[0] + "\n")],
-            ("drbdadm", "sh-ll-dev", RES): [ok(ONELINERS[1] + "\n")],
-        }
+    node = FakeRunner(
+        "a1",
+        argv={
+            ("drbdadm", "sh-dev", RES): [Answer(ONELINERS[0] + "\n")],
+            ("drbdadm", "sh-ll-dev", RES): [Answer(ONELINERS[1] + "\n")],
+        },
     )
-    assert drbd(runner).device == "/dev/drbd0"
-    assert drbd(runner, device="/dev/drbd0").resolve_device() == "/dev/drbd0"
-    assert drbd(runner).backing_device() == "/dev/ubda"
+    assert DrbdReplication(node, RES).device == "/dev/drbd0"
+    assert recorded_replication(node).resolve_device() == "/dev/drbd0"
+    assert recorded_replication(node).backing_device() == "/dev/ubda"
     with pytest.raises(RefusedError, match="inventory says /dev/drbd1"):
-        drbd(runner, device="/dev/drbd1").resolve_device()
-    bad = FakeRunner(replies={("drbdadm", "sh-dev", RES): [ok(ONELINERS[1] + "\n")]})
+        recorded_replication(node, device="/dev/drbd1").resolve_device()
+    bad = FakeRunner("a1", argv={("drbdadm", "sh-dev", RES): [Answer(ONELINERS[1] + "\n")]})
     with pytest.raises(DrbdOutputError, match="not /dev/drbdN"):
-        drbd(bad).resolve_device()
+        DrbdReplication(bad, RES).resolve_device()
+
+
+def test_identity_probes_name_the_device_and_what_backs_it() -> None:
+    replication = recorded_replication(FakeRunner("a1"))
+    probes = replication.identity_probes()
+    assert sorted(map(tuple, probes.values())) == [("drbdadm", "sh-dev", RES), ("drbdadm", "sh-ll-dev", RES)]
+
+    def result(argv: list[str], answer: Answer) -> CommandResult:
+        return CommandResult("a1", " ".join(argv), answer.rc, answer.stdout, answer.stderr, 0.0)
+
+    answers = [Answer(ONELINERS[0] + "\n"), Answer(ONELINERS[1] + "\n")]
+    results = {name: result(argv, a) for (name, argv), a in zip(probes.items(), answers, strict=True)}
+    assert replication.read_identity(results) == ("/dev/drbd0", ("/dev/ubda",))
+    unknown = [Answer(rc=10, stderr="'single-az' not defined"), Answer(rc=10)]
+    results = {name: result(argv, a) for (name, argv), a in zip(probes.items(), unknown, strict=True)}
+    assert replication.read_identity(results) == (None, ())
 
 
 @pytest.mark.parametrize("device", ["/dev/vda", "/dev/drbd0;reboot", "drbd0", "/dev/drbd/by-res/r0/0"])
 def test_inventory_device_must_be_a_drbd_minor(device: str) -> None:
     with pytest.raises(ConfigError):
-        drbd(FakeRunner(), device=device)
+        recorded_replication(FakeRunner("a1"), device=device)
 
 
 def test_version_and_show() -> None:
-    runner = FakeRunner(
-        replies={
-            ("drbdadm", "--version"): [ok("\n".join(ONELINERS[5:8]) + "\n")],
-            ("drbdsetup", "show", RES): [ok(read("84-drbdsetup-show.txt"))],
-        }
+    node = FakeRunner(
+        "a1",
+        argv={
+            ("drbdadm", "--version"): [Answer("\n".join(ONELINERS[5:8]) + "\n")],
+            ("drbdsetup", "show", RES): [Answer(read("84-drbdsetup-show.txt"))],
+        },
     )
-    replication = drbd(runner)
+    replication = recorded_replication(node)
     assert replication.version().kernel == "8.4.11"
     assert "10.213.1.12:7789" in replication.show()
 
 
 def test_promote_and_demote_check_the_role() -> None:
-    runner = FakeRunner(
-        replies={
-            ("drbdadm", "primary", RES): [ok("")],
-            ("drbdadm", "secondary", RES): [ok("")],
+    node = FakeRunner(
+        "a1",
+        argv={
+            ("drbdadm", "primary", RES): [Answer()],
+            ("drbdadm", "secondary", RES): [Answer()],
             EVENTS_NOW: [
-                ok(read("84-events2-now-primary-connected.txt")),
-                ok(read("84-events2-now-primary-connected.txt")),
-                ok(read("84-events2-now-secondary-connected.txt")),
+                Answer(read("84-events2-now-primary-connected.txt")),
+                Answer(read("84-events2-now-primary-connected.txt")),
+                Answer(read("84-events2-now-secondary-connected.txt")),
             ],
-        }
+        },
     )
-    replication = drbd(runner)
+    replication = recorded_replication(node)
     assert replication.promote().role == "Primary"
     with pytest.raises(DrbdNotReady, match="is Primary, expected Secondary"):
         replication.demote()
     assert replication.demote().role == "Secondary"
-    assert ("drbdadm", "primary", RES) in runner.calls
-    assert not any("--force" in call for call in runner.calls)
+    assert "drbdadm primary single-az" in node.calls
+    assert not node.ran("--force")
+    # a role change may take a while on a busy node: it gets a longer deadline than a query
+    assert node.timeouts[node.calls.index("drbdadm primary single-az")] == 60
 
 
 def test_connection_changes_run_only_the_plain_commands() -> None:
-    runner = FakeRunner(
-        replies={
-            (cmd, *args): [ok("")]
-            for cmd, *args in [("drbdadm", c, RES) for c in ("disconnect", "connect", "down", "up")]
-        }
-    )
-    replication = drbd(runner)
+    node = FakeRunner("a1", argv={("drbdadm", c, RES): [Answer()] for c in ("disconnect", "connect", "down", "up")})
+    replication = recorded_replication(node)
     replication.disconnect()
     replication.connect()
     replication.down()
     replication.up()
-    assert runner.calls == [("drbdadm", c, RES) for c in ("disconnect", "connect", "down", "up")]
+    assert node.calls == [f"drbdadm {c} single-az" for c in ("disconnect", "connect", "down", "up")]
+
+
+def test_ensure_up_brings_up_only_an_unconfigured_resource() -> None:
+    configured = events_node("84-events2-now-secondary-connected.txt")
+    recorded_replication(configured).ensure_up()
+    assert configured.calls == ["drbdsetup events2 --now --statistics single-az"]
+    after_boot = FakeRunner(
+        "a1",
+        argv={EVENTS_NOW: [Answer(read("9-events2-no-resources.txt"))], ("drbdadm", "up", RES): [Answer()]},
+    )
+    recorded_replication(after_boot).ensure_up()
+    assert after_boot.calls[-1] == "drbdadm up single-az"
 
 
 # -- the event watch (scripted) ----------------------------------------------------------------
-def test_start_watch_script() -> None:
-    runner = FakeRunner(script_replies=["4242\n"])
-    watch = drbd(runner).start_watch("run-1", max_duration_s=119.5)
+def test_watch_plan_and_start_script() -> None:
+    watch = recorded_replication(FakeRunner("a1")).watch("run-1", "single-az-randwrite-4k", max_duration_s=119.5)
     assert watch == EventWatch(
-        "a1",
-        RES,
-        "run-1",
-        "/run/harness/run-1/events-single-az.log",
-        "/run/harness/run-1/events-single-az.pid",
-        4242,
-        119.5,
+        "a1", RES, "/run/harness/run-1", "/run/harness/run-1/events-single-az-randwrite-4k.log", 119.5
     )
-    (script,) = runner.scripts
+    # where the leftover sweep looks for watchers (harness.safety.leftovers)
+    assert watch.pid_path == "/run/harness/run-1/events-single-az-randwrite-4k.log.pid"
+    script = watch.start_script()
     assert "mkdir -p /run/harness/run-1" in script
     assert "setsid sh -c" in script
     assert "timeout --kill-after=5 120 drbdsetup events2 --timestamps --statistics single-az" in script
-    assert "> /run/harness/run-1/events-single-az.log 2>&1 < /dev/null" in script
+    assert "> /run/harness/run-1/events-single-az-randwrite-4k.log 2>&1" in script
 
 
 @pytest.mark.parametrize("run_id", ["", "..", ".hidden", "-x", "a/b", "a b", "r;reboot", "x" * 65])
-def test_start_watch_refuses_bad_run_ids(run_id: str) -> None:
-    runner = FakeRunner()
+def test_watch_refuses_bad_run_ids(run_id: str) -> None:
     with pytest.raises(ConfigError):
-        drbd(runner).start_watch(run_id, max_duration_s=60)
-    assert runner.scripts == []
+        recorded_replication(FakeRunner("a1")).watch(run_id, "c", max_duration_s=60)
+
+
+@pytest.mark.parametrize("name", ["", "..", "a/b", "a b", "c;reboot"])
+def test_watch_refuses_bad_names(name: str) -> None:
+    with pytest.raises(ConfigError):
+        watch_paths("r1", name)
 
 
 @pytest.mark.parametrize("duration", [0, -1, 86401])
-def test_start_watch_refuses_bad_durations(duration: float) -> None:
+def test_watch_refuses_bad_durations(duration: float) -> None:
     with pytest.raises(ConfigError):
-        drbd(FakeRunner()).start_watch("r1", max_duration_s=duration)
-
-
-def test_start_watch_without_pid() -> None:
-    with pytest.raises(DrbdOutputError, match="did not report a pid"):
-        drbd(FakeRunner(script_replies=["\n"])).start_watch("r1", max_duration_s=60)
+        recorded_replication(FakeRunner("a1")).watch("r1", "c", max_duration_s=duration)
 
 
 def _watch(max_duration_s: float = 60) -> EventWatch:
-    _, log, pid = watch_paths("r1", RES)
-    return EventWatch("a1", RES, "r1", log, pid, 4242, max_duration_s)
+    return recorded_replication(FakeRunner("a1")).watch("r1", "c", max_duration_s=max_duration_s)
 
 
 @pytest.mark.parametrize(
     ("alive", "capture", "valid", "reason"),
     [
-        ("1", "84-events2-now-primary-connected.txt", True, "single-az stayed Connected"),
+        ("1", "84-events2-now-primary-connected.txt", True, "DRBD stayed Connected/UpToDate"),
         (
             "1",
             "84-events2-stream-primary-disconnect-resync.txt",
             False,
+            "DRBD state changed during the run: inconclusive: single-az: connection to peer left Connected: "
             "Connected -> Disconnecting at 2026-11-21T09:48:02",
         ),
-        ("0", "84-events2-now-primary-connected.txt", False, "event watcher on a1 had exited before the window ended"),
+        ("0", "84-events2-now-primary-connected.txt", False, "event watcher of single-az on a1 had exited before"),
         ("0", "84-events2-stream-primary-disconnect-resync.txt", False, "Connected -> Disconnecting"),
     ],
 )
-def test_stop_watch_verdicts(alive: str, capture: str, valid: bool, reason: str) -> None:
-    runner = FakeRunner(script_replies=[f"harness-watch alive={alive}\n" + read(capture)])
-    report = drbd(runner).stop_watch(_watch())
-    assert report.verdict.valid is valid
-    assert reason in report.verdict.reason
-    assert report.capture == read(capture)
-    assert report.watcher_alive_at_stop is (alive == "1")
-    assert len(report.events) == len([line for line in read(capture).splitlines() if line])
-    (script,) = runner.scripts
+def test_the_window_verdict(alive: str, capture: str, valid: bool, reason: str) -> None:
+    verdict = _watch().judge(f"harness-watch alive={alive}\n" + read(capture))
+    assert verdict.valid is valid
+    assert reason in verdict.reason
+
+
+def test_an_empty_or_foreign_capture_is_inconclusive() -> None:
+    assert _watch().judge("harness-watch alive=1\n").reason == "no DRBD events captured during the run"
+    assert _watch().judge("").reason == "no DRBD events captured during the run"
+    garbage = _watch().judge("sh: 1: cannot create /run/harness/r1/x: Permission denied\n")
+    assert not garbage.valid and "cannot read the event stream" in garbage.reason
+
+
+def test_stop_script_signals_only_our_watcher() -> None:
+    script = _watch().stop_script()
     assert 'grep -q drbdsetup "/proc/$pid/cmdline"' in script
-    assert "rm -f /run/harness/r1/events-single-az.pid" in script
+    assert 'pkill -TERM -s "$pid"' in script
+    assert "rm -f /run/harness/r1/events-c.log.pid" in script
 
 
-def test_stop_watch_rejects_foreign_paths_and_garbage() -> None:
-    forged = replace(_watch(), log_path="/etc/shadow")
-    with pytest.raises(ConfigError):
-        drbd(FakeRunner()).stop_watch(forged)
-    with pytest.raises(DrbdOutputError):
-        drbd(FakeRunner(script_replies=["sh: 1: cannot create\n"])).stop_watch(_watch())
+@given(st.sampled_from(["1", "0"]), st.text(alphabet="abc:- \n", max_size=40))
+def test_any_output_gets_a_verdict_never_an_exception(alive: str, tail: str) -> None:
+    verdict = _watch().judge(f"harness-watch alive={alive}\n{tail}")
+    assert isinstance(verdict.valid, bool) and verdict.reason
 
 
 # -- the watch scripts, run for real with a stand-in drbdsetup ---------------------------------
-@dataclass
-class LocalRunner:
-    """Runs scripts with the local /bin/sh (no sudo, no SSH): only for the watch scripts."""
-
-    env: dict[str, str]
-    name: str = "local"
-
-    def run(self, argv: Sequence[str], *, timeout: float, check: bool = True, sudo: bool = True) -> CommandResult:
-        raise AssertionError("only scripts are expected")
-
-    def run_script(self, script: str, *, timeout: float, check: bool = True, sudo: bool = True) -> CommandResult:
-        done = subprocess.run(
-            ["sh", "-c", script], env=self.env, capture_output=True, text=True, timeout=timeout, check=False
-        )
-        result = CommandResult(self.name, "sh", done.returncode, done.stdout, done.stderr, 0.0)
-        if check and done.returncode != 0:
-            raise CommandFailed(result)
-        return result
-
-
 def _process_gone(pid: int) -> bool:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -405,60 +378,42 @@ def local_drbd(tmp_path: Path) -> tuple[LocalRunner, Path]:
         "PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}",
         "FAKE_DRBDSETUP_PID": str(tmp_path / "drbdsetup.pid"),
     }
-    return LocalRunner(env), tmp_path
+    return LocalRunner("a1", env=env), tmp_path
+
+
+def _session_of(pid_path: Path) -> int:
+    assert _wait(lambda: pid_path.exists() and pid_path.read_text().strip().isdigit(), 5)
+    return int(pid_path.read_text())
 
 
 def test_watch_scripts_detach_capture_and_stop(local_drbd: tuple[LocalRunner, Path]) -> None:
     runner, tmp = local_drbd
-    runner.env["FAKE_CAPTURE"] = str(DATA / "84-events2-stream-primary-disconnect-resync.txt")
-    replication = DrbdReplication(runner, RES, watch_root=str(tmp / "run"))
-    watch = replication.start_watch("run-1", max_duration_s=30)
+    runner.env["FAKE_CAPTURE"] = str(DATA / "drbd" / "84-events2-stream-primary-disconnect-resync.txt")
+    replication = recorded_replication(runner, watch_root=str(tmp / "run"))
+    watch = replication.watch("run-1", "cell-1", max_duration_s=30)
+    runner.run_script(watch.start_script(), timeout=10)
     log = Path(watch.log_path)
     expected = read("84-events2-stream-primary-disconnect-resync.txt")
     assert _wait(lambda: log.exists() and log.read_text() == expected, 5)
+    session = _session_of(Path(watch.pid_path))
     inner_pid = int((tmp / "drbdsetup.pid").read_text())
-    assert not _process_gone(watch.pid or 0)
+    assert not _process_gone(session)
 
-    report = replication.stop_watch(watch)
-    assert report.watcher_alive_at_stop
-    assert report.capture == expected
-    assert "Connected -> Disconnecting at 2026-11-21T09:48:02.743260+00:00" in report.verdict.reason
-    assert _wait(lambda: _process_gone(watch.pid or 0) and _process_gone(inner_pid), 5)
+    verdict = watch.judge(runner.run_script(watch.stop_script(), timeout=10).stdout)
+    assert "Connected -> Disconnecting at 2026-11-21T09:48:02.743260+00:00" in verdict.reason
+    assert _wait(lambda: _process_gone(session) and _process_gone(inner_pid), 5)
     assert not Path(watch.pid_path).exists()
-    assert oct(Path(watch.log_path).parent.stat().st_mode & 0o777) == "0o700"
+    assert oct(log.parent.stat().st_mode & 0o777) == "0o700"
 
 
 def test_watch_stops_itself_at_its_deadline(local_drbd: tuple[LocalRunner, Path]) -> None:
     runner, tmp = local_drbd
-    runner.env["FAKE_CAPTURE"] = str(DATA / "84-events2-now-primary-connected.txt")
-    replication = DrbdReplication(runner, RES, watch_root=str(tmp / "run"))
-    watch = replication.start_watch("run-2", max_duration_s=1)
-    assert _wait(lambda: _process_gone(watch.pid or 0), 10)
-    report = replication.stop_watch(watch)
-    assert not report.watcher_alive_at_stop
-    assert not report.verdict.valid
-    assert "had exited before the window ended" in report.verdict.reason
-
-
-# -- the seam ----------------------------------------------------------------------------------
-def test_both_implementations_fit_the_protocol() -> None:
-    impls: list[Replication] = [drbd(events_runner("84-events2-now-primary-connected.txt")), NoReplication("/dev/vdb")]
-    assert [r.state().healthy for r in impls] == [True, True]
-    assert [r.device for r in impls[1:]] == ["/dev/vdb"]
-
-
-def test_no_replication() -> None:
-    plain = NoReplication("/dev/nvme1n1", node="b1")
-    assert plain.wait_healthy(10).describe() == "plain device /dev/nvme1n1 (no replication)"
-    assert plain.promote().out_of_sync_kib == 0
-    assert plain.demote().role == "Primary"
-    assert plain.healthy()
-    report = plain.stop_watch(plain.start_watch("r1", max_duration_s=60))
-    assert report.verdict.valid
-    assert report.events == ()
-
-
-@pytest.mark.parametrize("device", ["vdb", "/dev/../etc/passwd", "/dev/vdb;reboot", "/tmp/x"])
-def test_no_replication_refuses_odd_paths(device: str) -> None:
-    with pytest.raises(ConfigError):
-        NoReplication(device)
+    runner.env["FAKE_CAPTURE"] = str(DATA / "drbd" / "84-events2-now-primary-connected.txt")
+    replication = recorded_replication(runner, watch_root=str(tmp / "run"))
+    watch = replication.watch("run-2", "cell-2", max_duration_s=1)
+    runner.run_script(watch.start_script(), timeout=10)
+    session = _session_of(Path(watch.pid_path))
+    assert _wait(lambda: _process_gone(session), 10)
+    verdict = watch.judge(runner.run_script(watch.stop_script(), timeout=10).stdout)
+    assert not verdict.valid
+    assert "had exited before the window ended" in verdict.reason

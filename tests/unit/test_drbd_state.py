@@ -1,4 +1,4 @@
-"""ResourceState derived properties, /proc/drbd and status --json (harness.drbd.state)."""
+"""ResourceState derived properties (harness.drbd.state), /proc/drbd (procfs) and status --json (status_json)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.drbd.errors import DrbdOutputError
-from harness.drbd.events import resource_from_events2
-from harness.drbd.state import (
-    DrbdadmWords,
-    ResourceState,
-    parse_proc_drbd,
-    parse_status_json,
-)
+from harness.drbd.fold import resource_from_events2
+from harness.drbd.procfs import parse_proc_drbd
+from harness.drbd.state import DrbdadmWords, ResourceState
+from harness.drbd.status_json import parse_status_json
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "drbd"
 

@@ -7,17 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.drbd.provision import render_conf as render_drbd_conf
 from harness.errors import ConfigError
 from harness.inventory import Inventory, load_inventory, parse_inventory
-from harness.lab.topology import (
-    ROUTER,
-    build_topology,
-    guest_cpus,
-    render_boot_script,
-    render_drbd_conf,
-    router_link_commands,
-    uml_argv,
-)
+from harness.lab.render import render_boot_script, router_link_commands, uml_argv
+from harness.lab.topology import ROUTER, build_topology, guest_cpus
 
 LAB = Path(__file__).resolve().parents[2] / "inventories" / "lab.yaml"
 

@@ -1,11 +1,12 @@
 """The fault and bad-input table of reliability.md §4, row by row, at unit level.
 
 Every test is named ``test_case_NN_<short name>`` after its row (tests/RELIABILITY_CASES.md
-maps all 35 rows to these tests and to the lab integration tests).  Nodes are played by
-:class:`FakeRunner`, which implements the :class:`~harness.remote.Runner` protocol, answers
-with outputs recorded in ``tests/data`` (DRBD, tc, fio), unpacks ``run_batch`` round trips
-into their single commands, and records every command the code asked for, so a test can
-assert that nothing mutating was sent.  Where no recording exists (``ip -o addr``, ``tc -V``,
+maps all 35 rows to these tests and to the lab integration tests).  Nodes are played by the
+shared doubles of ``tests/doubles.py``: :class:`FakeRunner` answers with outputs recorded in
+``tests/data`` (DRBD, tc, fio), unpacks ``run_batch`` round trips into their single commands,
+and records every command the code asked for, so a test can assert that nothing mutating was
+sent; the replication seam is the real DRBD implementation over such a node.  Where no
+recording exists (``ip -o addr``, ``tc -V``,
 ``$SSH_CONNECTION``, sudo's refusal, a missing tool), the answer is marked *constructed*.
 A few tests run read-only probes for real on this machine (:class:`LocalRunner`), or talk to
 an in-process paramiko SSH server on 127.0.0.1; none touches the lab or its namespace.
@@ -26,7 +27,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import cast, get_args
@@ -43,16 +44,17 @@ from paramiko.common import AUTH_FAILED
 import harness.cli
 import harness.connections
 from harness.cell import CellRunner, CellSpec
+from harness.cell.failover import FailoverResult, _verify, verify_workload
+from harness.cell.fault import check_rtt
+from harness.cell.judge import validity
 from harness.connections import ConnectionPool
 from harness.drbd.audit import AuditPlan, Risk, audit_dump, audit_managers, audit_show
-from harness.drbd.commands import FORBIDDEN_TOKENS
 from harness.drbd.errors import DrbdNotReady
-from harness.drbd.events import resource_from_events2
-from harness.drbd.replication import DrbdReplication
+from harness.drbd.fold import resource_from_events2
+from harness.drbd.replication import BACKING_PROBE, DEVICE_PROBE, DrbdReplication
 from harness.drbd.state import Connection, ResourceState
 from harness.drbd.validity import check_capture
 from harness.errors import ConfigError, HarnessError, RefusedError
-from harness.failover import FailoverResult, _verify, verify_workload
 from harness.fio.command import build_fio_argv, check_safe_path
 from harness.fio.result import parse_fio_json
 from harness.fio.runner import FioFailed, FioRunner, fio_deadline_s
@@ -84,17 +86,21 @@ from harness.safety.lock import ClusterLock, LockHeld, LockOwner, local_owner, r
 from harness.safety.preflight import Finding, PreflightReport, run_preflight
 from harness.samples import SampleStore
 from harness.sysrq import SysrqCrasher
+from tests.doubles import (
+    LAB,
+    ROOT,
+    Answer,
+    FakePool,
+    FakeRunner,
+    LocalRunner,
+    data,
+    forbidden,
+    mutations,
+    recorded_replication,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT / "tests" / "data"
-LAB = load_inventory(ROOT / "inventories" / "lab.yaml")
 RUN_ID = "20261121-101500-ab12"
 OTHER_RUN_ID = "20261121-094500-cd34"
-
-
-def data(rel: str) -> str:
-    return (DATA / rel).read_text()
-
 
 #: drbdadm one-liners recorded on a1 (tests/data/drbd/README.md): sh-dev, sh-ll-dev, ...
 ONELINERS = data("drbd/84-drbdadm-oneliners.txt").splitlines()
@@ -126,145 +132,6 @@ pairs:
 """
 
 
-# ---------------------------------------------------------------------------------------------
-# the fake node
-# ---------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Answer:
-    """What a node printed for one command."""
-
-    stdout: str = ""
-    rc: int = 0
-    stderr: str = ""
-
-
-_MARK = "@@harness-batch@@"
-_BATCH_PART = re.compile(r"echo @@harness-batch@@begin:(\w+); (.*?) 2>\"\$d\.\d+\"; rc=\$\?;", re.S)
-
-
-def _batch_text(name: str, answer: Answer) -> str:
-    """Exactly what the batch script prints for one command (echo, output, printf, rc)."""
-    err = "".join(f"{line}\n" for line in answer.stderr.splitlines())
-    return f"{_MARK}begin:{name}\n{answer.stdout}\n{_MARK}stderr:{name}\n{err}{_MARK}rc:{name}:{answer.rc}\n"
-
-
-@dataclass
-class FakeRunner:
-    """A node that answers from tables and records every command it was asked to run.
-
-    ``argv``: replies per argv, in order (the last one repeats); ``batch``: replies per
-    ``run_batch`` command name; ``scripts``: (needle, reply) for other scripts, first match
-    wins.  ``calls`` holds every command as shell text, batch commands unpacked.
-    """
-
-    name: str
-    argv: dict[tuple[str, ...], list[Answer | BaseException]] = field(default_factory=dict)
-    batch: dict[str, Answer] = field(default_factory=dict)
-    scripts: list[tuple[str, Answer]] = field(default_factory=list)
-    calls: list[str] = field(default_factory=list)
-
-    def _result(self, command: str, answer: Answer, check: bool) -> CommandResult:
-        result = CommandResult(self.name, command, answer.rc, answer.stdout, answer.stderr, 0.01)
-        if check and answer.rc != 0:
-            raise CommandFailed(result)
-        return result
-
-    def run(self, argv: Sequence[str], *, timeout: float, check: bool = True, sudo: bool = True) -> CommandResult:
-        text = shlex.join(argv)
-        self.calls.append(text)
-        queue = self.argv.get(tuple(argv))
-        if not queue:
-            raise AssertionError(f"{self.name}: unexpected command {text}")
-        reply = queue.pop(0) if len(queue) > 1 else queue[0]
-        if isinstance(reply, BaseException):
-            raise reply
-        return self._result(text, reply, check)
-
-    def run_script(self, script: str, *, timeout: float, check: bool = True, sudo: bool = True) -> CommandResult:
-        parts = _BATCH_PART.findall(script)
-        if parts:
-            out = []
-            for name, command in parts:
-                self.calls.append(command)
-                if name not in self.batch:
-                    raise AssertionError(f"{self.name}: unexpected batch command {name}: {command}")
-                out.append(_batch_text(name, self.batch[name]))
-            return CommandResult(self.name, "batch", 0, "".join(out), "", 0.01)
-        self.calls.append(script)
-        for needle, answer in self.scripts:
-            if needle in script:
-                return self._result(script[:80], answer, check)
-        raise AssertionError(f"{self.name}: unexpected script {script[:300]!r}")
-
-
-#: Commands that change a node (tc, DRBD roles/connections, files, processes, fio itself).
-_MUTATING = re.compile(
-    r"\btc (?:qdisc|filter|class) (?:add|del|delete|replace|change)\b"
-    r"|\bdrbdadm (?:primary|secondary|disconnect|connect|down|up|adjust|invalidate\S*|resume-io)\b"
-    r"|--discard-my-data|--force\b|\bmkdir\b|\brm -|\bsystemd-run\b|\bsetsid\b|\bpkill\b"
-    r"|\bkill -(?:TERM|KILL|9)\b|\bfio --name|\bwipefs\b|\bmkfs|\btouch\b"
-)
-
-
-def mutations(*runners: FakeRunner) -> list[str]:
-    return [c for r in runners for c in r.calls if _MUTATING.search(c)]
-
-
-def forbidden(*runners: FakeRunner) -> list[str]:
-    """Commands carrying a DRBD repair/override token (SAFE-5)."""
-    return [c for r in runners for c in r.calls if set(c.split()) & FORBIDDEN_TOKENS]
-
-
-@dataclass
-class LocalRunner:
-    """Runs commands for real with this machine's /bin/sh (read-only probes only).  Removes the
-    stderr files a batch leaves in /tmp when it dies half-way (see the row 8 bug)."""
-
-    name: str = "local"
-    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
-    calls: list[str] = field(default_factory=list)
-
-    def run(self, argv: Sequence[str], *, timeout: float, check: bool = True, sudo: bool = True) -> CommandResult:
-        return self.run_script(shlex.join(argv), timeout=timeout, check=check, sudo=sudo)
-
-    def run_script(self, script: str, *, timeout: float, check: bool = True, sudo: bool = True) -> CommandResult:
-        self.calls.append(script)
-        with subprocess.Popen(
-            ["/bin/sh", "-c", script], env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        ) as proc:
-            try:
-                stdout, stderr = proc.communicate(timeout=timeout)
-            finally:
-                for leftover in Path("/tmp").glob(f".harness-batch.{proc.pid}.*"):
-                    leftover.unlink(missing_ok=True)
-        result = CommandResult(self.name, script[:80], proc.returncode, stdout, stderr, 0.0)
-        if check and proc.returncode != 0:
-            raise CommandFailed(result)
-        return result
-
-
-class FakePool:
-    """What run_preflight (and the crash code) needs from a ConnectionPool: ``get`` (which may
-    fail) and ``reset``."""
-
-    def __init__(self, nodes: dict[str, FakeRunner | HarnessError]) -> None:
-        self.nodes = nodes
-        self.closed = False
-        self.resets: list[str] = []
-
-    def get(self, name: str) -> FakeRunner:
-        node = self.nodes[name]
-        if isinstance(node, HarnessError):
-            raise node
-        return node
-
-    def close_all(self) -> None:
-        self.closed = True
-
-    def reset(self, name: str) -> None:
-        self.resets.append(name)
-
-
 def ip_addr_line(iface: str, ip: str) -> str:
     # constructed: the shape of `ip -o -4 addr show dev X` (iproute2)
     return f"3: {iface}    inet {ip}/24 brd {ip.rsplit('.', 1)[0]}.255 scope global {iface}\\       valid_lft forever\n"
@@ -281,8 +148,8 @@ def device_probe(**changes: Answer) -> dict[str, Answer]:
         "holders": Answer(),
         "parts": Answer(),
         "blkid": Answer(rc=2),  # blkid -p exits 2 when it finds no signature
-        "shdev": Answer(f"{SH_DEV}\n"),
-        "shll": Answer(f"{SH_LL_DEV}\n"),
+        DEVICE_PROBE: Answer(f"{SH_DEV}\n"),
+        BACKING_PROBE: Answer(f"{SH_LL_DEV}\n"),
     }
     answers.update(changes)
     return answers
@@ -307,8 +174,8 @@ def audit_answers(
     return {
         "audit_units": NO_SYSTEMD,
         "audit_processes": Answer(GUEST_PROCESSES),
-        "audit_show_0": Answer(data(show)),
-        "audit_dump_0": Answer(data(dump)),
+        "audit_show_single_2daz": Answer(data(show)),
+        "audit_dump_single_2daz": Answer(data(dump)),
     }
 
 
@@ -318,7 +185,7 @@ def lab_node(name: str, *, events: str = "drbd/84-events2-now-primary-connected.
     batch = {
         "hostname": Answer(f"{name}\n"),  # the lab's guests are named after their nodes
         "fio": Answer(data("fio/fio-3.33-version.txt")),
-        "drbdadm": Answer(DRBDADM_VERSION),
+        "product": Answer(DRBDADM_VERSION),
         "tc": Answer(TC_VERSION),
         "netem": Answer(),
         "addr": Answer(ip_addr_line(spec.replication.iface, spec.replication.ip)),
@@ -327,7 +194,7 @@ def lab_node(name: str, *, events: str = "drbd/84-events2-now-primary-connected.
         "sshconn": Answer(f"10.213.0.1 40022 {spec.ssh.host} 22\n"),
         **device_probe(),
         **audit_answers(),
-        "events": Answer(data(events)),
+        "state": Answer(data(events)),
     }
     batch.update(changes)
     return FakeRunner(
@@ -524,11 +391,11 @@ def test_case_06_non_drbd_target_is_refused_at_parse_time(device: str) -> None:
 
 def test_case_06_the_resources_own_unused_drbd_device_passes_the_guard() -> None:
     node = FakeRunner("a1", batch=device_probe())
-    facts = guard_drbd_device(node, resource="single-az", device="/dev/drbd0", needed_bytes=64 << 20)
-    assert (facts.realpath, facts.sh_dev, facts.sh_ll_dev, facts.size_bytes) == (
+    facts = guard_drbd_device(node, recorded_replication(node), needed_bytes=64 << 20)
+    assert (facts.realpath, facts.sh_dev, facts.backing, facts.size_bytes) == (
         "/dev/drbd0",
         SH_DEV,
-        SH_LL_DEV,
+        (SH_LL_DEV,),
         DRBD0_BYTES,
     )
     assert mutations(node) == []
@@ -563,13 +430,13 @@ NODE_SIDE_REFUSALS = [
     (
         "other-resources-device",
         "/dev/drbd0",
-        {"shdev": Answer("/dev/drbd1\n")},
+        {DEVICE_PROBE: Answer("/dev/drbd1\n")},
         ["drbdadm sh-dev says the resource's device is /dev/drbd1, not /dev/drbd0"],
     ),
     (
         "resource-unknown",
         "/dev/drbd0",
-        {"shdev": Answer(rc=10, stderr="'single-az' not defined in your config (for this host).")},
+        {DEVICE_PROBE: Answer(rc=10, stderr="'single-az' not defined in your config (for this host).")},
         ["drbdadm sh-dev failed"],
     ),
     (
@@ -587,7 +454,7 @@ NODE_SIDE_REFUSALS = [
 def test_case_06_node_side_guard_refuses(device: str, changes: dict[str, Answer], expected: list[str]) -> None:
     node = FakeRunner("a1", batch=device_probe(**changes))
     with pytest.raises(RefusedError) as info:
-        guard_drbd_device(node, resource="single-az", device=device, needed_bytes=1)
+        guard_drbd_device(node, recorded_replication(node), device=device, needed_bytes=1)
     message = str(info.value)
     assert message.startswith(f"a1: refusing to write to {device} (resource single-az): ")
     for text in expected:
@@ -615,7 +482,7 @@ def test_case_06_the_real_root_disk_of_this_machine_is_refused() -> None:
         pytest.skip("the root filesystem is not on a plain block device here")
     name, on_partition = root
     node = LocalRunner()
-    facts = probe_device(node, f"/dev/{name}", "single-az", resolved=(SH_DEV, SH_LL_DEV))
+    facts = probe_device(node, f"/dev/{name}", recorded_replication(node), resolved=(SH_DEV, SH_LL_DEV))
     problems = evaluate_drbd_target(facts, expected_device=SH_DEV, needed_bytes=1)
     assert f"resolves to /dev/{name}, not the DRBD device /dev/drbd0" in problems
     if on_partition:
@@ -650,7 +517,7 @@ def test_case_07_device_paths_with_metacharacters(digits: str, meta: str, tail: 
         check_safe_path(path, what="fio filename")
     node = FakeRunner("a1")
     with pytest.raises(RefusedError, match="is not a plain device path"):
-        probe_device(node, path, "r0")
+        probe_device(node, path, DrbdReplication(node, "r0"))
     assert node.calls == []  # refused before the node was asked anything
 
 
@@ -667,7 +534,7 @@ def test_case_08_absent_device_is_refused_and_fio_never_creates_it() -> None:
     # resource's own device is another one, the size is unknown
     facts = DeviceFacts(
         path="/dev/drbd10", realpath="", is_block=False, size_bytes=None, mounted_at=(), holders=(),
-        partitions=(), signature="", sh_dev=SH_DEV, sh_ll_dev=SH_LL_DEV, probe_errors=("realpath: exit 1",),
+        partitions=(), signature="", sh_dev=SH_DEV, backing=(SH_LL_DEV,), probe_errors=("realpath: exit 1",),
     )  # fmt: skip
     problems = evaluate_drbd_target(facts, expected_device="/dev/drbd10", needed_bytes=1)
     assert problems == [
@@ -697,7 +564,7 @@ def test_case_08_typoed_absent_device_probed_for_real(tmp_path: Path) -> None:
     sysfs), with a stand-in drbdadm."""
     node = _absent_device_runner(tmp_path)
     with pytest.raises(RefusedError, match="not a block device"):
-        guard_drbd_device(node, resource="single-az", device="/dev/drbd10", needed_bytes=1)
+        guard_drbd_device(node, recorded_replication(node), device="/dev/drbd10", needed_bytes=1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -956,7 +823,7 @@ def test_case_13_healthy_node_records_tool_versions() -> None:
             "tc",
             "`tc` missing or failing on the node: sh: 1: tc: not found",
         ),
-        ({"drbdadm": Answer(rc=127, stderr="sh: 1: drbdadm: not found")}, "drbdadm", "`drbdadm` missing or failing"),
+        ({"product": Answer(rc=127, stderr="sh: 1: drbdadm: not found")}, "drbdadm", "`drbdadm` missing or failing"),
         # constructed: kmod's message when the module does not exist
         (
             {"netem": Answer(rc=1, stderr="modinfo: ERROR: Module sch_netem not found.")},
@@ -1116,10 +983,10 @@ def test_case_15_audit_fails_closed() -> None:
     answers = {
         **{k: CommandResult("a1", " ".join(v), 0, "", "", 0.0) for k, v in plan.commands().items()},
         # constructed: drbdsetup-84's answer for a resource the kernel does not know
-        "audit_show_0": CommandResult(
+        "audit_show_single_2daz": CommandResult(
             "a1", "drbdsetup show --show-defaults single-az", 10, "", "single-az: Failure: (158) Unknown resource", 0
         ),
-        "audit_dump_0": CommandResult("a1", "", 0, data("drbd/84-drbdadm-dump-constructed.txt"), "", 0.0),
+        "audit_dump_single_2daz": CommandResult("a1", "", 0, data("drbd/84-drbdadm-dump-constructed.txt"), "", 0.0),
     }
     audit = plan.evaluate(answers)
     assert [str(r) for r in audit.resources["single-az"]] == [
@@ -1242,7 +1109,7 @@ def crash_node(
 )
 def test_case_15_sysrq_crash_refuses_a_node_that_would_not_come_back(changes: dict[str, str], refusal: str) -> None:
     node = crash_node("a1", **changes)
-    crasher = SysrqCrasher(cast(ConnectionPool, FakePool({"a1": node})), "single-az", sleep=lambda _s: None)
+    crasher = SysrqCrasher(cast(ConnectionPool, FakePool({"a1": node})), LAB.pairs["single-az"], sleep=lambda _s: None)
     with pytest.raises(RefusedError, match=re.escape(refusal)):
         crasher.crash("a1")  # crash() checks first when prepare() was not called
     assert not any("sysrq-trigger" in c and "echo c" in c for c in node.calls)
@@ -1250,7 +1117,7 @@ def test_case_15_sysrq_crash_refuses_a_node_that_would_not_come_back(changes: di
 
 def test_case_15_sysrq_crash_is_a_detached_kernel_panic() -> None:
     pool = FakePool({"a1": crash_node("a1"), "a2": crash_node("a2", panic="0", kexec="1")})
-    crasher = SysrqCrasher(cast(ConnectionPool, pool), "single-az", sleep=lambda _s: None)
+    crasher = SysrqCrasher(cast(ConnectionPool, pool), LAB.pairs["single-az"], sleep=lambda _s: None)
     crasher.prepare("a2")  # kdump loaded: it reboots after saving the dump
     crasher.crash("a1")
     sent = cast(FakeRunner, pool.nodes["a1"]).calls[-1]
@@ -1264,8 +1131,8 @@ def test_case_15_sysrq_crash_is_a_detached_kernel_panic() -> None:
 def test_case_16_device_smaller_than_the_job() -> None:
     node = FakeRunner("a1", batch=device_probe())
     with pytest.raises(RefusedError, match=rf"is {DRBD0_BYTES} bytes, smaller than the {8 << 30} bytes the job writes"):
-        guard_drbd_device(node, resource="single-az", device="/dev/drbd0", needed_bytes=8 << 30)
-    guard_drbd_device(node, resource="single-az", device="/dev/drbd0", needed_bytes=DRBD0_BYTES)  # exactly fits
+        guard_drbd_device(node, recorded_replication(node), needed_bytes=8 << 30)
+    guard_drbd_device(node, recorded_replication(node), needed_bytes=DRBD0_BYTES)  # exactly fits
 
 
 @given(st.integers(0, 64), st.integers(1, 64), st.integers(1, 4))
@@ -1433,8 +1300,7 @@ def test_case_20_fault_applied_wrongly_is_removed_and_aborts(
     assert [e["event"] for e in ledger.entries()] == ["impair-intent", "impair-applied", "impair-cleared"]
 
 
-def test_case_20_rtt_that_did_not_move_aborts(tmp_path: Path) -> None:
-    runner = cell_runner(tmp_path)
+def test_case_20_rtt_that_did_not_move_aborts() -> None:
     spec = CellSpec(
         "s",
         "single-az",
@@ -1443,8 +1309,8 @@ def test_case_20_rtt_that_did_not_move_aborts(tmp_path: Path) -> None:
     )
     base = RttStats((0.5,) * 20, 20, 20)
     with pytest.raises(ImpairmentMismatch, match=r"RTT 0.50 ms after applying .*expected 4.50 ± 0.75 ms"):
-        runner._check_rtt(spec, base, base)
-    runner._check_rtt(spec, base, RttStats((4.4,) * 20, 20, 20))
+        check_rtt(spec, base, base)
+    check_rtt(spec, base, RttStats((4.4,) * 20, 20, 20))
 
 
 def test_case_20_recorded_harness_trees_verify_exactly() -> None:
@@ -1491,16 +1357,25 @@ def test_case_21_latency_near_drbd_timeouts_needs_opt_in(
         ("84-events2-stream-secondary-disconnect-resync.txt", "2026-11-21T09:48:02.740644"),
     ],
 )
-def test_case_22_drbd_state_change_during_a_run_invalidates_it(tmp_path: Path, capture: str, when: str) -> None:
+def test_case_22_drbd_state_change_during_a_run_invalidates_it(capture: str, when: str) -> None:
     text = data(f"drbd/{capture}")
     verdict = check_capture(text, resource="single-az")
     assert not verdict.valid and when in verdict.reason and verdict.event is not None
-    runner = cell_runner(tmp_path)
     spec = CellSpec("s", "single-az", WorkloadSpec(name="w", rw="randwrite", size=1 << 20))
-    validity = runner._validity(spec, text)
-    assert validity.verdict == "inconclusive" and when in validity.reason
-    assert runner._validity(spec, "").verdict == "inconclusive"
-    assert runner._validity(spec, data("drbd/84-events2-now-primary-connected.txt")).verdict == "pass"
+    watch = recorded_replication(FakeRunner("a1")).watch(RUN_ID, spec.id, max_duration_s=60)
+
+    def judged(capture: str) -> str:
+        return validity(spec, watch.judge(f"harness-watch alive=1\n{capture}")).verdict
+
+    in_window = validity(spec, watch.judge(f"harness-watch alive=1\n{text}"))
+    assert in_window.verdict == "inconclusive" and when in in_window.reason
+    assert judged("") == "inconclusive"
+    assert judged(data("drbd/84-events2-now-primary-connected.txt")) == "pass"
+    # the watcher was gone before fio ended: the end of the window was not seen
+    gone = watch.judge(f"harness-watch alive=0\n{data('drbd/84-events2-now-primary-connected.txt')}")
+    assert validity(spec, gone).verdict == "inconclusive"
+    disconnected = CellSpec("s", "single-az", WorkloadSpec(name="w", rw="randwrite", size=1 << 20), mode="disconnected")
+    assert validity(disconnected, None).reason == "disconnected by design"
 
 
 def fio_run_node(output: str, rc: str) -> FakeRunner:
@@ -1800,7 +1675,7 @@ def test_case_29_a_crashed_node_must_come_back_with_a_new_boot_id_and_drbd_up() 
     def sleep(seconds: float) -> None:
         clock[0] += seconds
 
-    crasher = SysrqCrasher(cast(ConnectionPool, pool), "single-az", sleep=sleep, clock=lambda: clock[0])
+    crasher = SysrqCrasher(cast(ConnectionPool, pool), LAB.pairs["single-az"], sleep=sleep, clock=lambda: clock[0])
     crasher.prepare("a1")
     crasher.recover("a1")
     assert node.calls[-1] == "drbdadm up single-az" and clock[0] == 10.0  # two polls of 5 s
@@ -1810,7 +1685,7 @@ def test_case_29_a_crashed_node_must_come_back_with_a_new_boot_id_and_drbd_up() 
     gone.argv = {("cat", BOOT_ID_PATH): [Answer(f"{BOOT_A}\n")]}
     crasher = SysrqCrasher(
         cast(ConnectionPool, FakePool({"a1": gone})),
-        "single-az",
+        LAB.pairs["single-az"],
         boot_timeout_s=60,
         sleep=sleep,
         clock=lambda: clock[0],

@@ -12,7 +12,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from harness.cli import main
-from harness.drbd.replication import watch_paths
+from harness.drbd.watch import watch_paths
 from harness.errors import ConfigError
 from harness.nodefiles import node_run_dir
 from harness.report.run_dir import RunDir

@@ -1,10 +1,11 @@
-"""The failover data-loss oracle: write, crash the primary, promote the peer, verify.
+"""The failover cell, a data-loss oracle: write, crash the primary, promote the peer, verify.
 
 1. On the primary, fio writes a verifiable pattern (``verify=crc32c``, ``do_verify=0``, a
    fixed ``randseed``), reporting every second (``--status-interval``) over SSH to us, so
    the count of *acknowledged* writes survives the primary.
-2. The primary is crashed (lab: SIGKILL of every process of its guest; a real cluster: a
-   sysrq ``c`` kernel panic, :mod:`harness.sysrq`, only behind ``--allow-disruptive``).
+2. The primary is crashed by the pair's :class:`Crasher` (lab: SIGKILL of every process of its
+   guest; a real cluster: a sysrq ``c`` kernel panic, :mod:`harness.sysrq`, only behind
+   ``--allow-disruptive``).
 3. The peer notices, is promoted, and the same job runs with ``verify_only`` for the first
    ``acked − iodepth`` writes (fio issues in sequence; with ``iodepth`` in flight, every
    write issued before the last ``iodepth`` had completed — Jepsen's "ok" set; the rest
@@ -14,6 +15,9 @@
 5. The crashed node comes back, resyncs, and the original roles are restored.  Its boot_id
    must have changed (else the crash did not happen) and the peer's must not (row 29).
 
+The replication protocol the cell runs with comes from the pair's :class:`ProtocolSwitch`: the
+lab may set A, B or C for the cell (and restores the inventory's afterwards); a real cluster
+runs only the inventory's (:class:`InventoryProtocol`), its configuration is never changed.
 Protocol C promises zero loss of acknowledged writes on a single-node crash (LINBIT UG:
 "loss of a single node is guaranteed not to lead to any data loss").
 """
@@ -24,21 +28,35 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
-from harness.cell import CellRunner
-from harness.errors import InfraError
+from harness.bounds import BoundResult
+from harness.cell.runner import CellRunner
+from harness.errors import InfraError, RefusedError
 from harness.fio.command import build_fio_argv
 from harness.fio.result import FioOutputError, parse_fio_json_stream
 from harness.fio.runner import FioFailed
 from harness.fio.spec import VerifySpec, WorkloadSpec
+from harness.inventory.models import PairSpec
+from harness.outcome import CellOutcome
 from harness.reboot import NodeRebooted, read_boot_ids, reboot_error
 from harness.remote import Runner, SshNode
+from harness.replication import Replication
 from harness.safety.device import guard_drbd_device
+from harness.samples import METRICS, Sample
 
-__all__ = ["Crasher", "FailoverResult", "run_failover", "verify_workload"]
+__all__ = [
+    "Crasher",
+    "FailoverParts",
+    "FailoverResult",
+    "InventoryProtocol",
+    "ProtocolSwitch",
+    "run_failover",
+    "verify_workload",
+]
 
 MIB = 1024 * 1024
+SCENARIO = "failover_integrity"
 
 
 class Crasher(Protocol):
@@ -52,8 +70,49 @@ class Crasher(Protocol):
     def recover(self, node: str) -> None: ...
 
 
+class ProtocolSwitch(Protocol):
+    """Which replication protocol a pair may run the failover cell with, and setting it."""
+
+    def refusal(self, protocol: str) -> str | None:
+        """Why the pair cannot run ``protocol`` here (None: it can)."""
+
+    def set(self, protocol: str) -> None:
+        """Make both nodes of the pair run ``protocol``."""
+
+
+class InventoryProtocol:
+    """A real cluster's protocol switch: only the protocol the inventory gives the pair, which
+    the cluster already runs; the harness never edits a real cluster's configuration."""
+
+    def __init__(self, pair_name: str, pair: PairSpec) -> None:
+        self.pair_name = pair_name
+        self.pair = pair
+
+    def refusal(self, protocol: str) -> str | None:
+        if protocol == self.pair.protocol:
+            return None
+        return (
+            f"the inventory gives {self.pair_name} protocol {self.pair.protocol}; "
+            "a real cluster's configuration is not changed"
+        )
+
+    def set(self, protocol: str) -> None:
+        refusal = self.refusal(protocol)
+        if refusal is not None:
+            raise RefusedError(refusal)
+
+
+@dataclass(frozen=True)
+class FailoverParts:
+    """What a pair's failover needs from where it runs: how its primary is crashed and which
+    protocols it may run with (the session hands out the lab's or a real node's)."""
+
+    crasher: Crasher
+    protocols: ProtocolSwitch
+
+
 @dataclass
-class FailoverResult:
+class FailoverResult(CellOutcome):
     pair: str
     protocol: str
     acked_writes: int
@@ -67,6 +126,12 @@ class FailoverResult:
     healthy_after: bool
     reports_seen: int
     notes: list[str] = field(default_factory=list)
+    samples: list[Sample] = field(default_factory=list)
+    verdict: BoundResult = field(default_factory=lambda: BoundResult("pass", ""))
+    #: what the JUnit properties show: the samples' metadata and the oracle's timings
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    PROPERTY_KEYS = ("pair", "protocol", "verified_writes", "detect_s", "promote_s", "recover_s", "reports_seen")
 
     @property
     def lost_writes(self) -> int:
@@ -92,36 +157,96 @@ def _stream_writes(node: SshNode, argv: list[str], box: dict[str, object]) -> No
     box["text"], box["completed"] = text, completed
 
 
-def _wait_disconnected(runner: CellRunner, node: Runner, resource: str, deadline_s: float) -> float:
+def _wait_disconnected(replication: Replication, deadline_s: float) -> float:
     start = time.monotonic()
     while time.monotonic() - start < deadline_s:
-        state = runner.resource_state(node, resource)
-        if state.connection_state != "Connected":
+        if not replication.state().connected:
             return time.monotonic() - start
         time.sleep(0.2)
-    raise InfraError(f"{node.name}: still Connected {deadline_s:.0f} s after the peer was crashed")
+    raise InfraError(f"{replication.node}: still Connected {deadline_s:.0f} s after the peer was crashed")
 
 
 def run_failover(
     runner: CellRunner,
     pair_name: str,
-    crasher: Crasher,
+    parts: FailoverParts,
     *,
+    protocol: str | None = None,
+    repeat: int = 0,
     size: int = 256 * MIB,
     crash_after_s: float = 6.0,
     seed: int = 4242,
-    protocol: str | None = None,
-    on_rejoin: Callable[[], None] | None = None,
 ) -> FailoverResult:
-    """``protocol``: the protocol the resource runs with now, when the caller changed it from
-    the inventory's (the lab's failover scenario measures A and C); ``on_rejoin`` runs right
-    after the crashed node is back (the lab re-applies that protocol to it there)."""
-    inv = runner.inventory
-    pair = inv.pairs[pair_name]
+    """The failover cell on ``pair_name`` with ``protocol`` (default: the inventory's), holding
+    the lab host alone (a crash and a resync load all of it); records its samples."""
+    pair = runner.inventory.pairs[pair_name]
+    protocol = protocol or pair.protocol
+    refusal = parts.protocols.refusal(protocol)
+    if refusal is not None:
+        raise RefusedError(refusal)
+    switched = protocol != pair.protocol
+    with runner.host_slot(exclusive=True):
+        if switched:
+            parts.protocols.set(protocol)
+        try:
+            result = _oracle(
+                runner,
+                pair_name,
+                parts.crasher,
+                protocol=protocol,
+                # the rebooted node came back with its configured protocol: align both nodes
+                on_rejoin=(lambda: parts.protocols.set(protocol)) if switched else None,
+                size=size,
+                crash_after_s=crash_after_s,
+                seed=seed,
+            )
+        finally:
+            if switched:
+                parts.protocols.set(pair.protocol)
+                runner.replication(pair_name, pair.primary).wait_healthy(300.0)
+    return _record(runner, result, repeat)
+
+
+def _record(runner: CellRunner, result: FailoverResult, repeat: int) -> FailoverResult:
+    meta = {
+        "scenario": SCENARIO,
+        "pair": result.pair,
+        "mode": "replicated",
+        "workload": "failover-randwrite-4k",
+        # one row per protocol: C must lose nothing, A and B are measured, never mixed
+        "impairment": f"crash-protocol-{result.protocol}",
+        "protocol": result.protocol,
+        "repeat": repeat,
+        "run_id": runner.run_id,
+        "verdict": "pass" if result.verify_ok else "fail",
+    }
+    result.samples = [
+        Sample("acked_writes", result.acked_writes, METRICS["acked_writes"], meta),
+        Sample("lost_writes", float(result.lost_writes), METRICS["lost_writes"], meta),
+    ]
+    runner.store.append(result.samples)
+    reason = f"{result.acked_writes} acknowledged writes, {result.lost_writes} lost on the promoted peer"
+    result.verdict = BoundResult("pass" if result.verify_ok else "fail", reason)
+    result.metadata = {**meta, **{key: getattr(result, key) for key in FailoverResult.PROPERTY_KEYS}}
+    return result
+
+
+def _oracle(
+    runner: CellRunner,
+    pair_name: str,
+    crasher: Crasher,
+    *,
+    protocol: str,
+    on_rejoin: Callable[[], None] | None,
+    size: int,
+    crash_after_s: float,
+    seed: int,
+) -> FailoverResult:
+    pair = runner.inventory.pairs[pair_name]
     primary, secondary = runner.pool.get(pair.primary), runner.pool.get(pair.secondary)
-    runner.wait_healthy(primary, pair.resource, runner.health_timeout_s)
+    runner.replication(pair_name, pair.primary).wait_healthy(runner.health_timeout_s)
     crasher.prepare(pair.primary)
-    guard_drbd_device(primary, resource=pair.resource, device=pair.device, needed_bytes=size)
+    guard_drbd_device(primary, runner.replication(pair_name, pair.primary), needed_bytes=size)
     boot_ids = read_boot_ids([primary, secondary])
     spec = verify_workload(size, seed=seed)
     # Reports go to stdout, streamed to us: a file on the primary would die with it.
@@ -145,9 +270,10 @@ def run_failover(
             raise InfraError(f"{pair.primary}: fio finished before the crash; raise the size or crash earlier")
         acked = reports[-1].write.total_ios or 0
         verified = max(0, acked - spec.iodepth)
-        detect = _wait_disconnected(runner, secondary, pair.resource, 60.0)
+        peer = runner.replication(pair_name, pair.secondary)
+        detect = _wait_disconnected(peer, 60.0)
         t0 = time.monotonic()
-        secondary.run(["drbdadm", "primary", pair.resource], timeout=60)
+        peer.promote()
         promote = time.monotonic() - t0
         runner.ledger.record("failover-promoted", {"node": pair.secondary, "acked": acked})
         notes: list[str] = []
@@ -177,14 +303,14 @@ def run_failover(
     finally:
         if not recovered:
             _recover(runner, crasher, pair_name, on_rejoin)
-    final = runner.wait_healthy(runner.pool.get(pair.primary), pair.resource, 120.0)
+    final = runner.replication(pair_name, pair.primary).wait_healthy(120.0)
     rebooted = reboot_error(boot_ids, read_boot_ids([runner.pool.get(n) for n in boot_ids]), crashed={pair.primary})
     if rebooted:
         raise NodeRebooted(rebooted)
     runner.ledger.record("failover-restored", {"node": pair.primary, "state": final.describe()})
     return FailoverResult(
         pair=pair_name,
-        protocol=protocol or pair.protocol,
+        protocol=protocol,
         acked_writes=acked,
         verified_writes=verified,
         verify_ok=verify_ok,
@@ -193,7 +319,7 @@ def run_failover(
         detect_s=detect,
         promote_s=promote,
         recover_s=recover,
-        healthy_after=final.role == "Primary" and not final.problems(),
+        healthy_after=final.role == "Primary" and final.healthy,
         reports_seen=len(reports),
         notes=notes,
     )
@@ -205,12 +331,11 @@ def _recover(runner: CellRunner, crasher: Crasher, pair_name: str, on_rejoin: Ca
     crasher.recover(pair.primary)
     if on_rejoin is not None:
         on_rejoin()
-    primary, secondary = runner.pool.get(pair.primary), runner.pool.get(pair.secondary)
-    runner.wait_healthy(secondary, pair.resource, 600.0)
-    state = runner.resource_state(secondary, pair.resource)
-    if state.role == "Primary":
-        secondary.run(["drbdadm", "secondary", pair.resource], timeout=60)
-    primary.run(["drbdadm", "primary", pair.resource], timeout=60)
+    peer = runner.replication(pair_name, pair.secondary)
+    peer.wait_healthy(600.0)
+    if peer.state().role == "Primary":
+        peer.demote()
+    runner.replication(pair_name, pair.primary).promote()
 
 
 def _verify(

@@ -1,0 +1,119 @@
+"""Step 2 of a cell, the fault: replication cut (the local-disk mode) and the impairment of the
+replication path, each with its undo registered before the node is touched (CLEAN-1).
+
+An impairment is applied on the nodes its profile names, read back, and proven by the RTT: the
+minimum RTT must move by what the profile adds, or the cell aborts (the fault did not take).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from contextlib import ExitStack
+
+from harness.cell.guard import Target
+from harness.cell.spec import CellSpec
+from harness.errors import InfraError
+from harness.fio.runner import fio_deadline_s
+from harness.impair.apply import AppliedImpairment, Impairer, ImpairmentMismatch
+from harness.inventory.models import Inventory
+from harness.ledger import Ledger
+from harness.remote import CommandFailed, Runner
+from harness.replication import Replication
+from harness.rtt import RttStats, parse_ping, ping_argv
+
+__all__ = ["Faults", "check_rtt", "probe_rtt"]
+
+#: how long a reconnected pair may take to resync the writes made while it was cut
+RESYNC_TIMEOUT_S = 300.0
+
+
+def probe_rtt(node: Runner, dest: str, count: int = 20) -> RttStats:
+    res = node.run(ping_argv(dest, count=count, interval_s=0.01), timeout=30, check=False)
+    try:
+        return parse_ping(res.stdout)
+    except ValueError as exc:
+        raise InfraError(f"{node.name}: RTT probe to {dest} failed: {exc}") from None
+
+
+def check_rtt(spec: CellSpec, base: RttStats, measured: RttStats) -> None:
+    """netem adds a constant delay, so the *minimum* RTT moves by exactly what the profile
+    adds; medians also carry host scheduling noise (on a busy 2-core lab host about a
+    millisecond), which is not the fault failing to take."""
+    assert spec.impairment is not None
+    added_ms = spec.impairment.added_rtt_s * 1e3
+    expected = base.min_ms + added_ms
+    jitter_ms = spec.impairment.jitter_s * 1e3 * spec.impairment.impaired_directions
+    tolerance = 0.10 * expected + 0.3 + jitter_ms
+    if abs(measured.min_ms - expected) > tolerance:
+        raise ImpairmentMismatch(
+            f"{spec.id}: minimum RTT {measured.min_ms:.2f} ms after applying {spec.impairment.describe()}, "
+            f"expected {expected:.2f} ± {tolerance:.2f} ms (baseline minimum {base.min_ms:.2f} ms)"
+        )
+
+
+class Faults:
+    """Injects the faults of the cells of one run (one per process)."""
+
+    def __init__(self, inventory: Inventory, run_id: str, ledger: Ledger, *, deadman_grace_s: float) -> None:
+        self.inventory = inventory
+        self.ledger = ledger
+        # A fault removes itself this long after the cell's fio deadline, should the harness
+        # die or lose SSH without clearing it.
+        self.deadman_grace_s = deadman_grace_s
+        self.impairer = Impairer(run_id, ledger)
+        self._baseline_rtt: dict[tuple[str, str], RttStats] = {}
+
+    def inject(self, spec: CellSpec, target: Target, undo: ExitStack) -> RttStats | None:
+        """Cut or impair as ``spec`` says; the RTT measured under the impairment, if any."""
+        if spec.mode == "disconnected":
+            self._disconnect(target, undo)
+        if spec.impairment is None:
+            return None
+        base = self.baseline_rtt(target.primary, target.peer_ip)
+        self._impair(spec, target, undo)
+        rtt = probe_rtt(target.primary, target.peer_ip)
+        check_rtt(spec, base, rtt)
+        return rtt
+
+    def baseline_rtt(self, primary: Runner, peer_ip: str) -> RttStats:
+        """Unimpaired RTT of a path, measured once per process (it is a property of the path)."""
+        key = (primary.name, peer_ip)
+        if key not in self._baseline_rtt:
+            self._baseline_rtt[key] = probe_rtt(primary, peer_ip)
+        return self._baseline_rtt[key]
+
+    # -- replication cut -------------------------------------------------------------------------
+    def _disconnect(self, target: Target, undo: ExitStack) -> None:
+        replication = target.replication
+        self.ledger.record("drbd-disconnect", {"node": replication.node, "resource": replication.resource})
+        undo.callback(self._reconnect, replication)
+        replication.disconnect()
+
+    def _reconnect(self, replication: Replication) -> None:
+        self.ledger.record("drbd-connect", {"node": replication.node, "resource": replication.resource})
+        with contextlib.suppress(CommandFailed):
+            replication.connect()
+        # Writes made while disconnected resync now; the next cell must start healthy.
+        replication.wait_healthy(RESYNC_TIMEOUT_S)
+
+    # -- impairment ------------------------------------------------------------------------------
+    def _impair(self, spec: CellSpec, target: Target, undo: ExitStack) -> None:
+        assert spec.impairment is not None
+        pair = target.pair
+        hold = fio_deadline_s(spec.workload) + self.deadman_grace_s
+        for role, node in (("primary", target.primary), ("secondary", target.secondary)):
+            other = pair.secondary if role == "primary" else pair.primary
+            self.impairer.apply(
+                node,
+                iface=self.inventory.nodes[node.name].replication.iface,
+                peer_ip=self.inventory.nodes[other].replication.ip,
+                profile=spec.impairment,
+                hold_s=hold,
+                role=role,  # type: ignore[arg-type]
+                # the undo is registered before the node is touched (CLEAN-1)
+                on_planned=functools.partial(self._register_clear, undo, node),
+            )
+
+    def _register_clear(self, undo: ExitStack, node: Runner, planned: AppliedImpairment) -> None:
+        undo.callback(self.impairer.clear, node, planned)

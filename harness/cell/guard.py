@@ -1,0 +1,65 @@
+"""Step 1 of a cell, the guard: the target is the pair's own replicated device, safe to write, and
+the replication is healthy, before anything changes.
+
+One round trip to the primary carries the device guard's probes (:mod:`harness.safety.device`),
+the replication's state and the node's boot id (a node that reboots mid-cell loses its qdiscs
+and its fio: the cell must notice, reliability.md row 29).  Only when the state is not healthy
+does the guard wait, bounded, for it to become so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.cell.spec import CellSpec, Progress
+from harness.connections import ConnectionPool
+from harness.inventory.models import Inventory, PairSpec
+from harness.reboot import boot_id_argv
+from harness.remote import Runner
+from harness.replication import Replication, replication_for
+from harness.safety.device import guard_drbd_device
+
+__all__ = ["HEALTH_POLL_S", "Target", "guard_cell", "pair_replication"]
+
+#: how often a cell asks whether the replication became healthy
+HEALTH_POLL_S = 0.5
+
+
+def pair_replication(pool: ConnectionPool, pair: PairSpec, node: str) -> Replication:
+    """The pair's replicated device on ``node``, over the pool's current connection to it."""
+    return replication_for(pair, pool.get(node), poll_interval_s=HEALTH_POLL_S)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A pair that passed the guard: its nodes, the primary's replicated device, the peer's
+    replication address and the primary's boot id."""
+
+    pair: PairSpec
+    primary: Runner
+    secondary: Runner
+    replication: Replication
+    peer_ip: str
+    boot_id: str
+
+
+def guard_cell(
+    inventory: Inventory, pool: ConnectionPool, spec: CellSpec, *, health_timeout_s: float, progress: Progress
+) -> Target:
+    """Open both nodes, guard the device and check (or wait for) a healthy replication."""
+    pair = inventory.pairs[spec.pair]
+    nodes = pool.open_all([pair.primary, pair.secondary])
+    primary, secondary = nodes[pair.primary], nodes[pair.secondary]
+    progress(f"{spec.id}: checking {pair.resource} and {pair.device} on {pair.primary}")
+    replication = replication_for(pair, primary, poll_interval_s=HEALTH_POLL_S)
+    facts = guard_drbd_device(
+        primary,
+        replication,
+        needed_bytes=spec.workload.footprint_bytes,
+        extra={"state": replication.state_probe(), "boot_id": boot_id_argv()},
+    )
+    state = replication.read_state(facts.extra["state"].stdout)
+    if state is None or not state.healthy:
+        replication.wait_healthy(health_timeout_s)
+    peer_ip = inventory.nodes[pair.secondary].replication.ip
+    return Target(pair, primary, secondary, replication, peer_ip, facts.extra["boot_id"].stdout)

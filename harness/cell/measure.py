@@ -1,0 +1,109 @@
+"""Step 3 of a cell: one call into fio, returning one :class:`Measurement`.
+
+fio runs detached under a node-side deadline (:mod:`harness.fio.runner`).  The round trip that
+starts it also starts the replication's event watch (and, with nothing impaired, measures the
+RTT just before fio); the round trip that sees fio exit also stops the watch and brings back
+fio's JSON, its timings, its bandwidth logs and the watch's capture.  The stop of fio and of the
+watch is registered before either starts, so every exit path stops them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+from contextlib import ExitStack
+from dataclasses import dataclass
+
+from harness.cell.guard import Target
+from harness.cell.spec import CellSpec, Progress
+from harness.fio.result import FioResult
+from harness.fio.runner import FioRun, FioRunner, fio_deadline_s
+from harness.nodefiles import safe_token
+from harness.remote import CommandResult, Shell
+from harness.replication import EventWatch, WindowVerdict
+from harness.rtt import RttStats, parse_ping, ping_argv
+from harness.series import bw_logs_script
+
+__all__ = ["Measurement", "Measurer"]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What fio and the watch brought back: fio's result, the RTT (measured under the
+    impairment, or just before fio; None if neither), the window's verdict (None: no watch,
+    replication was cut on purpose), fio's own wall time on the node and its bandwidth logs."""
+
+    fio: FioResult
+    rtt: RttStats | None
+    window: WindowVerdict | None
+    fio_wall_s: float | None
+    bw_logs: CommandResult | None
+
+
+class Measurer:
+    """Runs the fio of the cells of one run (one per process)."""
+
+    def __init__(self, fio: FioRunner, run_id: str, *, deadman_grace_s: float, progress: Progress) -> None:
+        self.fio = fio
+        self.run_id = run_id
+        self.deadman_grace_s = deadman_grace_s
+        self.progress = progress
+
+    def measure(self, spec: CellSpec, target: Target, undo: ExitStack, rtt: RttStats | None) -> Measurement:
+        primary = target.primary
+        cell = safe_token(spec.id)
+        watch: EventWatch | None = None
+        preamble = ""
+        if spec.mode == "replicated":
+            # the watcher outlives fio's deadline by the dead-man grace, then stops by itself
+            seconds = fio_deadline_s(spec.workload) + self.deadman_grace_s
+            watch = target.replication.watch(self.run_id, cell, max_duration_s=seconds)
+            preamble = watch.start_script()
+        ping_in_preamble = spec.impairment is None and spec.mode == "replicated"
+        if ping_in_preamble:
+            # Nothing depends on this RTT before fio starts: measure it in the same round
+            # trip, just before fio.
+            preamble = f"{shlex.join(ping_argv(target.peer_ip, count=10, interval_s=0.005))}; {preamble}"
+        finished = False
+
+        def stop_if_running(planned: FioRun) -> None:
+            if not finished:
+                self.fio.stop(primary, planned)
+                if watch is not None:
+                    primary.run_script(watch.stop_script(), timeout=30, check=False)
+
+        def register_stop(planned: FioRun) -> None:
+            undo.callback(stop_if_running, planned)
+
+        run = self.fio.start(
+            primary,
+            spec.workload,
+            target.pair.device,
+            cell,
+            bw_log=True,
+            preamble=preamble,
+            # registered before fio (and the watcher) start on the node (CLEAN-1)
+            on_planned=register_stop,
+        )
+        if ping_in_preamble:
+            # A failed probe costs the cell its RTT, not its measurement: fio is running.
+            with contextlib.suppress(ValueError):
+                rtt = parse_ping(run.preamble_output)
+        self.progress(f"{spec.id}: fio running ({spec.workload.runtime_s or '?'} s)")
+        collect: dict[str, Shell] = {
+            "fio": Shell(self.fio.output_script(run)),
+            "times": Shell(self.fio.times_script(run)),
+        }
+        if watch is not None:
+            collect["events"] = Shell(watch.stop_script())
+        if run.bw_log_prefix:
+            collect["bw"] = Shell(bw_logs_script(run.bw_log_prefix))
+        rc, out = self.fio.wait_exit(primary, run, progress=self.progress, after_exit=collect)
+        finished = True
+        return Measurement(
+            fio=self.fio.parse(primary, run, rc, out["fio"].stdout),
+            rtt=rtt,
+            window=watch.judge(out["events"].stdout if "events" in out else "") if watch is not None else None,
+            fio_wall_s=self.fio.process_seconds(out["times"].stdout),
+            bw_logs=out.get("bw"),
+        )

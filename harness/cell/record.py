@@ -1,0 +1,160 @@
+"""Step 5 of a cell, the record: metadata with provenance, samples, the ledger, the series.
+
+Every sample carries its provenance (DESIGN.md): fio, kernel and replication versions read on
+the primary once per process, protocol, AZs, instance types, the measured RTT and the run id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.bounds import BoundResult
+from harness.cell.spec import CellSpec, Progress
+from harness.connections import ConnectionPool
+from harness.errors import ConfigError
+from harness.inventory.models import Inventory
+from harness.ledger import Ledger
+from harness.remote import CommandResult, run_batch
+from harness.replication import read_product_version, version_probe
+from harness.rtt import RttStats
+from harness.samples import METRICS, Sample, SampleStore
+from harness.series import CellSeries, FaultWindow, SeriesStore, series_from_framed_logs
+
+__all__ = ["NodeFacts", "Recorder", "fault_windows"]
+
+
+@dataclass(frozen=True)
+class NodeFacts:
+    fio_version: str
+    kernel: str
+    drbd_version: str
+
+
+def fault_windows(spec: CellSpec) -> list[FaultWindow]:
+    """When the cell's fault was in place, in fio's time (for the bandwidth plots)."""
+    if spec.impairment is None:
+        return []
+    # in place from before fio started (through the ramp) until after it ended
+    runtime = spec.workload.runtime_s or 0
+    return [FaultWindow(-float(spec.workload.ramp_s), runtime + 1.0, spec.impairment.describe())]
+
+
+class Recorder:
+    """Records the cells of one run (one per process)."""
+
+    def __init__(
+        self,
+        inventory: Inventory,
+        *,
+        run_id: str,
+        run_dir: Path,
+        pool: ConnectionPool,
+        store: SampleStore,
+        ledger: Ledger,
+        progress: Progress,
+    ) -> None:
+        self.inventory = inventory
+        self.run_id = run_id
+        self.run_dir = run_dir
+        self.pool = pool
+        self.store = store
+        self.ledger = ledger
+        self.progress = progress
+        self._facts: dict[str, NodeFacts] = {}
+
+    def facts(self, node_name: str) -> NodeFacts:
+        if node_name not in self._facts:
+            node = self.pool.get(node_name)
+            res = run_batch(
+                node, {"fio": ["fio", "--version"], "kernel": ["uname", "-r"], "drbd": version_probe()}, timeout=30
+            )
+            self._facts[node_name] = NodeFacts(
+                res["fio"].stdout.strip() or "missing",
+                res["kernel"].stdout.strip(),
+                read_product_version(res["drbd"].stdout),
+            )
+        return self._facts[node_name]
+
+    def metadata(self, spec: CellSpec, rtt: RttStats | None, test_id: str) -> dict[str, Any]:
+        inv = self.inventory
+        pair = inv.pairs[spec.pair]
+        prim, sec = inv.nodes[pair.primary], inv.nodes[pair.secondary]
+        facts = self.facts(pair.primary)
+        w = spec.workload
+        return {
+            "run_id": self.run_id,
+            "inventory": inv.name,
+            "test_id": test_id,
+            "scenario": spec.scenario,
+            "pair": spec.pair,
+            "mode": spec.mode,
+            "workload": w.id(),
+            "impairment": spec.impairment_name,
+            "impairment_detail": spec.impairment.as_metadata() if spec.impairment else None,
+            "repeat": spec.repeat,
+            "placement": "local" if spec.mode == "disconnected" else inv.placement(spec.pair),
+            "primary": pair.primary,
+            "secondary": pair.secondary,
+            "az_primary": prim.az,
+            "az_secondary": sec.az,
+            "instance_type_primary": prim.instance_type,
+            "instance_type_secondary": sec.instance_type,
+            "protocol": pair.protocol,
+            "resource": pair.resource,
+            "rw": w.rw,
+            "bs": w.bs if w.bs_max is None else f"{w.bs}-{w.bs_max}",
+            "numjobs": w.numjobs,
+            "iodepth": w.iodepth,
+            "size": w.size,
+            "runtime_s": w.runtime_s,
+            "rtt_ms": round(rtt.median_ms, 3) if rtt else None,
+            "fio_version": facts.fio_version,
+            "kernel": facts.kernel,
+            "drbd_version": facts.drbd_version,
+        }
+
+    def record(
+        self,
+        cell: str,
+        values: dict[str, float],
+        meta: dict[str, Any],
+        *,
+        verdict: BoundResult,
+        validity: BoundResult,
+    ) -> list[Sample]:
+        """Stamp the verdict on ``meta``, append one sample per value, note the cell done."""
+        meta["verdict"] = verdict.verdict
+        meta["verdict_reason"] = verdict.reason
+        meta["validity"] = validity.reason
+        samples = [Sample(metric, value, METRICS[metric], meta) for metric, value in values.items()]
+        self.store.append(samples)
+        self.ledger.record("cell-done", {"cell": cell, "verdict": verdict.verdict})
+        return samples
+
+    def record_series(self, metadata: dict[str, Any], logs: CommandResult | None, windows: list[FaultWindow]) -> None:
+        """Append the cell's per-second bandwidth (from fio's logs) to ``series.ndjson``; a
+        log that cannot be read costs the plot, never the cell."""
+        if logs is None or not logs.stdout.strip():
+            return
+        try:
+            values = series_from_framed_logs(
+                logs.stdout, ddir="write" if metadata.get("rw", "").endswith("write") else "read"
+            )
+            series = CellSeries(
+                test_id=str(metadata.get("test_id", "")),
+                scenario=str(metadata["scenario"]),
+                pair=str(metadata["pair"]),
+                workload=str(metadata["workload"]),
+                impairment=str(metadata.get("impairment") or "none"),
+                mode=str(metadata["mode"]),
+                repeat=int(metadata.get("repeat") or 0),
+                interval_s=1.0,
+                bw_mib_s=tuple(values),
+                windows=tuple(windows),
+            )
+        except (ConfigError, ValueError) as exc:
+            self.progress(f"{metadata.get('workload')}: no bandwidth series ({exc})")
+            return
+        SeriesStore(self.run_dir / "series.ndjson").append(series)

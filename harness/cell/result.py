@@ -1,0 +1,41 @@
+"""What a replicated-write cell returns (the JUnit side is the shared :class:`CellOutcome`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.bounds import BoundResult
+from harness.cell.spec import CellSpec
+from harness.fio.result import DirectionStats, FioResult
+from harness.outcome import CellOutcome, MeasuredRates
+from harness.rtt import RttStats
+from harness.samples import Sample
+
+__all__ = ["CellResult"]
+
+
+@dataclass
+class CellResult(CellOutcome, MeasuredRates):
+    spec: CellSpec
+    fio: FioResult
+    stats: DirectionStats
+    rtt: RttStats
+    verdict: BoundResult
+    validity: BoundResult
+    metadata: dict[str, Any]
+    samples: list[Sample] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    PROPERTY_KEYS = (
+        "pair",
+        "placement",
+        "protocol",
+        "workload",
+        "impairment",
+        "mode",
+        "fio_version",
+        "kernel",
+        "drbd_version",
+        "run_id",
+    )

@@ -1,0 +1,178 @@
+"""A cell, from the guard to the record (:class:`CellRunner`).
+
+The life of a cell; every step that changes a node has its undo registered first, and the undo
+runs on every exit path (failure, Ctrl-C, SIGTERM):
+
+1. **slots** — the nodes' file locks and, on the lab, the host guard (:mod:`.slots`);
+2. **guard** — the target is the pair's own replicated device and the replication is healthy
+   (:mod:`.guard`);
+3. **fault** — cut the replication (local-disk mode) or impair its path and prove it took
+   (:mod:`.fault`);
+4. **fio** — one call that runs fio under the replication's event watch and returns one
+   :class:`~harness.cell.measure.Measurement` (:mod:`.measure`);
+5. **judge** — values, validity, bounds, the scenario's checks (:mod:`.judge`);
+6. **record** — samples with provenance, the ledger, the bandwidth series (:mod:`.record`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, ExitStack
+from pathlib import Path
+from typing import Any
+
+from harness.bounds import BoundResult
+from harness.cell.fault import Faults
+from harness.cell.guard import guard_cell, pair_replication
+from harness.cell.judge import judge
+from harness.cell.measure import Measurer
+from harness.cell.record import NodeFacts, Recorder, fault_windows
+from harness.cell.result import CellResult
+from harness.cell.slots import CellSlots
+from harness.cell.spec import Annotator, CellContext, CellSpec, Progress
+from harness.connections import ConnectionPool
+from harness.errors import ConfigError
+from harness.fio.runner import FioRunner
+from harness.inventory.models import Inventory
+from harness.ledger import Ledger
+from harness.reboot import watch_reboots
+from harness.remote import CommandResult, Runner
+from harness.replication import Replication
+from harness.rtt import RttStats
+from harness.samples import SampleStore
+from harness.series import FaultWindow
+
+__all__ = ["CellRunner"]
+
+
+def _quiet(_message: str) -> None:
+    pass
+
+
+class CellRunner:
+    """Runs cells for one run of one inventory in one process (one per xdist worker)."""
+
+    def __init__(
+        self,
+        inventory: Inventory,
+        *,
+        run_id: str,
+        run_dir: Path,
+        pool: ConnectionPool,
+        store: SampleStore,
+        ledger: Ledger,
+        lock_dir: Path,
+        progress: Progress = _quiet,
+        health_timeout_s: float = 120.0,
+        deadman_grace_s: float = 90.0,
+        host_guard: Path | None = None,
+    ) -> None:
+        self.inventory = inventory
+        self.run_id = run_id
+        self.run_dir = run_dir
+        self.pool = pool
+        self.store = store
+        self.ledger = ledger
+        self.progress = progress
+        self.health_timeout_s = health_timeout_s
+        self.deadman_grace_s = deadman_grace_s
+        self.fio = FioRunner(run_id, ledger)
+        self.slots = CellSlots(inventory.name, lock_dir, host_guard)
+        self.faults = Faults(inventory, run_id, ledger, deadman_grace_s=deadman_grace_s)
+        self.measurer = Measurer(self.fio, run_id, deadman_grace_s=deadman_grace_s, progress=progress)
+        self.recorder = Recorder(
+            inventory, run_id=run_id, run_dir=run_dir, pool=pool, store=store, ledger=ledger, progress=progress
+        )
+
+    @classmethod
+    def standalone(cls, inventory: Inventory, run_dir: Path, **options: Any) -> CellRunner:
+        """A runner with its own run id, connections, samples, ledger and locks under
+        ``run_dir`` (for tools and tests outside a pytest run)."""
+        from harness.runid import new_run_id
+
+        run_id = new_run_id()
+        return cls(
+            inventory,
+            run_id=run_id,
+            run_dir=run_dir,
+            pool=ConnectionPool(inventory),
+            store=SampleStore(run_dir / "samples.ndjson"),
+            ledger=Ledger(run_dir / "ledger.ndjson", run_id),
+            lock_dir=run_dir / "locks",
+            **options,
+        )
+
+    # -- the cell -----------------------------------------------------------------------------
+    def run(
+        self,
+        spec: CellSpec,
+        *,
+        extra_checks: Callable[[CellContext], list[BoundResult]] | None = None,
+        test_id: str = "",
+        annotate: Annotator | None = None,
+    ) -> CellResult:
+        if spec.pair not in self.inventory.pairs:
+            raise ConfigError(f"unknown pair {spec.pair!r} (inventory has {sorted(self.inventory.pairs)})")
+        pair = self.inventory.pairs[spec.pair]
+        with self.slots.hold(spec, [pair.primary, pair.secondary]):
+            start = time.monotonic()  # after the locks: waiting for another cell is not overhead
+            target = guard_cell(
+                self.inventory, self.pool, spec, health_timeout_s=self.health_timeout_s, progress=self.progress
+            )
+            # a node that reboots mid-cell loses its qdiscs and fio: the cell must say so (row 29);
+            # checked after the undo below has run
+            with (
+                watch_reboots([target.primary, target.secondary], known={pair.primary: target.boot_id}),
+                ExitStack() as undo,
+            ):
+                rtt = self.faults.inject(spec, target, undo)
+                measurement = self.measurer.measure(spec, target, undo, rtt)
+            wall = time.monotonic() - start
+        judgement = judge(
+            spec,
+            measurement,
+            wall=wall,
+            limits=self.inventory.thresholds,
+            extra_checks=extra_checks,
+            annotate=annotate,
+        )
+        meta = self.recorder.metadata(spec, measurement.rtt, test_id)
+        meta.update(judgement.extra_metadata)
+        samples = self.recorder.record(
+            spec.id, judgement.values, meta, verdict=judgement.verdict, validity=judgement.validity
+        )
+        result = CellResult(
+            spec,
+            measurement.fio,
+            judgement.stats,
+            judgement.rtt,
+            judgement.verdict,
+            judgement.validity,
+            meta,
+            samples,
+            wall,
+        )
+        self.recorder.record_series(meta, measurement.bw_logs, fault_windows(spec))
+        return result
+
+    # -- what other cells (disk studies, calibration, the failover) share --------------------------
+    def replication(self, pair: str, node: str) -> Replication:
+        """The pair's replicated device on ``node`` (either side), over the current connection."""
+        return pair_replication(self.pool, self.inventory.pairs[pair], node)
+
+    def facts(self, node_name: str) -> NodeFacts:
+        return self.recorder.facts(node_name)
+
+    def baseline_rtt(self, primary: Runner, peer_ip: str) -> RttStats:
+        """Unimpaired RTT of a path, measured once per process."""
+        return self.faults.baseline_rtt(primary, peer_ip)
+
+    def host_slot(self, *, exclusive: bool) -> AbstractContextManager[None]:
+        return self.slots.host_slot(exclusive=exclusive)
+
+    def locked(self, nodes: Sequence[str]) -> AbstractContextManager[None]:
+        return self.slots.locked(nodes)
+
+    def record_series(self, metadata: dict[str, Any], logs: CommandResult | None, windows: list[FaultWindow]) -> None:
+        self.recorder.record_series(metadata, logs, windows)

@@ -1,0 +1,132 @@
+"""The event watch: ``drbdsetup events2`` streamed on a node while a measurement runs (REQ-07).
+
+An :class:`EventWatch` is a plan, pure until a caller runs its scripts.  The cell runs them
+inside round trips it makes anyway: :meth:`EventWatch.start_script` in the one that starts fio,
+:meth:`EventWatch.stop_script` in the one that collects fio's output once it has exited, so the
+watch costs no round trip of its own.
+
+* start: ``drbdsetup events2 --timestamps --statistics RES`` runs detached (``setsid``, stdin
+  from /dev/null, output to ``/run/harness/<run-id>/events-<name>.log``) under a node-side
+  deadline (``timeout``), so it cannot outlive a crashed harness by more than that deadline
+  (CLEAN-4).  The session id goes to ``<log>.pid``, where the leftover sweep
+  (:mod:`harness.safety.leftovers`) finds it.  The script returns at once.
+* stop: the session is signalled only while its leader still is a drbdsetup watcher (a pid from
+  a stale file may have been recycled by something else); the script prints whether the watcher
+  was still alive, then the capture.  drbdsetup flushes after every event (it is meant to be
+  read through pipes), so the file is current when it is read.
+* :meth:`EventWatch.judge` turns that output into the window's verdict
+  (:mod:`harness.drbd.validity`); a watcher that had exited before the end of the window did
+  not see it, so such a window is inconclusive too.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Final
+
+from harness.drbd import commands
+from harness.drbd.validity import RunWatch, Verdict
+from harness.errors import ConfigError
+from harness.nodefiles import NODE_ROOT, safe_token
+from harness.runid import validate_run_id
+
+__all__ = ["MAX_WATCH_S", "EventWatch", "watch_paths"]
+
+MAX_WATCH_S: Final = 24 * 3600
+_MARK: Final = "harness-watch alive="
+_ROOT_RE: Final = re.compile(r"\A(?:/[A-Za-z0-9_][A-Za-z0-9_.-]*)+\Z")
+
+
+def watch_paths(run_id: str, name: str, *, root: str = NODE_ROOT) -> tuple[str, str]:
+    """(directory, log) of a watch, after validating every part that goes into them.
+
+    The run id follows :mod:`harness.runid` (one path component, no option look-alike); the
+    name is a safe token and only ever appears after the ``events-`` prefix, so it cannot
+    leave the directory."""
+    validate_run_id(run_id)
+    if not _ROOT_RE.match(root) or any(part in {".", ".."} for part in root.split("/")):
+        raise ConfigError(f"watch root {root!r} must be a normalised absolute path of letters, digits and '_.-'")
+    directory = f"{root}/{run_id}"
+    return directory, f"{directory}/events-{safe_token(name)}.log"
+
+
+@dataclass(frozen=True)
+class EventWatch:
+    """The events2 watcher of one resource on one node, for one measurement window."""
+
+    node: str
+    resource: str
+    directory: str
+    log_path: str
+    max_duration_s: float
+
+    @classmethod
+    def plan(
+        cls, node: str, resource: str, run_id: str, name: str, *, max_duration_s: float, root: str = NODE_ROOT
+    ) -> EventWatch:
+        if not 0 < max_duration_s <= MAX_WATCH_S:
+            raise ConfigError(f"watch duration must be within (0, {MAX_WATCH_S}] s, got {max_duration_s!r}")
+        directory, log = watch_paths(run_id, name, root=root)
+        return cls(node, commands.check_resource_name(resource), directory, log, max_duration_s)
+
+    @property
+    def pid_path(self) -> str:
+        return f"{self.log_path}.pid"
+
+    def start_script(self) -> str:
+        """Shell that starts the watcher detached and returns at once."""
+        q = shlex.quote
+        watcher = shlex.join(
+            [
+                "timeout",
+                "--kill-after=5",
+                str(math.ceil(self.max_duration_s)),
+                *commands.events2_watch_argv(self.resource),
+            ]
+        )
+        inner = f"{watcher} > {q(self.log_path)} 2>&1"
+        # `$!` is setsid's pid, and setsid does not fork here (a background job of a
+        # non-interactive shell leads no process group), so it names the new session.
+        return (
+            f"umask 077; {{ [ -d {q(self.directory)} ] || mkdir -p {q(self.directory)}; }} && "
+            f"{{ setsid sh -c {q(inner)} </dev/null >/dev/null 2>&1 & echo $! > {q(self.pid_path)}; }}"
+        )
+
+    def stop_script(self) -> str:
+        """Shell that stops the watcher if it still runs and prints ``alive=0|1`` and the capture."""
+        q = shlex.quote
+        return (
+            f"pid=; [ -e {q(self.pid_path)} ] && read -r pid < {q(self.pid_path)}; "
+            "case \"$pid\" in ''|*[!0-9]*) pid='' ;; esac; alive=0; "
+            'if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null'
+            ' && grep -q drbdsetup "/proc/$pid/cmdline" 2>/dev/null; then'
+            ' alive=1; pkill -TERM -s "$pid" 2>/dev/null; fi; '
+            f"rm -f {q(self.pid_path)}; "
+            f'echo "{_MARK}$alive"; '
+            f"cat {q(self.log_path)} 2>/dev/null; true"
+        )
+
+    def judge(self, output: str) -> Verdict:
+        """The window's verdict from what :meth:`stop_script` printed."""
+        head, _, capture = output.partition("\n")
+        alive = head.startswith(_MARK) and head[len(_MARK) :].strip() == "1"
+        if not head.startswith(_MARK):
+            capture = output  # not our script's output: judged as a capture, which it is not
+        if not capture.strip():
+            return Verdict(False, "no DRBD events captured during the run")
+        run_watch = RunWatch(self.resource)
+        run_watch.feed_text(capture)
+        verdict = run_watch.verdict()
+        if not verdict.valid:
+            return Verdict(False, f"DRBD state changed during the run: {verdict}", verdict.event)
+        if not alive:
+            return Verdict(
+                False,
+                f"the DRBD event watcher of {self.resource} on {self.node} had exited before the window ended "
+                f"(deadline {self.max_duration_s:g} s too short, or it was killed); the end of the window was "
+                "not observed",
+            )
+        return Verdict(True, "DRBD stayed Connected/UpToDate")

@@ -1,0 +1,241 @@
+"""The replication seam: the only way from the harness to a replicated device.
+
+A :class:`Replication` is one replicated device on one node of a pair (a DRBD resource today;
+md RAID1 over NBD and others later).  Cells, calibration, the failover, preflight, the device
+guard, the sysrq crash and the lab's status all ask it, never the product's tools, so another
+product plugs in here, in :func:`replication_for`, without touching any of them.
+
+What a caller may ask:
+
+* **state** — :meth:`~Replication.state`, :meth:`~Replication.healthy`,
+  :meth:`~Replication.wait_healthy`; and the same question as a read-only command plus its
+  reader (:meth:`~Replication.state_probe`, :meth:`~Replication.read_state`), so it can ride in a
+  round trip the caller makes anyway (the device guard's, preflight's);
+* **identity** — which device the product says is its own and which devices back it (they must
+  never be written): :meth:`~Replication.identity_probes`, :meth:`~Replication.read_identity`;
+* **changes** — :meth:`~Replication.disconnect`/:meth:`~Replication.connect` (the local-disk
+  cells), :meth:`~Replication.promote`/:meth:`~Replication.demote` and
+  :meth:`~Replication.ensure_up` (the failover); nothing that discards data or forces a role;
+* **event watch** — :meth:`~Replication.watch` plans a node-side watcher for one measurement
+  window; its scripts ride in the cell's fio round trips and its judgement says whether the
+  replication stayed healthy for the whole window;
+* **configuration audit** — risky settings (fencing, automatic split-brain recovery, quorum,
+  dual primary, a cluster manager acting on its own) for disruptive scenarios and preflight.
+
+Answers are protocols too (:class:`ReplicaStatus`, :class:`WindowVerdict`, :class:`ConfigFindings`):
+each product keeps its own records, in its own words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from harness.drbd import commands as drbd_commands
+from harness.drbd.errors import DrbdOutputError
+from harness.drbd.replication import DrbdReplication
+from harness.errors import ConfigError
+from harness.inventory.models import PairSpec
+from harness.remote import CommandResult, Runner
+
+__all__ = [
+    "ConfigFindings",
+    "EventWatch",
+    "ReplicaStatus",
+    "Replication",
+    "ToolProbe",
+    "WindowVerdict",
+    "backing_devices_probe",
+    "read_backing_devices",
+    "read_product_version",
+    "replication_for",
+    "tool_probe",
+    "version_probe",
+]
+
+
+class ReplicaStatus(Protocol):
+    """One replicated device on one node, now."""
+
+    @property
+    def role(self) -> str: ...
+
+    @property
+    def healthy(self) -> bool:
+        """Replicating, both copies current, I/O neither suspended nor blocked."""
+        ...
+
+    @property
+    def connected(self) -> bool:
+        """The peer is reachable and replication runs (it may still be resyncing)."""
+        ...
+
+    @property
+    def out_of_sync_kib(self) -> int: ...
+
+    @property
+    def words(self) -> tuple[str, str, str]:
+        """(connection, disk, role) in the product's own words, for status tables."""
+        ...
+
+    def problems(self) -> tuple[str, ...]:
+        """Why it is not healthy, one phrase per finding (empty when healthy)."""
+        ...
+
+    def describe(self) -> str: ...
+
+
+class WindowVerdict(Protocol):
+    """Whether the replication stayed healthy for a whole measurement window, and why not."""
+
+    @property
+    def valid(self) -> bool: ...
+
+    @property
+    def reason(self) -> str: ...
+
+
+class EventWatch(Protocol):
+    """A node-side watcher of one measurement window, as shell the caller runs in its round trips."""
+
+    def start_script(self) -> str:
+        """Starts the watcher detached, bounded by its own deadline; returns at once."""
+        ...
+
+    def stop_script(self) -> str:
+        """Stops the watcher if it still runs and prints what :meth:`judge` reads."""
+        ...
+
+    def judge(self, output: str) -> WindowVerdict: ...
+
+
+class ConfigFindings(Protocol):
+    """The configuration audit of a node: risks per replicated resource and of the node's
+    cluster managers (each risk prints as one line)."""
+
+    @property
+    def resources(self) -> Mapping[str, Sequence[object]]: ...
+
+    @property
+    def managers(self) -> Sequence[object]: ...
+
+    def risks(self) -> Sequence[object]:
+        """Every risk: the cluster managers', then each resource's."""
+        ...
+
+
+class Replication(Protocol):
+    """A replicated device on one node, as the harness uses it."""
+
+    @property
+    def node(self) -> str: ...
+
+    @property
+    def resource(self) -> str: ...
+
+    @property
+    def device(self) -> str: ...
+
+    # -- state
+    def state_probe(self) -> Sequence[str]: ...
+
+    def read_state(self, output: str) -> ReplicaStatus | None:
+        """The state from :meth:`state_probe`'s output; None when not configured on the node."""
+        ...
+
+    def state(self) -> ReplicaStatus:
+        """Raises a :class:`~harness.errors.RefusedError` when it is not configured on the node."""
+        ...
+
+    def healthy(self) -> bool: ...
+
+    def wait_healthy(self, deadline_s: float) -> ReplicaStatus:
+        """Poll until healthy; raise (a :class:`~harness.errors.RefusedError`) at the deadline."""
+        ...
+
+    # -- identity
+    def identity_probes(self) -> Mapping[str, Sequence[str]]: ...
+
+    def read_identity(self, results: Mapping[str, CommandResult]) -> tuple[str | None, tuple[str, ...]]:
+        """(the device as the node resolves it, or None; the devices that back it)."""
+        ...
+
+    # -- changes
+    def disconnect(self) -> None: ...
+
+    def connect(self) -> None: ...
+
+    def promote(self) -> ReplicaStatus: ...
+
+    def demote(self) -> ReplicaStatus: ...
+
+    def ensure_up(self) -> None:
+        """Bring the device up on a node whose boot did not (after a crash)."""
+        ...
+
+    # -- event watch
+    def watch(self, run_id: str, name: str, *, max_duration_s: float) -> EventWatch: ...
+
+    # -- configuration audit
+    def audit_commands(self) -> Mapping[str, Sequence[str]]: ...
+
+    def read_audit(self, results: Mapping[str, CommandResult]) -> ConfigFindings: ...
+
+    def audit(self) -> ConfigFindings: ...
+
+
+def replication_for(pair: PairSpec, node: Runner, *, poll_interval_s: float = 1.0) -> Replication:
+    """The pair's replicated device on ``node`` (its primary or its secondary).
+
+    DRBD is the only product today; a pair that names another product gets its implementation
+    here, and nothing else changes."""
+    if node.name not in (pair.primary, pair.secondary):
+        raise ConfigError(f"node {node.name!r} is in no side of the pair of resource {pair.resource!r}")
+    return DrbdReplication(
+        node, pair.resource, device=pair.device, protocol=pair.protocol, poll_interval_s=poll_interval_s
+    )
+
+
+# -- about a node, whatever pairs it is in -----------------------------------------------------
+def backing_devices_probe() -> list[str]:
+    """Read-only command printing, one per line, every device that backs a replicated device on
+    the node, the inventory's or not (a scratch disk must back none).  Its exit status does not
+    matter: a node without the product prints nothing."""
+    return drbd_commands.sh_ll_dev_all_argv()
+
+
+def read_backing_devices(output: str) -> list[str]:
+    return [line.strip() for line in output.splitlines() if line.strip()]
+
+
+@dataclass(frozen=True)
+class ToolProbe:
+    """The replication product's tool on a node, for preflight: its name, a read-only command
+    that prints its version, and how that output reads."""
+
+    name: str
+    argv: Sequence[str]
+    describe: Callable[[str], str]
+
+
+def _describe_drbdadm(output: str) -> str:
+    parsed = drbd_commands.parse_drbdadm_version(output)
+    return f"DRBD kernel {parsed.kernel}, utils {parsed.utils or '?'}"
+
+
+def tool_probe() -> ToolProbe:
+    return ToolProbe("drbdadm", drbd_commands.version_argv(), _describe_drbdadm)
+
+
+def version_probe() -> list[str]:
+    """Read-only command whose output :func:`read_product_version` reads (cell provenance)."""
+    return drbd_commands.proc_drbd_argv()
+
+
+def read_product_version(output: str) -> str:
+    """The replication product's version on the node, ``unknown`` when it says none."""
+    try:
+        return drbd_commands.parse_proc_drbd_version(output)
+    except DrbdOutputError:
+        return "unknown"
