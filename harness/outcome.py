@@ -1,8 +1,8 @@
 """What a finished cell reports: its rates, and its JUnit properties.
 
-Shared by the replicated cells (:class:`harness.cell.CellResult`) and the disk-study cells
-(:class:`harness.disk.cell.DiskCellResult`), so the two cannot differ in how a property is
-redacted or which numbers are left out.
+Shared by the replicated cells (:class:`harness.cell.CellResult`), the disk-study cells
+(:class:`harness.disk.cell.DiskCellResult`) and the failover cell, so they cannot differ in how
+a property is redacted or which numbers are left out.
 """
 
 from __future__ import annotations
@@ -32,9 +32,11 @@ class MeasuredRates:
         return self.stats.iops
 
 
-class CellOutcome(MeasuredRates):
-    """What a finished cell reports to JUnit; shared by replicated cells and disk-study cells
-    (:class:`harness.disk.cell.DiskCellResult`), which differ only in their identity keys."""
+class CellOutcome:
+    """What a finished cell reports to JUnit; shared by replicated cells, disk-study cells
+    (:class:`harness.disk.cell.DiskCellResult`) and the failover cell
+    (:class:`harness.cell.failover.FailoverResult`), which differ only in their identity keys.
+    The cells that ran fio also carry :class:`MeasuredRates`."""
 
     samples: list[Sample]
     verdict: BoundResult

@@ -219,13 +219,8 @@ class ToolProbe:
     describe: Callable[[str], str]
 
 
-def _describe_drbdadm(output: str) -> str:
-    parsed = drbd_commands.parse_drbdadm_version(output)
-    return f"DRBD kernel {parsed.kernel}, utils {parsed.utils or '?'}"
-
-
 def tool_probe() -> ToolProbe:
-    return ToolProbe("drbdadm", drbd_commands.version_argv(), _describe_drbdadm)
+    return ToolProbe("drbdadm", drbd_commands.version_argv(), drbd_commands.describe_version)
 
 
 def version_probe() -> list[str]:

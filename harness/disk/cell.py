@@ -31,7 +31,7 @@ from harness.fio.result import DirectionStats, FioResult
 from harness.fio.runner import FioRun
 from harness.fio.spec import WorkloadSpec
 from harness.nodefiles import node_run_dir, safe_token
-from harness.outcome import CellOutcome
+from harness.outcome import CellOutcome, MeasuredRates
 from harness.remote import CommandResult, Runner, Shell
 from harness.safety.device import guard_scratch_device
 from harness.samples import METRICS, Sample
@@ -70,7 +70,7 @@ class DiskCellSpec:
 
 
 @dataclass
-class DiskCellResult(CellOutcome):
+class DiskCellResult(CellOutcome, MeasuredRates):
     spec: DiskCellSpec
     fio: FioResult
     stats: DirectionStats

@@ -38,6 +38,7 @@ __all__ = [
     "check_resource_name",
     "connect_argv",
     "cstate_argv",
+    "describe_version",
     "disconnect_argv",
     "down_argv",
     "dstate_argv",
@@ -233,6 +234,12 @@ class DrbdVersion:
     @property
     def is_drbd9(self) -> bool:
         return (self.kernel_major or 0) >= 9
+
+
+def describe_version(text: str) -> str:
+    """``drbdadm --version`` in one line, for preflight's tool check."""
+    parsed = parse_drbdadm_version(text)
+    return f"DRBD kernel {parsed.kernel}, utils {parsed.utils or '?'}"
 
 
 def _code_to_version(code: int) -> str:

@@ -22,7 +22,7 @@ from harness.drbd.errors import DrbdNotReady, DrbdOutputError
 from harness.drbd.events import parse_events
 from harness.drbd.fold import EventFold
 from harness.drbd.state import ResourceState
-from harness.drbd.watch import EventWatch
+from harness.drbd.watch import EventWatch, watch_paths
 from harness.errors import ConfigError, RefusedError
 from harness.nodefiles import NODE_ROOT
 from harness.remote import CommandFailed, CommandResult, CommandTimeout, Runner, run_batch
@@ -64,7 +64,7 @@ class DrbdReplication:
         self._poll_interval_s = poll_interval_s
         self._command_timeout_s = command_timeout_s
         self._change_timeout_s = change_timeout_s
-        EventWatch.plan(runner.name, self.resource, "probe", "probe", max_duration_s=1, root=watch_root)  # root ok
+        watch_paths("probe", "probe", root=watch_root)  # validate the root once, early
         self._watch_root = watch_root
         self._clock = clock
         self._sleep = sleep
