@@ -2,18 +2,18 @@
 addresses (DRBD 8.4 replicates over one TCP connection per peer, so one flow is what it gets).
 
 The server runs on the secondary bound to its replication address on a port of its own, for
-one test only (``-1``), with a pid file, so the cleanup stops exactly the process we started
-and never another iperf3 on the node.
+one test only (``-1``), as a :class:`~harness.remote.DetachedJob` with a pid file and a node-side
+deadline, so the cleanup stops exactly the session we started and never another iperf3 on the
+node, and a server whose client never comes does not listen forever.
 """
 
 from __future__ import annotations
 
 import json
-import shlex
 import time
 
 from harness.errors import InfraError
-from harness.remote import Runner
+from harness.remote import DetachedJob, Runner
 from harness.rtt import ping_argv
 
 __all__ = ["IPERF_PORT", "has_iperf3", "measure_path_rate", "parse_iperf3_bits"]
@@ -43,11 +43,10 @@ def measure_path_rate(primary: Runner, secondary: Runner, peer_ip: str, *, secon
     ping_argv(peer_ip)  # validates the address before it reaches a command line
     # detached, but under a node-side deadline: a server whose client never comes (the harness
     # died in between) must not listen forever
-    server = ["iperf3", "-s", "-1", "-B", peer_ip, "-p", str(IPERF_PORT), "-I", _PIDFILE]
-    secondary.run_script(
-        f"setsid timeout {seconds + 60} {shlex.join(server)} </dev/null >/dev/null 2>&1 &",
-        timeout=20,
+    server = DetachedJob.of_argv(
+        ["iperf3", "-s", "-1", "-B", peer_ip, "-p", str(IPERF_PORT)], deadline_s=seconds + 60, pid_file=_PIDFILE
     )
+    server.start(secondary, timeout=20)
     try:
         time.sleep(0.5)  # the server starts in the background: let it listen
         out = primary.run(
@@ -56,8 +55,4 @@ def measure_path_rate(primary: Runner, secondary: Runner, peer_ip: str, *, secon
         )
         return parse_iperf3_bits(out.stdout)
     finally:
-        secondary.run_script(
-            f"if [ -e {_PIDFILE} ]; then kill $(cat {_PIDFILE}) 2>/dev/null; rm -f {_PIDFILE}; fi; true",
-            timeout=15,
-            check=False,
-        )
+        server.stop(secondary, grace_s=None, timeout=15)

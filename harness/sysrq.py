@@ -32,7 +32,7 @@ from harness.connections import ConnectionPool
 from harness.errors import HarnessError, InfraError, RefusedError
 from harness.inventory.models import PairSpec
 from harness.reboot import boot_id_argv, parse_boot_id
-from harness.remote import CommandResult, Shell, run_batch
+from harness.remote import CommandResult, DetachedJob, Shell, run_batch
 from harness.replication import replication_for
 
 __all__ = ["TRIGGER", "CrashReadiness", "SysrqCrasher", "crash_script", "parse_readiness", "readiness_commands"]
@@ -95,7 +95,7 @@ def crash_script(delay_s: float) -> str:
     """Panic the node ``delay_s`` seconds from now.  Detached (own session, no open output),
     so this command returns and closes its SSH channel first: written synchronously, the call
     would hang until TCP gave up on a dead kernel."""
-    return f"setsid sh -c 'sleep {delay_s:g}; echo c > {TRIGGER}' </dev/null >/dev/null 2>&1 &"
+    return DetachedJob.of_script(f"sleep {delay_s:g}; echo c > {TRIGGER}", deadline_s=None).start_script()
 
 
 class SysrqCrasher:

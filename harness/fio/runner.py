@@ -1,9 +1,9 @@
 """Running fio on a node: detached, under a node-side deadline, output fetched from a file.
 
-fio is started in its own session (``setsid``) wrapped in coreutils ``timeout``, so it stops
-by itself at the deadline even when the harness is killed or SSH drops; the harness polls
-for the exit-code file, then fetches the JSON output file (stdout is not clean JSON).
-:meth:`FioRunner.stop` kills the whole session on any early exit.
+fio is a :class:`~harness.remote.DetachedJob`: its own session, wrapped in coreutils ``timeout``
+(``--kill-after=10``), so it stops by itself at the deadline even when the harness is killed or
+SSH drops; the harness waits for the exit-code file, then fetches the JSON output file (stdout
+is not clean JSON).  :meth:`FioRunner.stop` kills the whole session on any early exit.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import shlex
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Final
 
 from harness.errors import InfraError
 from harness.fio.command import Target, build_fio_argv
@@ -19,12 +20,15 @@ from harness.fio.result import FioOutputError, FioResult, parse_fio_json, parse_
 from harness.fio.spec import WorkloadSpec
 from harness.ledger import Ledger
 from harness.nodefiles import node_run_dir, safe_token
-from harness.remote import CommandResult, Runner, Shell, run_batch
+from harness.remote import CommandResult, DetachedJob, Runner, Shell, run_batch
+from harness.remote.detached import WAIT_CHUNK_S
 
 __all__ = ["FioFailed", "FioRun", "FioRunner", "fio_deadline_s"]
 
 # fio startup, file layout and JSON writing on a slow (UML) node take several seconds.
 _STARTUP_GRACE_S = 30.0
+#: SIGKILL this long after the deadline's SIGTERM, for a fio stuck in uninterruptible I/O
+_KILL_AFTER_S: Final = 10.0
 
 
 class FioFailed(InfraError):
@@ -45,21 +49,24 @@ class FioRun:
     node: str
     cell: str
     output: str
-    log: str
-    rc_file: str
-    pid_file: str
-    times_file: str
-    deadline_s: float
+    job: DetachedJob
     started: float
     preamble_output: str = ""
     bw_log_prefix: str | None = None  # fio's write_bw_log prefix on the node, when logging
 
+    @property
+    def log(self) -> str:
+        """fio's stdout and stderr on the node."""
+        assert self.job.log is not None
+        return self.job.log
+
+    @property
+    def deadline_s(self) -> float:
+        assert self.job.deadline_s is not None
+        return self.job.deadline_s
+
 
 Progress = Callable[[str], None]
-
-
-#: longest single wait on the node; bounds how late an interrupt is acted on
-WAIT_CHUNK_S = 5.0
 
 
 def _noop(_: str) -> None:
@@ -107,11 +114,7 @@ class FioRunner:
         caller can register its stop first (an interrupt during this call still stops fio)."""
         base = node_run_dir(self.run_id)
         name = safe_token(cell)
-        output = f"{base}/fio-{name}.json"
-        log = f"{base}/fio-{name}.log"
-        rc_file = f"{base}/fio-{name}.rc"
-        pid_file = f"{base}/fio-{name}.pid"
-        deadline = deadline_s if deadline_s is not None else fio_deadline_s(spec)
+        output, rc_file = f"{base}/fio-{name}.json", f"{base}/fio-{name}.rc"
         argv = build_fio_argv(
             spec,
             filename,
@@ -121,41 +124,33 @@ class FioRunner:
             target=target,
             aux_path=base,
         )
-        times = f"{base}/fio-{name}.times"
-        # The wrapper records fio's own start and end (node clock, used only as a duration),
+        # The times file records fio's own start and end (node clock, used only as a duration),
         # so the harness can tell its overhead from fio's start-up cost.
-        inner = (
-            f"date +%s.%N > {shlex.quote(times)}; "
-            f"timeout --kill-after=10 {deadline:.0f} {shlex.join(argv)} > {shlex.quote(log)} 2>&1; "
-            f"rc=$?; date +%s.%N >> {shlex.quote(times)}; echo $rc > {shlex.quote(rc_file)}"
+        job = DetachedJob.of_argv(
+            argv,
+            deadline_s=deadline_s if deadline_s is not None else fio_deadline_s(spec),
+            kill_after_s=_KILL_AFTER_S,
+            pid_file=f"{base}/fio-{name}.pid",
+            log=f"{base}/fio-{name}.log",
+            rc_file=rc_file,
+            times_file=f"{base}/fio-{name}.times",
         )
+        q = shlex.quote
         script = (
             # builtins first: mkdir/rm only when needed (every exec is ~0.1 s on a UML guest)
-            f"umask 077; {{ [ -d {shlex.quote(base)} ] || mkdir -p {shlex.quote(base)}; }} && "
-            f"{{ [ ! -e {shlex.quote(output)} ] && [ ! -e {shlex.quote(rc_file)} ] || "
-            f"rm -f {shlex.quote(output)} {shlex.quote(rc_file)}; }} && "
-            f"cd {shlex.quote(base)} && {preamble + ' && ' if preamble else ''}"
-            f"{{ setsid sh -c {shlex.quote(inner)} </dev/null >/dev/null 2>&1 & echo $! > {shlex.quote(pid_file)}; }}"
+            f"umask 077; {{ [ -d {q(base)} ] || mkdir -p {q(base)}; }} && "
+            f"{{ [ ! -e {q(output)} ] && [ ! -e {q(rc_file)} ] || rm -f {q(output)} {q(rc_file)}; }} && "
+            f"cd {q(base)} && {preamble + ' && ' if preamble else ''}{job.start_script()}"
         )
         self.ledger.record(
-            "fio-start", {"node": node.name, "cell": cell, "argv": shlex.join(argv), "deadline_s": deadline}
+            "fio-start", {"node": node.name, "cell": cell, "argv": shlex.join(argv), "deadline_s": job.deadline_s}
         )
-        planned = FioRun(node.name, cell, output, log, rc_file, pid_file, times, deadline, time.monotonic())
+        planned = FioRun(node.name, cell, output, job, time.monotonic())
         if on_planned is not None:
             on_planned(planned)
         res = node.run_script(script, timeout=30)
         return FioRun(
-            node.name,
-            cell,
-            output,
-            log,
-            rc_file,
-            pid_file,
-            times,
-            deadline,
-            planned.started,
-            res.stdout,
-            f"{base}/bw-{name}" if bw_log else None,
+            node.name, cell, output, job, planned.started, res.stdout, f"{base}/bw-{name}" if bw_log else None
         )
 
     def wait_exit(
@@ -173,27 +168,22 @@ class FioRunner:
         ``tail --pid`` waits on the node without forking a poller every tick (a fork costs
         ~22 ms on a UML guest and would steal CPU from the measurement)."""
         limit = run.started + run.deadline_s + 20.0
-        rc, pid = shlex.quote(run.rc_file), shlex.quote(run.pid_file)
+        ended = run.job.ended_test()
         while True:
             # Short chunks: fabric (invoke) answers Ctrl-C/SIGTERM by forwarding it to the remote
             # command and waiting for that to end, so the interrupt lands after the chunk.
             chunk = max(1.0, min(WAIT_CHUNK_S, limit - time.monotonic()))
-            batch: dict[str, Shell] = {
-                "rc": Shell(
-                    f'[ -s {rc} ] || {{ read p < {pid}; timeout {chunk:.0f} tail -s 0.1 --pid="$p" -f /dev/null; }}; '
-                    f"read c < {rc} 2>/dev/null && echo $c; true"
-                )
-            }
+            batch: dict[str, Shell] = {"rc": Shell(run.job.wait_script(chunk))}
             if run.bw_log_prefix:
                 # the last second of every job's bandwidth log: "now" for the progress line
                 batch["now"] = Shell(
-                    f'if [ ! -s {rc} ]; then for f in {run.bw_log_prefix}_bw.*.log; do [ -e "$f" ] && '
+                    f'if ! {ended}; then for f in {run.bw_log_prefix}_bw.*.log; do [ -e "$f" ] && '
                     f'tail -n 1 "$f"; done; fi; true'
                 )
             # only once fio has exited: never stop a watcher or read half a file mid-run
             # (`if`, never `exit`: an exit inside a batch group would end the whole batch)
             batch.update(
-                {name: Shell(f"if [ -s {rc} ]; then {snippet}; fi") for name, snippet in (after_exit or {}).items()}
+                {name: Shell(f"if {ended}; then {snippet}; fi") for name, snippet in (after_exit or {}).items()}
             )
             out = run_batch(node, batch, timeout=chunk + 30)
             text = out["rc"].stdout.strip()
@@ -216,13 +206,12 @@ class FioRunner:
 
     def times_script(self, run: FioRun) -> str:
         """Shell that prints fio's start and end epoch, one per line."""
-        return f"while read -r t; do echo $t; done < {shlex.quote(run.times_file)} 2>/dev/null; true"
+        return run.job.times_script()
 
     @staticmethod
     def process_seconds(times_text: str) -> float | None:
         """fio's wall time on the node from :meth:`times_script` output."""
-        stamps = [float(t) for t in times_text.split() if t.replace(".", "", 1).isdigit()]
-        return stamps[1] - stamps[0] if len(stamps) == 2 else None
+        return DetachedJob.seconds(times_text)
 
     def parse(self, node: Runner, run: FioRun, rc: int, text: str) -> FioResult:
         """Turn exit code and output into a result, or a FioFailed that quotes fio's log."""
@@ -251,13 +240,7 @@ class FioRunner:
 
     def stop(self, node: Runner, run: FioRun) -> None:
         """Kill the job's whole session (timeout, fio and its workers); harmless if it ended."""
-        pf = shlex.quote(run.pid_file)
-        node.run_script(
-            f'if [ -e {pf} ]; then p=$(cat {pf}); pkill -TERM -s "$p" 2>/dev/null; sleep 1; '
-            f'pkill -KILL -s "$p" 2>/dev/null; fi; true',
-            timeout=30,
-            check=False,
-        )
+        run.job.stop(node, grace_s=1.0)
         self.ledger.record("fio-stopped", {"node": node.name, "cell": run.cell})
 
     def fetch_text(self, node: Runner, path: str) -> str:

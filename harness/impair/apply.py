@@ -36,7 +36,8 @@ from harness.impair.readback import (
 from harness.jsonsafe import dumps
 from harness.ledger import Ledger
 from harness.nodefiles import node_run_dir, safe_token
-from harness.remote import Runner
+from harness.remote import DetachedJob, Runner
+from harness.remote.detached import stop_script
 
 __all__ = ["AppliedImpairment", "Impairer", "ImpairmentMismatch", "deadman_script"]
 
@@ -61,18 +62,18 @@ class AppliedImpairment:
 def deadman_script(fault_file: str, pid_file: str, undo: list[list[str]], hold_s: float) -> str:
     """Shell that arms a node-side switch running ``undo`` after ``hold_s`` seconds unless
     the fault file is gone by then (the harness removed the fault itself)."""
-    undo_sh = "; ".join(shlex.join(cmd) for cmd in undo)
-    inner = (
-        f"sleep {hold_s:.0f}; if [ -e {shlex.quote(fault_file)} ]; then {undo_sh}; rm -f {shlex.quote(fault_file)}; fi"
-    )
+    ff = shlex.quote(fault_file)
+    fire = f"if [ -e {ff} ]; then {'; '.join(shlex.join(cmd) for cmd in undo)}; rm -f {ff}; fi"
     unit = "harness-deadman-" + fault_file.rsplit("/", 1)[-1].removesuffix(".json").replace(".", "-")
     # systemd-run gives a unit with the service manager as parent, immune to our session
-    # ending; without systemd (lab guests, containers) setsid detaches from SSH the same way.
+    # ending; without systemd (lab guests, containers) a detached job does the same: its
+    # `sleep` is its deadline.
+    switch = DetachedJob.of_script(f"sleep {hold_s:.0f}; {fire}", deadline_s=None, pid_file=pid_file)
     return (
         f"if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null; then "
         f"systemd-run --quiet --collect --unit={shlex.quote(unit)} --on-active={hold_s:.0f} "
-        f"/bin/sh -c {shlex.quote(inner.split('; ', 1)[1])} && echo systemd:{unit} > {shlex.quote(pid_file)}; "
-        f"else setsid sh -c {shlex.quote(inner)} </dev/null >/dev/null 2>&1 & echo $! > {shlex.quote(pid_file)}; fi"
+        f"/bin/sh -c {shlex.quote(fire)} && echo systemd:{unit} > {shlex.quote(pid_file)}; "
+        f"else {switch.start_script()} fi"
     )
 
 
@@ -81,8 +82,8 @@ def disarm_script(fault_file: str, pid_file: str) -> str:
     ff, pf = shlex.quote(fault_file), shlex.quote(pid_file)
     return (
         f"rm -f {ff}; if [ -e {pf} ]; then p=$(cat {pf}); case $p in "
-        f"systemd:*) systemctl stop ${{p#systemd:}}.timer ${{p#systemd:}}.service 2>/dev/null ;; "
-        f"*) pkill -TERM -s $p 2>/dev/null; kill $p 2>/dev/null ;; esac; rm -f {pf}; fi; true"
+        f"systemd:*) systemctl stop ${{p#systemd:}}.timer ${{p#systemd:}}.service 2>/dev/null; rm -f {pf} ;; "
+        f"*) {stop_script(pid_file, grace_s=None)} ;; esac; fi; true"
     )
 
 

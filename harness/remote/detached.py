@@ -34,21 +34,32 @@ from typing import Final
 
 from harness.remote.command import Runner
 
-__all__ = ["WAIT_CHUNK_S", "DetachedJob"]
+__all__ = ["WAIT_CHUNK_S", "DetachedJob", "stop_script"]
 
 #: longest single wait on the node; bounds how late an interrupt of the harness is acted on
 #: (fabric answers Ctrl-C by forwarding it and waiting for the remote command to end)
 WAIT_CHUNK_S: Final = 5.0
-#: longest node-side deadline a job may ask for (a day: far beyond any cell, short of "never")
-MAX_DEADLINE_S: Final = 24 * 3600.0
 #: reads the pid file into ``$p`` with shell builtins, empty unless it is a plain number
 _READ_PID: Final = "p=; [ -e {pf} ] && read -r p < {pf}; case \"$p\" in ''|*[!0-9]*) p= ;; esac"
 
 
 def _seconds(value: float, what: str) -> str:
-    if not (math.isfinite(value) and 0 < value <= MAX_DEADLINE_S):
-        raise ValueError(f"{what} must be within (0, {MAX_DEADLINE_S:g}] s, got {value!r}")
-    return f"{value:g}"
+    """``value`` as ``timeout`` reads it: whole seconds as an integer, else to the millisecond."""
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{what} must be a positive number of seconds, got {value!r}")
+    return str(int(value)) if float(value).is_integer() else f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+def stop_script(pid_file: str, *, grace_s: float | None = 1.0) -> str:
+    """Shell that stops the session a job's pid file names: SIGTERM, then SIGKILL ``grace_s``
+    later (None: SIGTERM only), and forgets the pid file.  Harmless when the job already
+    ended; a pid file that does not hold a number signals nothing.  The pid file is the job's
+    handle: whoever holds it (a disarm, a cleanup) can stop the job."""
+    kill = f'; sleep {_seconds(grace_s, "grace")}; pkill -KILL -s "$p" 2>/dev/null' if grace_s is not None else ""
+    pf = shlex.quote(pid_file)
+    return (
+        f'{_READ_PID.format(pf=pf)}; if [ -n "$p" ]; then pkill -TERM -s "$p" 2>/dev/null{kill}; fi; rm -f {pf}; true'
+    )
 
 
 @dataclass(frozen=True)
@@ -122,8 +133,8 @@ class DetachedJob:
             return self.argv[2]
         deadline = ""
         if self.deadline_s is not None:
-            kill = f"--kill-after={self.kill_after_s:g} " if self.kill_after_s is not None else ""
-            deadline = f"timeout {kill}{self.deadline_s:g} "
+            kill = f"--kill-after={_seconds(self.kill_after_s, 'kill-after')} " if self.kill_after_s else ""
+            deadline = f"timeout {kill}{_seconds(self.deadline_s, 'deadline')} "
         command = f"{deadline}{shlex.join(self.argv)}"
         if self.log is not None:
             command += f" > {q(self.log)} 2>&1"
@@ -153,27 +164,24 @@ class DetachedJob:
             'if [ -n "$p" ] && pgrep -s "$p" >/dev/null 2>&1; then echo 1; else echo 0; fi'
         )
 
+    def ended_test(self) -> str:
+        """Shell condition that holds once the job has ended (its exit code is written)."""
+        return f"[ -s {shlex.quote(self._rc())} ]"
+
     def wait_script(self, chunk_s: float) -> str:
         """Shell that waits up to ``chunk_s`` for the job to end, then prints its exit code
         (nothing while it still runs).  ``tail --pid`` waits without a poller forking every
         tick (a fork costs ~22 ms on a UML guest and would steal CPU from a measurement)."""
         rc = shlex.quote(self._rc())
         return (
-            f"[ -s {rc} ] || if read p < {shlex.quote(self._pid())}; "
+            f"{self.ended_test()} || if read p < {shlex.quote(self._pid())}; "
             f'then timeout {max(1, math.ceil(chunk_s))} tail -s 0.1 --pid="$p" -f /dev/null; else sleep 1; fi; '
             f"read c < {rc} 2>/dev/null && echo $c; true"
         )
 
     def stop_script(self, *, grace_s: float | None = 1.0) -> str:
-        """Shell that stops the job's whole session: SIGTERM, then SIGKILL ``grace_s`` later
-        (None: SIGTERM only), and forgets the pid file.  Harmless when the job already ended;
-        a pid file that does not hold a number signals nothing."""
-        kill = f'; sleep {grace_s:g}; pkill -KILL -s "$p" 2>/dev/null' if grace_s is not None else ""
-        pf = shlex.quote(self._pid())
-        return (
-            f"{_READ_PID.format(pf=pf)}; "
-            f'if [ -n "$p" ]; then pkill -TERM -s "$p" 2>/dev/null{kill}; fi; rm -f {pf}; true'
-        )
+        """Shell that stops the job's whole session (see :func:`stop_script`)."""
+        return stop_script(self._pid(), grace_s=grace_s)
 
     def output_script(self, *, tail_lines: int | None = None) -> str:
         """Shell that prints what the job wrote to its log (the last ``tail_lines`` lines)."""

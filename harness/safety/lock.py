@@ -35,7 +35,7 @@ from pathlib import Path
 from harness.errors import RefusedError
 from harness.jsonsafe import dumps
 from harness.nodefiles import NODE_ROOT
-from harness.remote import Runner
+from harness.remote import DetachedJob, Runner
 from harness.runid import validate_run_id
 
 __all__ = [
@@ -152,13 +152,17 @@ class ClusterLock:
         return shlex.quote(f'"run_id": "{self.owner.run_id}"')
 
     def _watchdog(self) -> str:
-        """Node-side: remove our lock once its owner file has not been touched for the lease."""
+        """Node-side: remove our lock once its owner file has not been touched for the lease.
+
+        A detached job with no deadline of its own: it ends with the lock (gone, or no longer
+        ours) or removes it when the lease runs out, so it lives exactly as long as the run
+        keeps renewing it."""
         loop = (
             f"while sleep 10; do grep -qF {self._ours()} {_OWNER} 2>/dev/null || exit 0; "
             f"a=$(( $(date +%s) - $(stat -c %Y {_OWNER}) )); "
             f'if [ "$a" -gt {self.lease_s} ]; then rm -rf {LOCK_DIR}; exit 0; fi; done'
         )
-        return f"setsid sh -c {shlex.quote(loop)} </dev/null >/dev/null 2>&1 &"
+        return DetachedJob.of_script(loop, deadline_s=None).start_script()
 
     def _try(self, node: Runner) -> str:
         record = shlex.quote(self.owner.to_json())
