@@ -16,11 +16,13 @@ from tabulate import tabulate
 
 from harness.baseline.gate import run_gate
 from harness.baseline.refs import Side, resolve_reference, resolve_run
-from harness.baseline.store import BaselineStore, NameTaken
+from harness.baseline.store import BaselineStore, NameTaken, validate_name
 from harness.errors import ConfigError
 from harness.report.aggregate import aggregate_samples
 from harness.report.comparison import METRIC_LABELS
-from harness.report.render import format_stat
+from harness.report.formatting import format_stat
+from harness.report.publish import write_report
+from harness.samples import read_samples
 
 __all__ = ["add_baseline_commands", "add_compare_arguments", "run_compare"]
 
@@ -64,7 +66,7 @@ def _tolerances(args: argparse.Namespace, run: Side) -> Mapping[str, float | Non
 
     if args.inventory is not None:
         return load_inventory(args.inventory).baseline_tolerances
-    path = run.inventory_path
+    path = run.info.inventory_path
     if path and Path(path).is_file():
         try:
             tolerances = load_inventory(Path(path)).baseline_tolerances
@@ -77,13 +79,19 @@ def _tolerances(args: argparse.Namespace, run: Side) -> Mapping[str, float | Non
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    """``harness compare``: print the Markdown, write it into the run, exit 1 on a regression."""
+    """``harness compare``: print the Markdown, write it into the run (and the baseline plot into
+    its report), exit 1 on a regression."""
     reports: Path = args.reports
-    current = Side.of_run(resolve_run(reports, args.run))
+    run = resolve_run(reports, args.run)
+    current = Side.of_run(run)
     reference = resolve_reference(reports, args.reference, current.inventory_name)
     if reference.path == current.path:
         raise ConfigError(f"{args.reference} and {args.run} are the same run; name two different ones")
-    result = run_gate(reference, current, _tolerances(args, current), write_to=None if args.no_write else current.path)
+    result = run_gate(reference, current, _tolerances(args, current), write_to=None if args.no_write else run.path)
+    if result.written is not None:
+        plot = result.plot()
+        if plot is not None:
+            write_report(run, current.results, current.info, [plot])
     print(result.markdown, end="")
     if result.written is not None:
         _say(f"written: {result.written}")
@@ -124,9 +132,13 @@ def _show(args: argparse.Namespace) -> int:
 
 def _save(args: argparse.Namespace) -> int:
     run = resolve_run(args.reports, args.run)
+    validate_name(args.name)  # a bad name is refused before the run is read
+    samples = read_samples(run.samples_ndjson)
     try:
         store = BaselineStore(args.reports)
-        info = store.save(args.name, run, inventory=args.inventory_name, overwrite=args.overwrite)
+        info = store.save(
+            args.name, run, samples, run.read_run_info(), inventory=args.inventory_name, overwrite=args.overwrite
+        )
     except NameTaken as exc:
         raise ConfigError(exc.with_hint("--overwrite")) from None
     print(f"saved baseline {info.name!r} of inventory {info.inventory!r} ({info.cells} cells) from run {info.run_id}")

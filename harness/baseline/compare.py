@@ -32,8 +32,8 @@ from typing import Final, Literal, get_args
 
 from harness.baseline.tolerance import Tolerance, format_percent
 from harness.report.aggregate import Cell, Stat, cell_sort_key
-from harness.report.render import format_number
-from harness.report.run_info import RunInfo
+from harness.report.formatting import format_number
+from harness.runinfo import RunInfo
 from harness.samples import PROVENANCE_KEYS
 
 __all__ = [

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from harness.baseline.compare import BaselineComparison, compare_cells
 from harness.baseline.markdown import render_markdown
 from harness.baseline.refs import Side
 from harness.baseline.tolerance import tolerance_rules
+
+if TYPE_CHECKING:  # plots pulls in matplotlib, imported only when the plot is drawn
+    from harness.report.plots import Plot
 
 __all__ = ["COMPARE_MD", "EXIT_REGRESSED", "GateResult", "run_gate"]
 
@@ -34,10 +37,23 @@ class GateResult:
     #: The same without the full per-cell table, for a terminal.
     summary: str
     written: Path | None
+    reference: Side = field(repr=False)
+    current: Side = field(repr=False)
 
     @property
     def exit_code(self) -> int:
         return EXIT_REGRESSED if self.comparison.regressed else 0
+
+    def plot(self) -> Plot | None:
+        """The current run's report plot of this comparison: bandwidth per cell, baseline vs
+        current; ``None`` when neither side measured bandwidth."""
+        from harness.report.plots import Plot, plot_baseline_vs_current
+
+        png = plot_baseline_vs_current(self.reference.cells, self.current.cells, "bw")
+        if png is None:
+            return None
+        title = f"Bandwidth: {self.reference.describe()} vs {self.current.describe()}"
+        return Plot("baseline-vs-current", title, png)
 
 
 def run_gate(
@@ -49,7 +65,8 @@ def run_gate(
 ) -> GateResult:
     """Compare ``current`` with ``reference`` under the default rules plus ``tolerances``.
 
-    With ``write_to`` (a run directory) the Markdown goes to ``write_to/baseline-compare.md``.
+    With ``write_to`` (a run directory) the Markdown goes to ``write_to/baseline-compare.md``;
+    the caller puts :meth:`GateResult.plot` into the run's report when it writes it.
     """
     comparison = compare_cells(
         reference.cells,
@@ -68,16 +85,4 @@ def run_gate(
         tmp = written.with_name(f".{COMPARE_MD}.{os.getpid()}.tmp")
         tmp.write_text(markdown, encoding="utf-8")
         os.replace(tmp, written)
-        _add_plot(write_to, reference, current)
-    return GateResult(comparison, markdown, summary, written)
-
-
-def _add_plot(run_dir: Path, reference: Side, current: Side) -> None:
-    """Re-render the run's report with the baseline-vs-current bandwidth plot in it."""
-    from harness.report.plots import Plot, plot_baseline_vs_current
-    from harness.report.run_dir import render_run
-
-    png = plot_baseline_vs_current(reference.cells, current.cells, "bw")
-    if png is not None and (run_dir / "samples.ndjson").exists():
-        title = f"Bandwidth: {reference.describe()} vs {current.describe()}"
-        render_run(run_dir, extra_plots=[Plot("baseline-vs-current", title, png)])
+    return GateResult(comparison, markdown, summary, written, reference, current)

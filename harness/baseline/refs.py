@@ -12,35 +12,40 @@ folder that happens to be called ``main`` cannot shadow the baseline ``main``):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
 from harness.baseline.store import BaselineInfo, BaselineStore, validate_name
 from harness.errors import ConfigError
-from harness.report.aggregate import Cell, aggregate_samples
-from harness.report.run_dir import LATEST, RunDir, list_runs
-from harness.report.run_info import RunInfo
+from harness.report.aggregate import Cell
+from harness.report.results import RunResults
+from harness.rundir import LATEST, RunDir, list_runs
 from harness.runid import is_run_id
-from harness.samples import Sample, read_samples
+from harness.runinfo import RunInfo
+from harness.samples import Sample
 
 __all__ = ["Side", "resolve_reference", "resolve_run"]
 
 
 @dataclass(frozen=True)
 class Side:
-    """One side of a comparison: a run or a baseline, with its samples and run metadata."""
+    """One side of a comparison: a run or a baseline, with its results and run record."""
 
     kind: Literal["run", "baseline"]
     path: Path
     info: RunInfo
-    samples: tuple[Sample, ...] = field(repr=False)
+    results: RunResults = field(repr=False)
     baseline: BaselineInfo | None = None
 
-    @cached_property
+    @property
+    def samples(self) -> Sequence[Sample]:
+        return self.results.samples
+
+    @property
     def cells(self) -> list[Cell]:
-        return aggregate_samples(self.samples)
+        return self.results.cells
 
     @property
     def inventory_name(self) -> str | None:
@@ -51,12 +56,6 @@ class Side:
         names = {str(s.metadata["inventory"]) for s in self.samples if s.metadata.get("inventory")}
         return names.pop() if len(names) == 1 else None
 
-    @property
-    def inventory_path(self) -> str | None:
-        """The inventory file the run read (run.json written by the plugin keeps it as ``inventory``)."""
-        value = self.info.inventory_path or self.info.extra.get("inventory")
-        return None if value is None else str(value)
-
     def describe(self) -> str:
         """``baseline `main` (inventory `lab`, run `…`, saved …)`` or ``run `…```: for report headers."""
         if self.baseline is not None:
@@ -66,19 +65,17 @@ class Side:
         return f"run `{self.info.run_id}`{inventory}"
 
     @classmethod
-    def of_run(cls, run: RunDir) -> Side:
-        if not run.samples_ndjson.exists():
-            raise ConfigError(
-                f"{run.path}: no samples.ndjson — not a run directory, "
-                "or the run was interrupted before any cell finished"
-            )
-        info = run.read_run_info() or RunInfo(run_id=run.run_id)
-        return cls("run", run.path, info, tuple(read_samples(run.samples_ndjson)))
+    def of_run(cls, run: RunDir, results: RunResults | None = None, info: RunInfo | None = None) -> Side:
+        """``run`` as a side; ``results`` and ``info`` when they are in memory already (the end of
+        a pytest run), read from the run directory otherwise."""
+        if results is None:
+            results = RunResults.read(run)
+        return cls("run", run.path, run.run_info() if info is None else info, results)
 
     @classmethod
     def of_baseline(cls, baseline: BaselineInfo) -> Side:
         info = baseline.run or RunInfo(run_id=baseline.run_id, inventory_name=baseline.inventory)
-        return cls("baseline", baseline.path, info, tuple(baseline.read_samples()), baseline)
+        return cls("baseline", baseline.path, info, RunResults(tuple(baseline.read_samples())), baseline)
 
 
 def _is_path(ref: str) -> bool:

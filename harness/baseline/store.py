@@ -24,7 +24,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,8 +36,8 @@ from filelock import FileLock
 from harness.errors import ConfigError
 from harness.jsonsafe import dumps
 from harness.report.aggregate import aggregate_samples
-from harness.report.run_dir import LATEST, RunDir
-from harness.report.run_info import RunInfo
+from harness.rundir import LATEST, RunDir
+from harness.runinfo import RunInfo
 from harness.samples import Sample, read_samples
 
 __all__ = [
@@ -198,7 +198,7 @@ def _carry_over(old: Path, new: Path) -> None:
             _link_or_copy(entry, new / name)
 
 
-def _inventory_of(info: RunInfo | None, samples: list[Sample]) -> str | None:
+def _inventory_of(info: RunInfo | None, samples: Sequence[Sample]) -> str | None:
     if info is not None and info.inventory_name:
         return info.inventory_name
     names = {str(s.metadata["inventory"]) for s in samples if s.metadata.get("inventory")}
@@ -275,18 +275,22 @@ class BaselineStore:
         self,
         name: str,
         run: RunDir,
+        samples: Sequence[Sample],
+        run_info: RunInfo | None,
         *,
         inventory: str | None = None,
         overwrite: bool = False,
         exitstatus: int | None = None,
         now: datetime | None = None,
     ) -> BaselineInfo:
-        """Copy ``run``'s samples into baseline ``name`` of ``inventory`` (default: the run's own)."""
+        """Save ``run``'s ``samples`` (as read: validated, redacted) as baseline ``name`` of
+        ``inventory`` (default: the run's own); ``run_info`` is its record, when it has one.
+
+        Both are what the caller holds in memory already: nothing of the run is read here.
+        """
         validate_name(name)
-        samples = read_samples(run.samples_ndjson)
         if not samples:
             raise ConfigError(f"{run.samples_ndjson}: no samples; a baseline needs at least one measured cell")
-        run_info = run.read_run_info()
         inventory = inventory or _inventory_of(run_info, samples)
         if inventory is None:
             raise ConfigError(f"{run.path}: cannot tell which inventory this run measured; name it explicitly")

@@ -22,16 +22,15 @@ from harness.cell import CellContext, CellResult, CellSpec
 from harness.disk.cell import DiskCellResult, DiskCellRunner, DiskCellSpec
 from harness.errors import HarnessError
 from harness.inventory import Inventory
-from harness.plugin.rundir import controller_run_id
-from harness.plugin.session import HarnessSession, PreflightBlocked
+from harness.plugin.rundir import controller_run_dir, worker_run_dir
+from harness.plugin.session import SESSION_KEY, HarnessSession, PreflightBlocked
 
 __all__ = ["SESSION_KEY", "disk_study_nodes", "harness_repeat", "harness_session", "measure", "measure_disk"]
 
-SESSION_KEY = pytest.StashKey[HarnessSession]()
 DEFAULT_INVENTORY = "inventories/lab.yaml"
-# Baselines (--baseline-save/--baseline-compare) are their own plugin module; it reads the
-# session from SESSION_KEY and runs after this module's end-of-run hooks (trylast).  So is the
-# gate of disruptive tests (--allow-disruptive, the `disruptive` marker).
+# Baselines (--baseline-save/--baseline-compare: options and their checks) are their own plugin
+# module, and so is the gate of disruptive tests (--allow-disruptive, the `disruptive` marker).
+# The end of a run is one controller-only object, harness.plugin.runend.RunEnd.
 pytest_plugins = ["harness.plugin.baseline", "harness.plugin.disruptive"]
 
 
@@ -99,17 +98,16 @@ def pytest_configure(config: pytest.Config) -> None:
     if not reports.is_absolute():
         reports = root / reports
     # A worker's id comes from the controller, which checked it and has made reports/<run-id>/.
-    run_id = (
-        config.workerinput["harness_run_id"]  # type: ignore[attr-defined]
+    run = (
+        worker_run_dir(config, reports)
         if _is_worker(config)
-        else controller_run_id(config, reports)
+        else controller_run_dir(config, reports, writes_reports=_wants_reports(config))
     )
     try:
         session = HarnessSession.create(
             inventory,
             config.getoption("--profile"),
-            run_id,
-            reports,
+            run,
             is_controller=not _is_worker(config),
             keep_lab=bool(config.getoption("--keep-lab")),
         )
@@ -129,18 +127,16 @@ def pytest_configure(config: pytest.Config) -> None:
     elif getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", "no") in ("no", "load"):
         config.option.dist = "loadgroup"
     collect_only = bool(config.getoption("collectonly", False))
-    if (
-        not _is_worker(config)
-        and not collect_only
-        and config.getoption("xmlpath", None) is None
-        and _wants_reports(config)
-    ):
-        session.run_dir.mkdir(parents=True, exist_ok=True)
-        config.option.xmlpath = str(session.run_dir / "junit.xml")
-    if not _is_worker(config) and not collect_only and _wants_reports(config):
-        from harness.plugin import progress
+    if not _is_worker(config) and not collect_only:
+        from harness.plugin.runend import RunEnd
 
-        progress.register(config)
+        config.pluginmanager.register(RunEnd(session, config), "harness-run-end")
+        if _wants_reports(config):
+            if config.getoption("xmlpath", None) is None:
+                config.option.xmlpath = str(run.junit_xml)
+            from harness.plugin import progress
+
+            progress.register(config)
     if not _is_worker(config):
         # ValueError: not the main thread (pytester in-process runs)
         with contextlib.suppress(ValueError):
@@ -324,27 +320,6 @@ def measure_disk(
         return result
 
     return _measure
-
-
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    hs = session.config.stash.get(SESSION_KEY, None)
-    if hs is None or not hs.is_controller:
-        return
-    samples = hs.run_dir / "samples.ndjson"
-    if samples.exists():
-        from harness.plugin.summary import finish_run
-
-        if finish_run(hs, session) and session.exitstatus == 0:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-
-def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    hs = config.stash.get(SESSION_KEY, None)
-    if hs is None or not hs.is_controller:
-        return
-    from harness.plugin.summary import print_summary
-
-    print_summary(hs, terminalreporter)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -5,29 +5,30 @@ time, before the lab boots or any cell runs: a bad name, a save that would overw
 ``--baseline-overwrite``, or a comparison with a baseline that does not exist is a usage
 error, not an hour of measuring followed by a failure.
 
-At the end of the run (controller only, after :func:`harness.plugin.summary.finish_run` has
-written run.json, hence ``trylast``), the run is first compared with the named baseline —
-``reports/<run-id>/baseline-compare.md``, shown in the terminal summary; a regression makes
-the session exit non-zero — and then saved, so ``--baseline-compare main --baseline-save
-main --baseline-overwrite`` gates on the old baseline and rolls it forward.
+At the end of the run the controller's :class:`~harness.plugin.runend.RunEnd` asks a
+:class:`BaselineStep` for both, with the run's results it read once: the run is first compared
+with the named baseline — ``reports/<run-id>/baseline-compare.md``, and the baseline-vs-current
+plot in the run's report; shown in the terminal summary; a regression makes the session exit
+non-zero — and then saved, so ``--baseline-compare main --baseline-save main
+--baseline-overwrite`` gates on the old baseline and rolls it forward.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
 
 import pytest
 
-from harness.baseline.gate import run_gate
+from harness.baseline.gate import GateResult, run_gate
 from harness.baseline.refs import Side
 from harness.baseline.store import BaselineStore, NameTaken, validate_name
 from harness.errors import ConfigError, HarnessError
-from harness.plugin import SESSION_KEY
-from harness.report.run_dir import RunDir
+from harness.plugin.session import SESSION_KEY, HarnessSession, fail_session
+from harness.report.results import RunResults
+from harness.runinfo import RunInfo
 
-__all__: list[str] = []
+__all__ = ["BaselineStep"]
 
-_LINES = pytest.StashKey[list[str]]()
 # pytest exit statuses after which a run is complete enough to become a baseline.
 _SAVEABLE = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
 
@@ -84,71 +85,86 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--baseline-compare: {exc}") from None
 
 
-def _fail(session: pytest.Session, code: int) -> None:
-    if session.exitstatus == pytest.ExitCode.OK:
-        session.exitstatus = code
+@dataclass
+class BaselineStep:
+    """What ``--baseline-compare`` and ``--baseline-save`` ask of the end of a run, and the
+    lines it has to say in the terminal summary's ``baseline`` section."""
 
+    hs: HarnessSession
+    save_as: str | None
+    compare_with: str | None
+    overwrite: bool
+    lines: list[str] = field(default_factory=list)
+    regressed: bool = False
 
-@pytest.hookimpl(trylast=True)
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    config = session.config
-    save, compare = _names(config)
-    hs = config.stash.get(SESSION_KEY, None)
-    if (save is None and compare is None) or hs is None or not hs.is_controller or config.option.collectonly:
-        return
-    lines: list[str] = []
-    config.stash[_LINES] = lines
-    run = RunDir(hs.run_dir)
-    if not run.samples_ndjson.exists():
-        lines.append("no samples were recorded in this run: nothing to compare or save")
-        return
-    store = BaselineStore(hs.reports_root)
-    inventory = hs.inventory.name
-    if compare is not None:
+    @classmethod
+    def of(cls, config: pytest.Config, hs: HarnessSession) -> BaselineStep | None:
+        """The step this run's options ask for; ``None`` when they ask for none."""
+        save, compare = _names(config)
+        if save is None and compare is None:
+            return None
+        return cls(hs, save, compare, bool(config.getoption("--baseline-overwrite")))
+
+    @property
+    def _store(self) -> BaselineStore:
+        return BaselineStore(self.hs.reports_root)
+
+    def nothing_recorded(self) -> None:
+        self.lines.append("no samples were recorded in this run: nothing to compare or save")
+
+    def compare(self, session: pytest.Session, current: Side) -> GateResult | None:
+        """Gate ``current`` on the baseline (writes baseline-compare.md); a regression or an
+        error fails the session.  The result, for its plot in the report; ``None`` if not asked."""
+        name = self.compare_with
+        if name is None:
+            return None
+        inventory = self.hs.inventory
         try:
-            reference = Side.of_baseline(store.load(inventory, compare))
-            result = run_gate(reference, Side.of_run(run), hs.inventory.baseline_tolerances, write_to=run.path)
+            reference = Side.of_baseline(self._store.load(inventory.name, name))
+            result = run_gate(reference, current, inventory.baseline_tolerances, write_to=current.path)
         except HarnessError as exc:
-            lines.append(f"--baseline-compare {compare}: error: {exc}")
-            _fail(session, exc.exit_code)
-        else:
-            lines += result.summary.splitlines()
-            lines.append(f"written: {result.written}")
-            if result.exit_code:
-                _fail(session, pytest.ExitCode.TESTS_FAILED)
-                if save is not None:
-                    # Rolling a regression forward would make it the new normal.
-                    lines.append(f"--baseline-save {save}: not saved, the run regressed against {compare!r}")
-                    return
-    if save is not None:
+            self.lines.append(f"--baseline-compare {name}: error: {exc}")
+            fail_session(session, exc.exit_code)
+            return None
+        self.lines += result.summary.splitlines()
+        self.lines.append(f"written: {result.written}")
+        if result.exit_code:
+            self.regressed = True
+            fail_session(session, pytest.ExitCode.TESTS_FAILED)
+        return result
+
+    def save(self, session: pytest.Session, results: RunResults, info: RunInfo) -> None:
+        """Save the run as the baseline, unless it regressed against the compared one or did
+        not complete; an error fails the session."""
+        name = self.save_as
+        if name is None:
+            return
+        if self.regressed:
+            # Rolling a regression forward would make it the new normal.
+            self.lines.append(f"--baseline-save {name}: not saved, the run regressed against {self.compare_with!r}")
+            return
         if session.exitstatus not in _SAVEABLE:
             # An interrupted or broken run is not a reference anyone should gate on.
-            lines.append(
-                f"--baseline-save {save}: not saved, the run did not complete (exit {int(session.exitstatus)})"
+            self.lines.append(
+                f"--baseline-save {name}: not saved, the run did not complete (exit {int(session.exitstatus)})"
             )
             return
         try:
-            info = store.save(
-                save,
-                run,
-                inventory=inventory,
-                overwrite=bool(config.getoption("--baseline-overwrite")),
+            saved = self._store.save(
+                name,
+                self.hs.run,
+                results.samples,
+                info,
+                inventory=self.hs.inventory.name,
+                overwrite=self.overwrite,
                 exitstatus=int(session.exitstatus),
             )
         except HarnessError as exc:
-            lines.append(f"--baseline-save {save}: error: {exc}")
-            _fail(session, exc.exit_code)
+            self.lines.append(f"--baseline-save {name}: error: {exc}")
+            fail_session(session, exc.exit_code)
         else:
-            note = " (from a run with failures)" if info.exitstatus else ""
-            lines.append(f"saved baseline {info.name!r} of inventory {info.inventory!r}: {info.cells} cells{note}")
-            lines.append(f"  {info.path}")
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    lines = config.stash.get(_LINES, None)
-    if not lines:
-        return
-    terminalreporter.write_sep("=", "baseline")
-    for line in lines:
-        terminalreporter.write_line(line)
+            note = " (from a run with failures)" if saved.exitstatus else ""
+            self.lines.append(
+                f"saved baseline {saved.name!r} of inventory {saved.inventory!r}: {saved.cells} cells{note}"
+            )
+            self.lines.append(f"  {saved.path}")

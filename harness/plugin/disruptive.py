@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import RefusedError
-from harness.plugin import SESSION_KEY
+from harness.plugin.session import SESSION_KEY
 from harness.safety.disruptive import OPTION, opt_in_error, refuse_risky, skip_reason
 
 

@@ -1,23 +1,24 @@
-"""The run id of a pytest run, decided while configuring, before anything else happens.
+"""The run directory of a pytest run, decided while configuring, before anything else happens.
 
 ``--run-id`` is judged by the one rule (:mod:`harness.runid`): a bad one is a usage error
 before the inventory is read or the lab boots.  A run never reuses ``reports/<run-id>/``:
 whatever is there (an earlier run's results, a user's notes) is kept, and the run is refused.
-Only the xdist controller decides; workers receive the id from it, after it made the directory.
+Only the xdist controller decides, and a run that writes reports makes its directory here, at
+once (:meth:`harness.rundir.RunDir.create`); workers receive the id from it, after that.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
 
 import pytest
 
 from harness.errors import ConfigError
+from harness.rundir import RunDir, RunExists
 from harness.runid import new_run_id, validate_run_id
 
-__all__ = ["controller_run_id"]
+__all__ = ["controller_run_dir", "worker_run_dir"]
 
 
 class _DropIfEmpty:
@@ -37,8 +38,9 @@ class _DropIfEmpty:
             self.path.rmdir()
 
 
-def controller_run_id(config: pytest.Config, reports: Path) -> str:
-    """``--run-id`` checked (or a fresh id), refused with a UsageError if its run exists."""
+def controller_run_dir(config: pytest.Config, reports: Path, *, writes_reports: bool) -> RunDir:
+    """``--run-id`` checked (or a fresh id) and its directory: made now when the run writes
+    reports; refused with a UsageError if a run of that id exists."""
     given: str | None = config.getoption("--run-id")
     if given is not None:
         try:
@@ -46,15 +48,19 @@ def controller_run_id(config: pytest.Config, reports: Path) -> str:
         except ConfigError as exc:
             raise pytest.UsageError(f"--run-id: {exc}") from None
     if config.getoption("collectonly", False):
-        return given or new_run_id()  # collecting writes nothing: an earlier run is no conflict
-    run_id = given or new_run_id()
-    while given is None and os.path.lexists(reports / run_id):
-        run_id = new_run_id()  # two runs started in the same second with the same random tail
-    run_dir = reports / run_id
-    if os.path.lexists(run_dir):
+        # collecting writes nothing: an earlier run is no conflict
+        return RunDir.of(reports, given or new_run_id())
+    try:
+        run = RunDir.create(reports, given) if writes_reports else RunDir.unused(reports, given)
+    except RunExists:
         raise pytest.UsageError(
-            f"--run-id {run_id}: {run_dir} already exists (an earlier run); "
+            f"--run-id {given}: {reports / str(given)} already exists (an earlier run); "
             "choose another --run-id or delete that directory"
-        )
-    config.pluginmanager.register(_DropIfEmpty(run_dir), f"harness-run-dir-{run_id}")
-    return run_id
+        ) from None
+    config.pluginmanager.register(_DropIfEmpty(run.path), f"harness-run-dir-{run.run_id}")
+    return run
+
+
+def worker_run_dir(config: pytest.Config, reports: Path) -> RunDir:
+    """An xdist worker's run directory: the controller's, whose id it was handed."""
+    return RunDir.of(reports, config.workerinput["harness_run_id"])  # type: ignore[attr-defined]

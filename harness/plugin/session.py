@@ -1,9 +1,10 @@
-"""Per-process state of a harness pytest run: inventory, run id, report dir, lab, cell runner.
+"""Per-process state of a harness pytest run: inventory, run directory, lab, cell runner.
 
-The controller (or the only process without xdist) owns the run: it picks the run id,
-creates ``reports/<run-id>/``, boots the embedded lab when the inventory has a ``lab:``
-section and it is not already up, and tears down what it booted.  xdist workers receive the
-run id through ``workerinput`` and only connect.
+The controller (or the only process without xdist) owns the run: its run directory
+(``reports/<run-id>/``, made by :mod:`harness.plugin.rundir` while configuring), the embedded
+lab when the inventory has a ``lab:`` section and it is not already up (it tears down what it
+booted), and the run's record (:meth:`HarnessSession.record`).  xdist workers receive the run
+id through ``workerinput`` and only connect.
 """
 
 from __future__ import annotations
@@ -12,10 +13,9 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
+import pytest
 from filelock import FileLock
 
 from harness.cell import CellRunner
@@ -25,13 +25,14 @@ from harness.connections import ConnectionPool
 from harness.errors import ConfigError, RefusedError
 from harness.fio.spec import PROFILES, Profile
 from harness.inventory import Inventory, load_inventory
-from harness.jsonsafe import dumps
 from harness.ledger import Ledger
+from harness.rundir import RunDir
+from harness.runinfo import RunInfo, iso_time, tool_versions
 from harness.safety.disruptive import skip_reason
 from harness.safety.lock import ClusterLock
 from harness.samples import SampleStore
 
-__all__ = ["HarnessSession", "PreflightBlocked"]
+__all__ = ["SESSION_KEY", "HarnessSession", "PreflightBlocked", "fail_session"]
 
 
 class PreflightBlocked(RefusedError):
@@ -47,8 +48,7 @@ class HarnessSession:
     inventory_path: Path
     inventory: Inventory
     profile: Profile
-    run_id: str
-    reports_root: Path
+    run: RunDir
     is_controller: bool
     keep_lab: bool = False
     deadman_grace_s: float = 90.0
@@ -66,8 +66,7 @@ class HarnessSession:
         cls,
         inventory_path: Path,
         profile_name: str | None,
-        run_id: str,
-        reports_root: Path,
+        run: RunDir,
         *,
         is_controller: bool,
         keep_lab: bool,
@@ -79,11 +78,19 @@ class HarnessSession:
         name = profile_name or ("quick" if inventory.lab is not None else "standard")
         if name not in PROFILES:
             raise ConfigError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}")
-        return cls(inventory_path, inventory, PROFILES[name], run_id, reports_root, is_controller, keep_lab)
+        return cls(inventory_path, inventory, PROFILES[name], run, is_controller, keep_lab)
+
+    @property
+    def run_id(self) -> str:
+        return self.run.run_id
 
     @property
     def run_dir(self) -> Path:
-        return self.reports_root / self.run_id
+        return self.run.path
+
+    @property
+    def reports_root(self) -> Path:
+        return self.run.reports_root
 
     @property
     def pool(self) -> ConnectionPool:
@@ -95,14 +102,14 @@ class HarnessSession:
     def runner(self) -> CellRunner:
         if self._runner is None:
             self.ensure_lab()
-            self.run_dir.mkdir(parents=True, exist_ok=True)
+            run = self.run.ensure()
             self._runner = CellRunner(
                 self.inventory,
                 run_id=self.run_id,
-                run_dir=self.run_dir,
+                run_dir=run.path,
                 pool=self.pool,
-                store=SampleStore(self.run_dir / "samples.ndjson"),
-                ledger=Ledger(self.run_dir / "ledger.ndjson", self.run_id),
+                store=SampleStore(run.samples_ndjson),
+                ledger=Ledger(run.ledger_ndjson, self.run_id),
                 lock_dir=self.reports_root / ".locks",
                 progress=_progress_line if os.environ.get("CI") else lambda _m: None,
                 deadman_grace_s=self.deadman_grace_s,
@@ -177,8 +184,7 @@ class HarnessSession:
 
         self.ensure_lab()
         report = run_preflight(self.inventory, self.pool)
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        (self.run_dir / "preflight.txt").write_text(report.render() + "\n")
+        self.run.ensure().preflight_txt.write_text(report.render() + "\n")
         if not report.ok:
             raise PreflightBlocked(report.render())
         # every node a cell may touch: the pairs', and the disk-study nodes' (scratch devices)
@@ -214,18 +220,29 @@ class HarnessSession:
         if self._pool is not None:
             self._pool.close_all()
 
-    def write_run_json(self, extra: dict[str, Any]) -> None:
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        data = {
-            "run_id": self.run_id,
-            "inventory": str(self.inventory_path),
-            "inventory_name": self.inventory.name,
-            "profile": self.profile.name,
-            "started": datetime.fromtimestamp(self.started, UTC).isoformat(timespec="seconds"),
-            "argv": sys.argv,
-            **extra,
-        }
-        (self.run_dir / "run.json").write_text(dumps(data, indent=2, sort_keys=True))
+    def record(self, *, exitstatus: int) -> RunInfo:
+        """The run's record (run.json) as it finishes now with ``exitstatus``."""
+        return RunInfo(
+            run_id=self.run_id,
+            inventory_path=str(self.inventory_path),
+            inventory_name=self.inventory.name,
+            profile=self.profile.name,
+            started=iso_time(self.started),
+            finished=iso_time(time.time()),
+            argv=tuple(sys.argv),
+            versions=tool_versions(),
+            exitstatus=exitstatus,
+        )
+
+
+#: Where each process of a run keeps its session (``config.stash``).
+SESSION_KEY = pytest.StashKey[HarnessSession]()
+
+
+def fail_session(session: pytest.Session, code: int) -> None:
+    """Make a run that passed exit with ``code``; an earlier failure's status stays."""
+    if session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = code
 
 
 def _progress_line(message: str) -> None:

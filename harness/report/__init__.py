@@ -4,11 +4,18 @@ Pure: nothing here touches a node.  The pieces, in data-flow order:
 
 * :mod:`~harness.report.aggregate`: samples → :class:`Cell` (repeats as median and spread);
 * :mod:`~harness.report.comparison`: cells → :class:`Comparison` (tables with ratios);
-* :mod:`~harness.report.render`: comparison → Markdown, CSV, HTML, terminal text;
+* :mod:`~harness.report.formatting` and :mod:`~harness.report.header`: how values, verdicts and
+  the run's header facts are written, the same in every format;
+* :mod:`~harness.report.markdown`, :mod:`~harness.report.csvfile`, :mod:`~harness.report.page`,
+  :mod:`~harness.report.terminal`: comparison → comparison.md, comparison.csv, report.html,
+  the terminal summary;
 * :mod:`~harness.series`: per-second bandwidth (series.ndjson, fio bandwidth logs);
 * :mod:`~harness.report.plot_data` / :mod:`~harness.report.plots`: cells and series → PNG plots
   (matplotlib; imported on use, not here, so importing the package stays cheap);
-* :mod:`~harness.report.run_info` / :mod:`~harness.report.run_dir`: ``reports/<run-id>/``;
+* :mod:`~harness.report.results`: a run's samples and series, read once, and what is computed
+  from them (cells, comparison);
+* :mod:`~harness.report.publish`: comparison.md/.csv, report.html and plots/*.png of a run
+  directory (:mod:`harness.rundir`), written in one go;
 * :mod:`~harness.report.cli`: ``harness report RUN_DIR`` (imported by the CLI, not here).
 """
 
@@ -34,33 +41,17 @@ from harness.report.comparison import (
     build_comparison,
     ratio_of,
 )
-from harness.report.render import (
-    FIGURES_SECTION_ID,
-    Figure,
-    csv_fieldnames,
-    format_number,
-    format_ratio,
-    format_stat,
-    render_csv,
-    render_html,
-    render_markdown,
-    render_text,
-)
-from harness.report.run_dir import (
-    LATEST,
-    RunDir,
-    list_runs,
-    load_comparison,
-    render_run,
-    run_plots,
-    update_latest,
-    write_report,
-)
-from harness.report.run_info import RunInfo
+from harness.report.csvfile import CSV_STAT_FIELDS, csv_fieldnames, render_csv
+from harness.report.formatting import format_number, format_ratio, format_stat
+from harness.report.markdown import render_markdown
+from harness.report.page import FIGURES_SECTION_ID, Figure, render_html
+from harness.report.publish import render_run, run_plots, write_report
+from harness.report.results import RunResults
+from harness.report.terminal import render_text
 
 __all__ = [
+    "CSV_STAT_FIELDS",
     "FIGURES_SECTION_ID",
-    "LATEST",
     "TABLE_METRICS",
     "VERDICTS",
     "Cell",
@@ -71,8 +62,7 @@ __all__ = [
     "Ratio",
     "RatioKind",
     "Row",
-    "RunDir",
-    "RunInfo",
+    "RunResults",
     "ScenarioTable",
     "Stat",
     "Verdict",
@@ -83,8 +73,6 @@ __all__ = [
     "format_number",
     "format_ratio",
     "format_stat",
-    "list_runs",
-    "load_comparison",
     "normalise_verdict",
     "ratio_of",
     "render_csv",
@@ -93,7 +81,6 @@ __all__ = [
     "render_run",
     "render_text",
     "run_plots",
-    "update_latest",
     "worst_verdict",
     "write_report",
 ]

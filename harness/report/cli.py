@@ -14,8 +14,11 @@ from typing import TextIO
 
 from harness.argtypes import number
 from harness.errors import ConfigError
-from harness.report.render import render_markdown, render_text
-from harness.report.run_dir import LATEST, RunDir, load_comparison, run_plots, write_report
+from harness.report.markdown import render_markdown
+from harness.report.publish import write_report
+from harness.report.results import RunResults
+from harness.report.terminal import render_text
+from harness.rundir import LATEST, RunDir
 
 __all__ = ["add_arguments", "run"]
 
@@ -53,12 +56,13 @@ def _open(path: Path) -> RunDir:
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     run_dir = _open(Path(args.run_dir))
-    comparison, info = load_comparison(run_dir)
-    written = write_report(run_dir, comparison, info, run_plots(run_dir, comparison))
+    results = RunResults.read(run_dir)
+    info = run_dir.run_info()
+    written = write_report(run_dir, results, info)
     if args.format == "text":
-        print(render_text(comparison, width=args.width), file=out)
+        print(render_text(results.comparison, width=args.width), file=out)
     else:
-        print(render_markdown(comparison, info), file=out)
+        print(render_markdown(results.comparison, info), file=out)
     print("written:", file=out)
     for path in written:
         print(f"  {path}", file=out)

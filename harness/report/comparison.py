@@ -17,7 +17,8 @@ inventory calls them):
   its own local baseline is left to the chain disk → same-AZ → cross-AZ);
 * ``disconnected/raw``: DRBD disconnected over the raw disk — DRBD's own overhead.
 
-This module decides *what* is compared; :mod:`harness.report.render` decides how it looks.
+This module decides *what* is compared; the renderers (:mod:`harness.report.markdown`,
+:mod:`~harness.report.page`, ...) decide how it looks.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from harness.baseline.compare import BaselineComparison, compare_cells, compare_
 from harness.baseline.markdown import render_markdown
 from harness.baseline.tolerance import METRIC_DIRECTIONS, Tolerance, tolerance_rules
 from harness.report.aggregate import Cell, Stat, aggregate_samples
-from harness.report.run_info import RunInfo
+from harness.runinfo import RunInfo
 from harness.samples import Sample
 from tests.unit.baseline_runs import (
     LATER,

@@ -6,6 +6,7 @@ import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -16,11 +17,18 @@ from harness.baseline.refs import resolve_reference, resolve_run
 from harness.baseline.store import BaselineExists, BaselineInfo, BaselineStore, validate_name
 from harness.cli import main
 from harness.errors import ConfigError
-from harness.report.run_dir import RunDir, update_latest
+from harness.rundir import RunDir, update_latest
+from harness.samples import read_samples
 from tests.unit.baseline_runs import LATER, SINGLE, cell_is, load, scaled, write_run
 from tests.unit.test_baseline_tolerance import INVENTORY
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
+
+
+def save_run(store: BaselineStore, name: str, path: Path, **options: Any) -> BaselineInfo:
+    """Save the run at ``path`` as ``harness baseline save`` does: its samples and run.json, as read."""
+    run = RunDir.open(path)
+    return store.save(name, run, read_samples(run.samples_ndjson), run.read_run_info(), **options)
 
 
 @pytest.fixture
@@ -63,7 +71,7 @@ def test_an_accepted_name_is_one_directory_below_the_inventory(name: str) -> Non
 
 def test_save_load_list_round_trip(reports: Path) -> None:
     store = BaselineStore(reports)
-    info = store.save("main", RunDir.open(reports / SINGLE), exitstatus=0, now=NOW)
+    info = save_run(store, "main", reports / SINGLE, exitstatus=0, now=NOW)
     assert info.inventory == "lab"  # from the run's run.json
     assert info.path == reports / "baselines" / "lab" / "main"
     assert (info.cells, info.samples, info.run_id) == (17, len(load(SINGLE)), SINGLE)
@@ -78,13 +86,13 @@ def test_save_load_list_round_trip(reports: Path) -> None:
 
 def test_saving_twice_refuses_unless_overwriting(reports: Path) -> None:
     store = BaselineStore(reports)
-    store.save("main", RunDir.open(reports / SINGLE), now=NOW)
+    save_run(store, "main", reports / SINGLE, now=NOW)
     with pytest.raises(
         BaselineExists, match=f"already exists \\(saved 2026-11-21T12:00:00\\+00:00 from run {SINGLE}\\)"
     ):
-        store.save("main", RunDir.open(reports / LATER))
+        save_run(store, "main", reports / LATER)
     assert store.load("lab", "main").run_id == SINGLE  # untouched
-    store.save("main", RunDir.open(reports / LATER), overwrite=True)
+    save_run(store, "main", reports / LATER, overwrite=True)
     assert store.load("lab", "main").run_id == LATER
     # The swap leaves no temporary directories behind.
     assert os.listdir(reports / "baselines" / "lab") == ["main"]
@@ -94,8 +102,8 @@ def test_unknown_baselines_name_what_exists(reports: Path) -> None:
     store = BaselineStore(reports)
     with pytest.raises(ConfigError, match=r"no baseline 'main' for inventory 'lab' \(saved for it: none\)"):
         store.load("lab", "main")
-    store.save("main", RunDir.open(reports / SINGLE))
-    store.save("main", RunDir.open(reports / LATER), inventory="prod")
+    save_run(store, "main", reports / SINGLE)
+    save_run(store, "main", reports / LATER, inventory="prod")
     with pytest.raises(ConfigError, match=r"several inventories \(lab, prod\)"):
         store.find("main")
     with pytest.raises(ConfigError, match=r"saved: lab/main, prod/main"):
@@ -105,7 +113,7 @@ def test_unknown_baselines_name_what_exists(reports: Path) -> None:
 
 
 def test_corrupt_metadata_is_a_clear_error(reports: Path) -> None:
-    info = BaselineStore(reports).save("main", RunDir.open(reports / SINGLE))
+    info = save_run(BaselineStore(reports), "main", reports / SINGLE)
     (info.path / "baseline.json").write_text(json.dumps({"name": "main"}))
     with pytest.raises(ConfigError, match=r"baseline.json: not baseline metadata"):
         BaselineInfo.read(info.path)
@@ -116,7 +124,7 @@ def test_corrupt_metadata_is_a_clear_error(reports: Path) -> None:
 
 
 def test_a_reference_can_be_a_path_latest_a_run_id_or_a_baseline(reports: Path) -> None:
-    BaselineStore(reports).save("main", RunDir.open(reports / SINGLE))
+    save_run(BaselineStore(reports), "main", reports / SINGLE)
     assert resolve_reference(reports, str(reports / SINGLE)).info.run_id == SINGLE
     assert resolve_reference(reports, "latest").info.run_id == LATER
     assert resolve_reference(reports, SINGLE).kind == "run"

@@ -122,7 +122,7 @@ def _leaky(samples: list[Sample]) -> list[Sample]:
 def test_a_secret_in_a_verdict_reason_reaches_no_report_and_no_baseline(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from harness.report.run_dir import render_run
+    from harness.report.publish import render_run
 
     from .baseline_runs import SINGLE, load, write_run
 

@@ -16,19 +16,12 @@ from hypothesis import strategies as st
 
 from harness.report.aggregate import Cell, Stat, aggregate_samples
 from harness.report.comparison import Comparison, build_comparison
-from harness.report.render import (
-    CSV_STAT_FIELDS,
-    FIGURES_SECTION_ID,
-    csv_fieldnames,
-    format_number,
-    format_ratio,
-    format_stat,
-    render_csv,
-    render_html,
-    render_markdown,
-    render_text,
-)
-from harness.report.run_info import RunInfo
+from harness.report.csvfile import CSV_STAT_FIELDS, csv_fieldnames, render_csv
+from harness.report.formatting import format_number, format_ratio, format_stat
+from harness.report.markdown import render_markdown
+from harness.report.page import FIGURES_SECTION_ID, render_html
+from harness.report.terminal import render_text
+from harness.runinfo import RunInfo
 from harness.samples import METRICS, Sample
 
 RANDWRITE = "randwrite-4k-nj8-qd1"

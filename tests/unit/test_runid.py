@@ -15,7 +15,7 @@ from harness.cli import main
 from harness.drbd.watch import watch_paths
 from harness.errors import ConfigError
 from harness.nodefiles import node_run_dir
-from harness.report.run_dir import RunDir
+from harness.rundir import RunDir
 from harness.runid import GENERATED_RUN_ID, MAX_RUN_ID_LEN, is_run_id, new_run_id, validate_run_id
 from harness.safety.lock import local_owner
 

@@ -1,4 +1,4 @@
-"""reports/<run-id>/: run ids, the latest link, run.json, render_run and ``harness report``."""
+"""A run's report files: render_run (one read of the run, one rendering) and ``harness report``."""
 
 from __future__ import annotations
 
@@ -6,31 +6,19 @@ import argparse
 import base64
 import csv
 import io
-import json
-import os
-from datetime import UTC, datetime, timedelta, timezone
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from harness.errors import ConfigError
 from harness.report import cli
 from harness.report.plots import Plot, plot_baseline_vs_current
-from harness.report.run_dir import (
-    LATEST,
-    RunDir,
-    list_runs,
-    load_comparison,
-    render_run,
-    update_latest,
-)
-from harness.report.run_info import RunInfo
-from harness.runid import GENERATED_RUN_ID as RUN_ID_PATTERN
-from harness.runid import new_run_id
+from harness.report.publish import render_run
+from harness.report.results import RunResults
+from harness.rundir import LATEST, RunDir, update_latest
+from harness.runinfo import RunInfo
 from harness.samples import METRICS, Sample, SampleStore
 
 from .baseline_runs import SINGLE, load, write_run
@@ -60,131 +48,6 @@ def write_samples(run: RunDir, repeats: int = 2) -> None:
             }
             samples += [Sample(m, v + r, METRICS[m], metadata) for m, v in (("bw", bw), ("iops", bw * 256))]
     SampleStore(run.samples_ndjson).append(samples)
-
-
-# --------------------------------------------------------------------------------------------
-# Run ids and directories
-
-
-def test_new_run_id_format() -> None:
-    assert RUN_ID_PATTERN.match(new_run_id())
-    fixed = datetime(2026, 11, 21, 11, 15, 0, tzinfo=timezone(timedelta(hours=1)))
-    run_id = new_run_id(fixed)
-    assert run_id.startswith("20261121-101500-")  # UTC
-    assert RUN_ID_PATTERN.match(run_id)
-
-
-@given(st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2999, 12, 31), timezones=st.just(UTC)))
-def test_run_ids_sort_by_time(when: datetime) -> None:
-    earlier, later = new_run_id(when), new_run_id(when + timedelta(seconds=1))
-    assert earlier[:15] < later[:15]
-
-
-def test_create_paths_and_collisions(tmp_path: Path) -> None:
-    root = tmp_path / "reports"
-    run = RunDir.create(root, RUN_ID)
-    assert run.path == root / RUN_ID and run.path.is_dir() and run.run_id == RUN_ID
-    assert run.junit_xml == run.path / "junit.xml"
-    assert run.samples_ndjson == run.path / "samples.ndjson"
-    assert run.run_json == run.path / "run.json"
-    assert [p.relative_to(run.path) for p in (run.comparison_md, run.comparison_csv, run.report_html)] == [
-        Path("comparison.md"),
-        Path("comparison.csv"),
-        Path("report.html"),
-    ]
-    assert run.plots_dir == run.path / "plots" and run.series_ndjson == run.path / "series.ndjson"
-    assert run.read_series() == []  # a run without series.ndjson (older runs) has none
-    with pytest.raises(ConfigError, match="already exists"):
-        RunDir.create(root, RUN_ID)
-    generated = {RunDir.create(root).run_id for _ in range(5)}
-    assert len(generated) == 5 and all(RUN_ID_PATTERN.match(r) for r in generated)
-
-
-@pytest.mark.parametrize("bad", ["../x", "a/b", "", ".hidden", "latest", "a b"])
-def test_create_refuses_unsafe_ids(tmp_path: Path, bad: str) -> None:
-    with pytest.raises(ConfigError):
-        RunDir.create(tmp_path, bad)
-
-
-def test_open_errors(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="no such run directory"):
-        RunDir.open(tmp_path / "nope")
-    (tmp_path / "file").write_text("x")
-    with pytest.raises(ConfigError, match="not a directory"):
-        RunDir.open(tmp_path / "file")
-
-
-# --------------------------------------------------------------------------------------------
-# latest
-
-
-def test_update_latest_is_relative_and_replaced(tmp_path: Path) -> None:
-    root = tmp_path / "reports"
-    first = RunDir.create(root, "20261121-101500-aaaa")
-    second = RunDir.create(root, "20261121-101600-bbbb")
-    link = update_latest(root, first)
-    assert link == root / LATEST and link.is_symlink()
-    assert os.readlink(link) == first.run_id  # relative: the tree can be moved
-    update_latest(root, second)
-    assert os.readlink(link) == second.run_id
-    assert link.resolve() == second.path.resolve()
-    assert sorted(p.name for p in root.iterdir()) == [first.run_id, second.run_id, LATEST]  # no temp links left
-    moved = tmp_path / "moved"
-    root.rename(moved)
-    assert (moved / LATEST).resolve() == (moved / second.run_id).resolve()
-
-
-def test_update_latest_refuses_a_real_directory(tmp_path: Path) -> None:
-    run = RunDir.create(tmp_path, RUN_ID)
-    (tmp_path / LATEST).mkdir()
-    with pytest.raises(ConfigError, match="not a symlink"):
-        update_latest(tmp_path, run)
-
-
-def test_list_runs(tmp_path: Path) -> None:
-    assert list_runs(tmp_path / "missing") == []
-    b = RunDir.create(tmp_path, "20261121-101600-bbbb")
-    a = RunDir.create(tmp_path, "20261121-101500-aaaa")
-    custom = RunDir.create(tmp_path, "nightly-42")
-    custom.write_run_info(RunInfo(run_id="nightly-42"))
-    (tmp_path / "baselines").mkdir()
-    (tmp_path / "README.md").write_text("x")
-    update_latest(tmp_path, b)
-    assert [r.run_id for r in list_runs(tmp_path)] == [a.run_id, b.run_id, "nightly-42"]
-
-
-# --------------------------------------------------------------------------------------------
-# run.json
-
-
-def test_run_info_round_trip_keeps_unknown_keys(tmp_path: Path) -> None:
-    run = RunDir.create(tmp_path, RUN_ID)
-    assert run.read_run_info() is None
-    info = RunInfo(
-        run_id=RUN_ID,
-        inventory_path="inventories/lab.yaml",
-        inventory_name="lab",
-        profile="quick",
-        started="2026-11-21T10:15:00Z",
-        argv=("pytest", "scenarios/"),
-        versions={"harness": "0.1.0"},
-    )
-    run.write_run_info(info)
-    assert run.read_run_info() == info
-    data = json.loads(run.run_json.read_text())
-    data["ci_job"] = "12345"
-    run.run_json.write_text(json.dumps(data))
-    again = run.read_run_info()
-    assert again is not None and again.extra == {"ci_job": "12345"}
-    assert again.to_dict()["ci_job"] == "12345"
-
-
-@pytest.mark.parametrize("text", ["{", "[]", '{"profile": "quick"}', '{"run_id": "x", "argv": "pytest"}'])
-def test_bad_run_json(tmp_path: Path, text: str) -> None:
-    run = RunDir.create(tmp_path, RUN_ID)
-    run.run_json.write_text(text)
-    with pytest.raises(ConfigError, match=r"run\.json"):
-        run.read_run_info()
 
 
 # --------------------------------------------------------------------------------------------
@@ -222,9 +85,9 @@ def test_render_run_without_run_json_uses_the_directory_name(tmp_path: Path) -> 
     run = RunDir.create(tmp_path, RUN_ID)
     write_samples(run, repeats=1)
     render_run(run.path)
-    comparison, info = load_comparison(run)
-    assert info == RunInfo(run_id=RUN_ID)
-    assert len(comparison.cells) == 2
+    assert run.run_info() == RunInfo(run_id=RUN_ID)
+    assert len(RunResults.read(run).comparison.cells) == 2
+    assert f"# Comparison — run {RUN_ID}" in run.comparison_md.read_text()
 
 
 def test_render_run_errors(tmp_path: Path) -> None:

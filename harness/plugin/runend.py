@@ -1,0 +1,85 @@
+"""The end of a run, in the controller only (registered like pytest-xdist's ``DSession``).
+
+One object owns everything that happens once the cells are done, in this order:
+
+1. read the run's samples.ndjson and series.ndjson, once (:class:`~harness.report.results.RunResults`);
+2. judge the ratios between cells (the inventory's ``thresholds:``) and the model's fit;
+3. gate on a baseline (``--baseline-compare``), with the same results;
+4. write run.json (:mod:`harness.runinfo`) with the exit status these judged;
+5. write the report, once: tables, report.html and plots, the baseline plot among them;
+6. point ``reports/latest`` at the run;
+7. save the run as a baseline (``--baseline-save``), from the same results;
+
+and prints the comparison, the judgements and the baseline in the terminal summary.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+import pytest
+
+from harness.baseline.refs import Side
+from harness.plugin.baseline import BaselineStep
+from harness.plugin.session import HarnessSession, fail_session
+from harness.relative import relative_verdicts
+from harness.report.modelfit import model_fit
+from harness.report.publish import write_report
+from harness.report.results import RunResults
+from harness.rundir import update_latest
+
+__all__ = ["RunEnd"]
+
+
+class RunEnd:
+    """The controller's end of a run: reads the results once and hands them to every consumer."""
+
+    def __init__(self, hs: HarnessSession, config: pytest.Config) -> None:
+        self.hs = hs
+        self.config = config
+        #: The "relative bounds and reports" lines; ``None`` until a run with samples finished.
+        self.lines: list[str] | None = None
+        self.baseline: BaselineStep | None = None
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        hs, run = self.hs, self.hs.run
+        self.baseline = BaselineStep.of(self.config, hs)
+        if not run.samples_ndjson.exists():
+            if self.baseline is not None:
+                self.baseline.nothing_recorded()
+            return
+        results = RunResults.read(run)
+        verdicts = relative_verdicts(results.samples, hs.inventory.thresholds)
+        if any(result.verdict == "fail" for _, result in verdicts):
+            fail_session(session, pytest.ExitCode.TESTS_FAILED)
+        info = hs.record(exitstatus=int(session.exitstatus))
+        gate = None
+        if self.baseline is not None:
+            gate = self.baseline.compare(session, Side.of_run(run, results, info))
+        baseline_plot = None if gate is None else gate.plot()
+        info = dataclasses.replace(info, exitstatus=int(session.exitstatus))
+        run.write_run_info(info)
+        paths = write_report(run, results, info, [] if baseline_plot is None else [baseline_plot])
+        update_latest(hs.reports_root, run)
+        reports = [f"reports: {run.path} (reports/latest)"] + [f"  {os.path.relpath(p, run.path)}" for p in paths]
+        judged = [f"{result.verdict.upper():12} {label}: {result.reason}" for label, result in verdicts]
+        self.lines = reports + judged + model_fit(results.samples).summary()
+        if self.baseline is not None:
+            self.baseline.save(session, results, info)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.lines is not None:
+            terminalreporter.write_sep("=", "replication comparison")
+            md = self.hs.run.comparison_md
+            if md.exists():
+                for line in md.read_text().splitlines():
+                    terminalreporter.write_line(line)
+            terminalreporter.write_sep("-", "relative bounds and reports")
+            for line in self.lines:
+                terminalreporter.write_line(line)
+        if self.baseline is not None and self.baseline.lines:
+            terminalreporter.write_sep("=", "baseline")
+            for line in self.baseline.lines:
+                terminalreporter.write_line(line)

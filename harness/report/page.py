@@ -1,0 +1,184 @@
+"""``report.html``: one self-contained page (inline CSS, no scripts, no external resources).
+
+Verdicts are coloured, and a figures section holds the plots (:mod:`harness.report.plots`),
+passed in as ``render_html(..., figures=[(title, png_bytes)])`` and embedded as data URIs, so the
+page can be mailed or archived as one file.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+from harness.report.comparison import Column, Comparison, Row
+from harness.report.formatting import (
+    LEGEND,
+    cell_text,
+    format_number,
+    format_stat,
+    metric_columns,
+    table_caption,
+    verdict_text,
+)
+from harness.report.header import PAIR_HEADERS, header_items, pairs_rows, run_id_text
+from harness.runinfo import RunInfo
+from harness.samples import METRICS
+
+__all__ = ["FIGURES_SECTION_ID", "Figure", "render_html"]
+
+#: A plot to embed: (title, PNG bytes).  The HTML page inlines it as a base64 data URI.
+Figure = tuple[str, bytes]
+
+#: ``id`` of the HTML section plots go into; links and later tooling can rely on it.
+FIGURES_SECTION_ID: Final = "figures"
+_PNG_MAGIC: Final = b"\x89PNG\r\n\x1a\n"
+
+_CSS: Final = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5rem 2rem; color: #1f2328; }
+h1 { font-size: 1.5rem; margin-bottom: .5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; }
+dl.meta { display: grid; grid-template-columns: max-content auto; gap: .2rem 1rem; margin: 0; }
+dl.meta dt { font-weight: 600; } dl.meta dd { margin: 0; font-family: ui-monospace, monospace; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; margin: .5rem 0; font-size: .9rem; }
+th, td { border: 1px solid #d0d7de; padding: .25rem .5rem; white-space: nowrap; }
+th { background: #f6f8fa; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.ratio { text-align: right; font-variant-numeric: tabular-nums; background: #f6f8fa; }
+td.verdict-pass { background: #dafbe1; color: #116329; }
+td.verdict-fail { background: #ffebe9; color: #a40e26; font-weight: 600; }
+td.verdict-inconclusive { background: #fff8c5; color: #7d4e00; }
+li.verdict-fail { color: #a40e26; } li.verdict-inconclusive { color: #7d4e00; }
+figure { margin: 1rem 0 2rem; } figure img { max-width: 100%; height: auto; border: 1px solid #d0d7de; }
+figcaption { color: #59636e; font-size: .9rem; margin-top: .25rem; }
+.placeholder, .legend { color: #59636e; font-style: italic; }
+"""
+
+
+def _esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _html_table(headers: Sequence[str], rows: Iterable[Sequence[tuple[str, str, str]]]) -> str:
+    """Rows of (text, css class, title) cells."""
+    out = ['<div class="scroll"><table>', "<thead><tr>"]
+    out += [f'<th scope="col">{_esc(h)}</th>' for h in headers]
+    out.append("</tr></thead><tbody>")
+    for row in rows:
+        out.append("<tr>")
+        for text, css, title in row:
+            attrs = (f' class="{css}"' if css else "") + (f' title="{_esc(title)}"' if title else "")
+            out.append(f"<td{attrs}>{_esc(text)}</td>")
+        out.append("</tr>")
+    out.append("</tbody></table></div>")
+    return "".join(out)
+
+
+def _html_cell(row: Row, column: Column, typical_n: int) -> tuple[str, str, str]:
+    text = cell_text(row, column, typical_n=typical_n)
+    if column.kind == "ratio":
+        return text, "ratio", ""
+    if column.kind == "verdict":
+        assert column.group is not None
+        cell = row.cells.get(column.group)
+        if cell is None or cell.verdict is None:
+            return text, "", ""
+        return text, f"verdict-{cell.verdict}", cell.verdict_reason or ""
+    if column.kind in ("metric", "rtt"):
+        assert column.group is not None and column.metric is not None
+        stat = row.stat(column.group, column.metric)
+        title = "" if stat is None else f"median {stat.median:g}, min {stat.min:g}, max {stat.max:g}, n={stat.n}"
+        return text, "num", title
+    return text, "", ""
+
+
+def _figure_html(title: str, png: bytes) -> str:
+    if not png.startswith(_PNG_MAGIC):
+        raise ValueError(f"figure {title!r}: not PNG data")
+    data = base64.b64encode(png).decode("ascii")
+    return (
+        f'<figure><img alt="{_esc(title)}" src="data:image/png;base64,{data}">'
+        f"<figcaption>{_esc(title)}</figcaption></figure>"
+    )
+
+
+def _cells_detail(comparison: Comparison) -> str:
+    metrics = metric_columns(list(comparison.cells))
+    headers = ["cell", "verdict", "repeats", *(f"{m} ({METRICS.get(m, '')})" for m in metrics)]
+    rows = []
+    for c in comparison.cells:
+        row = [(c.key, "", ", ".join(c.test_ids))]
+        row.append((verdict_text(c), f"verdict-{c.verdict}" if c.verdict else "", c.verdict_reason or ""))
+        row.append((str(len(c.repeats)), "num", ""))
+        for m in metrics:
+            stat = c.stats.get(m)
+            rng = "" if stat is None or stat.n == 1 else f" [{format_number(stat.min)}–{format_number(stat.max)}]"
+            row.append((format_stat(stat, typical_n=len(c.repeats), show_spread=False) + rng, "num", ""))
+        rows.append(row)
+    return _html_table(headers, rows)
+
+
+def render_html(
+    comparison: Comparison,
+    run_info: RunInfo | None = None,
+    figures: Sequence[Figure] = (),
+) -> str:
+    """``report.html``: a self-contained page; ``figures`` are (title, PNG bytes) to embed."""
+    run_id = run_id_text(comparison, run_info)
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>HA storage report — run {_esc(run_id)}</title>",
+        f"<style>{_CSS}</style></head><body>",
+        f'<header><h1>HA storage report — run {_esc(run_id)}</h1><dl class="meta">',
+    ]
+    out += [f"<dt>{_esc(k)}</dt><dd>{_esc(v)}</dd>" for k, v in header_items(comparison, run_info)[1:]]
+    out.append("</dl></header>")
+    if comparison.tables:
+        links = " · ".join(f'<a href="#scenario-{_esc(t.scenario)}">{_esc(t.scenario)}</a>' for t in comparison.tables)
+        out.append(f'<nav><a href="#{FIGURES_SECTION_ID}">figures</a> · {links} · <a href="#cells">cells</a></nav>')
+
+    pairs = pairs_rows(comparison)
+    if pairs:
+        out.append('<section id="pairs"><h2>Pairs</h2>')
+        out.append(_html_table(PAIR_HEADERS, [[(v, "", "") for v in row] for row in pairs]))
+        out.append("</section>")
+
+    # Plots are rendered elsewhere (matplotlib) and only embedded here, so this module stays
+    # free of plotting dependencies and the page stays one file.  They come before the
+    # per-scenario tables: a run's shape is seen at a glance, its numbers are looked up.
+    out.append(f'<section id="{FIGURES_SECTION_ID}"><h2>Figures</h2>')
+    if figures:
+        out += [_figure_html(title, png) for title, png in figures]
+    else:
+        out.append('<p class="placeholder">No figures in this report.</p>')
+    out.append("</section>")
+
+    out.append('<section id="comparison">')
+    if not comparison.tables:
+        out.append('<p class="placeholder">No cells: the samples file holds no measurements.</p>')
+    for table in comparison.tables:
+        out.append(f'<h2 id="scenario-{_esc(table.scenario)}">{_esc(table.scenario)}</h2>')
+        out.append(f'<p class="legend">{_esc(table_caption(table))}</p>')
+        n = table.typical_repeats
+        for section in table.sections:
+            out.append(f"<h3>{_esc(section.title)}</h3>")
+            headers = [c.header for c in section.columns]
+            out.append(_html_table(headers, [[_html_cell(r, c, n) for c in section.columns] for r in table.rows]))
+    out.append(f'<p class="legend">{_esc(LEGEND)}</p></section>')
+
+    if comparison.not_passed:
+        out.append('<section id="not-passed"><h2>Not passed</h2><ul>')
+        for c in comparison.not_passed:
+            out.append(
+                f'<li class="verdict-{c.verdict}"><strong>{_esc(verdict_text(c))}</strong> '
+                f"<code>{_esc(c.key)}</code>: {_esc(c.verdict_reason or '(no reason recorded)')}</li>"
+            )
+        out.append("</ul></section>")
+
+    out.append('<section id="cells"><h2>Cells</h2>')
+    out.append(_cells_detail(comparison))
+    out.append("</section></body></html>")
+    return "\n".join(out) + "\n"
