@@ -14,9 +14,11 @@ import re
 from harness.errors import ConfigError
 from harness.runid import validate_run_id
 
-__all__ = ["NODE_ROOT", "node_run_dir", "safe_token"]
+__all__ = ["MD_PREFIX", "NODE_ROOT", "node_run_dir", "safe_token"]
 
 NODE_ROOT = "/run/harness"
+#: md arrays the harness creates are named ``/dev/md/harness-<token>`` (leftover detection)
+MD_PREFIX = "harness-"
 _TOKEN = re.compile(r"\A[A-Za-z0-9_.-]{1,80}\Z")
 
 

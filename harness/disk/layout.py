@@ -15,14 +15,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from harness.errors import ConfigError
+from harness.nodefiles import MD_PREFIX
 
 __all__ = ["MD_PREFIX", "DiskLayout", "LayoutKind", "fill_argv"]
 
 LayoutKind = Literal["raw", "raid0", "fs"]
 FsType = Literal["xfs", "ext4"]
 
-#: md arrays the harness creates are named ``/dev/md/harness-<token>`` (leftover detection)
-MD_PREFIX = "harness-"
 # md names (metadata 1.2) hold 32 characters, "harness-" takes 8
 _TOKEN = re.compile(r"\A[a-z0-9-]{1,24}\Z")
 _DEVICE = re.compile(r"\A/dev/[A-Za-z0-9/_.-]{1,64}\Z")

@@ -14,9 +14,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Literal
 
-from harness.disk.layout import MD_PREFIX
 from harness.impair.commands import ROOT_MAJOR, format_handle
-from harness.nodefiles import NODE_ROOT
+from harness.nodefiles import MD_PREFIX, NODE_ROOT
 from harness.remote import Runner
 from harness.runid import validate_run_id
 
