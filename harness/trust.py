@@ -18,8 +18,8 @@ from pathlib import Path
 import paramiko
 
 from harness.errors import InfraError
-from harness.inventory.models import SshSpec
 from harness.netns import connect_in_netns
+from harness.remote.spec import SshSpec
 
 __all__ = ["HostKeyStatus", "fetch_host_key", "fingerprint", "pin_host_key", "trust_status"]
 

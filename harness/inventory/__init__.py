@@ -9,7 +9,6 @@ from harness.inventory.models import (
     NodeSpec,
     PairSpec,
     ReplicationSpec,
-    SshSpec,
     ThresholdSpec,
 )
 
@@ -21,7 +20,6 @@ __all__ = [
     "NodeSpec",
     "PairSpec",
     "ReplicationSpec",
-    "SshSpec",
     "ThresholdSpec",
     "inventory_json_schema",
     "load_ansible_mapping",

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from harness.errors import InfraError
-from harness.inventory.models import Inventory, LabSpec, SshSpec
+from harness.inventory.models import Inventory, LabSpec
 from harness.lab.processes import (
     find_lab_processes,
     find_orphan_guest_processes,
@@ -31,6 +31,7 @@ from harness.lab.state import LabState
 from harness.lab.topology import Guest, LabTopology, guest_dir
 from harness.netns import connect_in_netns
 from harness.remote import SshNode
+from harness.remote.spec import SshSpec
 
 __all__ = ["LabGuests"]
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from harness.drbd.provision import render_conf
 from harness.errors import ConfigError, InfraError
-from harness.inventory.models import AzLinkSpec, Inventory, LabSpec, SshSpec
+from harness.inventory.models import AzLinkSpec, Inventory, LabSpec
 from harness.lab.guests import LabGuests
 from harness.lab.keys import generate_keypair, known_hosts_line, write_private_key
 from harness.lab.processes import find_lab_processes, find_orphan_guest_processes, kill_orphans, stop_processes
@@ -34,6 +34,7 @@ from harness.lab.topology import ROUTER, Guest, LabTopology, build_topology, gue
 from harness.lab.xstate import XSTATE_SHIM, build_xstate_shim
 from harness.netns import netns_exists
 from harness.remote import SshNode
+from harness.remote.spec import SshSpec
 
 __all__ = ["Lab", "Progress"]
 

@@ -36,9 +36,9 @@ from harness.errors import (
     HostKeyRefused,
     RefusedError,
 )
-from harness.inventory.models import SshSpec
 from harness.netns import connect_in_netns
 from harness.remote.command import TIMEOUT_EXIT_CODES, CommandResult, render_command
+from harness.remote.spec import SshSpec
 
 __all__ = ["SshNode"]
 

@@ -8,7 +8,7 @@ import paramiko
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.inventory.models import SshSpec
+from harness.remote.spec import SshSpec
 from harness.safety.leftovers import parse_listing
 from harness.safety.lock import LockOwner, is_stale
 from harness.trust import fingerprint, pin_host_key, trust_status
