@@ -25,9 +25,9 @@ from typing import cast
 from harness.connections import ConnectionPool
 from harness.drbd.commands import FORBIDDEN_TOKENS
 from harness.drbd.replication import DrbdReplication
-from harness.errors import HarnessError
+from harness.errors import CommandFailed, HarnessError
 from harness.inventory import load_inventory
-from harness.remote import CommandFailed, CommandResult
+from harness.remote import CommandResult
 
 __all__ = [
     "DATA",

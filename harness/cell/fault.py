@@ -13,12 +13,12 @@ from contextlib import ExitStack
 
 from harness.cell.guard import Target
 from harness.cell.spec import CellSpec
-from harness.errors import InfraError
+from harness.errors import CommandFailed, InfraError
 from harness.fio.runner import fio_deadline_s
 from harness.impair.apply import AppliedImpairment, Impairer, ImpairmentMismatch
 from harness.inventory.models import Inventory
 from harness.ledger import Ledger
-from harness.remote import CommandFailed, Runner
+from harness.remote import Runner
 from harness.replication import Replication
 from harness.rtt import RttStats, parse_ping, ping_argv
 

@@ -23,9 +23,9 @@ from harness.drbd.events import parse_events
 from harness.drbd.fold import EventFold
 from harness.drbd.state import ResourceState
 from harness.drbd.watch import EventWatch, watch_paths
-from harness.errors import ConfigError, RefusedError
+from harness.errors import CommandFailed, CommandTimeout, ConfigError, RefusedError
 from harness.nodefiles import NODE_ROOT
-from harness.remote import CommandFailed, CommandResult, CommandTimeout, Runner, run_batch
+from harness.remote import CommandResult, Runner, run_batch
 
 __all__ = ["DRBD_DEVICE_PATTERN", "DrbdReplication"]
 

@@ -17,7 +17,7 @@ import pytest
 
 from harness.cell import CellRunner, CellSpec
 from harness.drbd.errors import DrbdNotReady
-from harness.errors import RefusedError
+from harness.errors import ConnectionLost, RefusedError
 from harness.fio.runner import FioFailed
 from harness.fio.spec import PROFILES
 from harness.impair.apply import Impairer
@@ -25,7 +25,7 @@ from harness.impair.profile import NetemProfile
 from harness.impair.readback import RootClass, classify_root, parse_qdiscs
 from harness.inventory import Inventory, parse_inventory
 from harness.ledger import Ledger
-from harness.remote import ConnectionLost, Runner
+from harness.remote import Runner
 from harness.rtt import parse_ping, ping_argv
 from harness.safety.device import evaluate_drbd_target, probe_device
 from harness.workloads import for_profile, write_job

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import InfraError
+from harness.errors import HostKeyRefused, InfraError
 from harness.inventory import Inventory, load_inventory, parse_inventory
 from harness.lab.lifecycle import Lab
 from harness.lab.processes import find_lab_processes, find_orphan_guest_processes
 from harness.lab.status import collect_status
-from harness.remote import HostKeyRefused, SshNode
+from harness.remote import SshNode
 
 pytestmark = [pytest.mark.lab]
 

@@ -23,8 +23,8 @@ from harness.drbd.fold import resource_from_events2
 from harness.drbd.replication import DrbdReplication
 from harness.drbd.state import Connection, ResourceState
 from harness.drbd.watch import EventWatch, watch_paths
-from harness.errors import ConfigError, RefusedError
-from harness.remote import CommandResult, CommandTimeout, ConnectionLost
+from harness.errors import CommandTimeout, ConfigError, ConnectionLost, RefusedError
+from harness.remote import CommandResult
 from harness.replication import Replication, read_backing_devices, read_product_version, replication_for
 from tests.doubles import DATA, LAB, Answer, FakeClock, FakeRunner, LocalRunner, data, recorded_replication
 
