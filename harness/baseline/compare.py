@@ -30,11 +30,11 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Literal, get_args
 
-from harness.baseline.tolerance import Tolerance, format_percent
 from harness.report.aggregate import Cell, Stat, cell_sort_key
 from harness.report.formatting import format_number
 from harness.runinfo import RunInfo
 from harness.samples import PROVENANCE_KEYS
+from harness.tolerance import Tolerance, format_percent
 
 __all__ = [
     "CELL_VERDICTS",

@@ -17,9 +17,9 @@ from typing import Final
 from tabulate import tabulate
 
 from harness.baseline.compare import CELL_VERDICTS, BaselineComparison, CellDelta, CellVerdict, MetricDelta
-from harness.baseline.tolerance import format_percent
 from harness.report.comparison import METRIC_LABELS
 from harness.report.formatting import format_stat
+from harness.tolerance import format_percent
 
 __all__ = ["render_markdown"]
 

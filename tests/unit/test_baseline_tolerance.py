@@ -9,7 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from harness.baseline.tolerance import (
+from harness.errors import ConfigError
+from harness.inventory import Inventory, parse_inventory
+from harness.tolerance import (
     DEFAULT_TOLERANCES,
     METRIC_DIRECTIONS,
     Tolerance,
@@ -17,8 +19,6 @@ from harness.baseline.tolerance import (
     parse_tolerances,
     tolerance_rules,
 )
-from harness.errors import ConfigError
-from harness.inventory import Inventory, parse_inventory
 
 INVENTORY = """\
 name: tol-test

@@ -10,7 +10,9 @@ antisymmetric: if A → B is a regression, B → A is an improvement by the same
 plain percentages it would not be (a +100 % latency rise is a -50 % fall when swapped, which
 a 100 % tolerance could never call an improvement).
 
-Pure: no file, no inventory import (:mod:`harness.inventory.models` imports this module).
+Pure: no file, no inventory import.  Below both of its users: the inventory model parses its
+``baseline_tolerances:`` section here, and the baseline gate (:mod:`harness.baseline`) judges
+with the rules.
 """
 
 from __future__ import annotations
