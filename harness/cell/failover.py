@@ -42,7 +42,7 @@ from harness.outcome import CellOutcome
 from harness.reboot import NodeRebooted, read_boot_ids, reboot_error
 from harness.remote import Runner, SshNode
 from harness.replication import Replication
-from harness.safety.device import guard_drbd_device
+from harness.safety.device import guard_replicated_device
 from harness.samples import METRICS, Sample
 
 __all__ = [
@@ -246,7 +246,7 @@ def _oracle(
     primary, secondary = runner.pool.get(pair.primary), runner.pool.get(pair.secondary)
     runner.replication(pair_name, pair.primary).wait_healthy(runner.health_timeout_s)
     crasher.prepare(pair.primary)
-    guard_drbd_device(primary, runner.replication(pair_name, pair.primary), needed_bytes=size)
+    guard_replicated_device(primary, runner.replication(pair_name, pair.primary), needed_bytes=size)
     boot_ids = read_boot_ids([primary, secondary])
     spec = verify_workload(size, seed=seed)
     # Reports go to stdout, streamed to us: a file on the primary would die with it.

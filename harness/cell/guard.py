@@ -17,7 +17,7 @@ from harness.inventory.models import Inventory, PairSpec
 from harness.reboot import boot_id_argv
 from harness.remote import Runner
 from harness.replication import Replication, replication_for
-from harness.safety.device import guard_drbd_device
+from harness.safety.device import guard_replicated_device
 
 __all__ = ["HEALTH_POLL_S", "Target", "guard_cell", "pair_replication"]
 
@@ -52,7 +52,7 @@ def guard_cell(
     primary, secondary = nodes[pair.primary], nodes[pair.secondary]
     progress(f"{spec.id}: checking {pair.resource} and {pair.device} on {pair.primary}")
     replication = replication_for(pair, primary, poll_interval_s=HEALTH_POLL_S)
-    facts = guard_drbd_device(
+    facts = guard_replicated_device(
         primary,
         replication,
         needed_bytes=spec.workload.footprint_bytes,

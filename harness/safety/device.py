@@ -29,7 +29,7 @@ __all__ = [
     "DeviceFacts",
     "evaluate_drbd_target",
     "evaluate_scratch_target",
-    "guard_drbd_device",
+    "guard_replicated_device",
     "guard_scratch_device",
     "probe_device",
 ]
@@ -166,7 +166,7 @@ def _common_problems(facts: DeviceFacts, needed_bytes: int) -> list[str]:
     return problems
 
 
-def guard_drbd_device(
+def guard_replicated_device(
     node: Runner,
     replication: Replication,
     *,

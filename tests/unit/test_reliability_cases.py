@@ -79,7 +79,7 @@ from harness.remote import (
     run_batch,
 )
 from harness.rtt import RttStats
-from harness.safety.device import DeviceFacts, evaluate_drbd_target, guard_drbd_device, probe_device
+from harness.safety.device import DeviceFacts, evaluate_drbd_target, guard_replicated_device, probe_device
 from harness.safety.disruptive import OPTION, opt_in_error, refuse_risky, skip_reason
 from harness.safety.leftovers import find_leftovers, parse_listing, remove_leftovers
 from harness.safety.lock import ClusterLock, LockHeld, LockOwner, local_owner, read_lock
@@ -391,7 +391,7 @@ def test_case_06_non_drbd_target_is_refused_at_parse_time(device: str) -> None:
 
 def test_case_06_the_resources_own_unused_drbd_device_passes_the_guard() -> None:
     node = FakeRunner("a1", batch=device_probe())
-    facts = guard_drbd_device(node, recorded_replication(node), needed_bytes=64 << 20)
+    facts = guard_replicated_device(node, recorded_replication(node), needed_bytes=64 << 20)
     assert (facts.realpath, facts.sh_dev, facts.backing, facts.size_bytes) == (
         "/dev/drbd0",
         SH_DEV,
@@ -454,7 +454,7 @@ NODE_SIDE_REFUSALS = [
 def test_case_06_node_side_guard_refuses(device: str, changes: dict[str, Answer], expected: list[str]) -> None:
     node = FakeRunner("a1", batch=device_probe(**changes))
     with pytest.raises(RefusedError) as info:
-        guard_drbd_device(node, recorded_replication(node), device=device, needed_bytes=1)
+        guard_replicated_device(node, recorded_replication(node), device=device, needed_bytes=1)
     message = str(info.value)
     assert message.startswith(f"a1: refusing to write to {device} (resource single-az): ")
     for text in expected:
@@ -564,7 +564,7 @@ def test_case_08_typoed_absent_device_probed_for_real(tmp_path: Path) -> None:
     sysfs), with a stand-in drbdadm."""
     node = _absent_device_runner(tmp_path)
     with pytest.raises(RefusedError, match="not a block device"):
-        guard_drbd_device(node, recorded_replication(node), device="/dev/drbd10", needed_bytes=1)
+        guard_replicated_device(node, recorded_replication(node), device="/dev/drbd10", needed_bytes=1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1131,8 +1131,8 @@ def test_case_15_sysrq_crash_is_a_detached_kernel_panic() -> None:
 def test_case_16_device_smaller_than_the_job() -> None:
     node = FakeRunner("a1", batch=device_probe())
     with pytest.raises(RefusedError, match=rf"is {DRBD0_BYTES} bytes, smaller than the {8 << 30} bytes the job writes"):
-        guard_drbd_device(node, recorded_replication(node), needed_bytes=8 << 30)
-    guard_drbd_device(node, recorded_replication(node), needed_bytes=DRBD0_BYTES)  # exactly fits
+        guard_replicated_device(node, recorded_replication(node), needed_bytes=8 << 30)
+    guard_replicated_device(node, recorded_replication(node), needed_bytes=DRBD0_BYTES)  # exactly fits
 
 
 @given(st.integers(0, 64), st.integers(1, 64), st.integers(1, 4))
