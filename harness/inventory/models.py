@@ -13,9 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     StrictBool,
     StrictInt,
@@ -25,14 +23,15 @@ from pydantic import (
     model_validator,
 )
 
-from harness.baseline.tolerance import TOLERANCES_JSON_SCHEMA, parse_tolerances
 from harness.bounds import check_band
+from harness.endpoints import endpoint, replication_ip
 from harness.errors import ConfigError
+from harness.fields import AbsPath, Duration, FrozenModel, Rate, Size
 from harness.fio.spec import WorkloadSpec
 from harness.impair.profile import NetemProfile
-from harness.endpoints import endpoint, replication_ip, ssh_host
 from harness.redact import looks_secret
-from harness.units import UnitError, parse_duration, parse_rate_bits, parse_size
+from harness.remote.spec import SshSpec
+from harness.tolerance import TOLERANCES_JSON_SCHEMA, parse_tolerances
 
 __all__ = [
     "AzLinkSpec",
@@ -42,7 +41,6 @@ __all__ = [
     "NodeSpec",
     "PairSpec",
     "ReplicationSpec",
-    "SshSpec",
     "ThresholdSpec",
 ]
 
@@ -56,44 +54,12 @@ DRBD_DEVICE_PATTERN = r"^/dev/drbd[0-9]{1,4}$"
 # Raw scratch devices for disk-only studies: plain kernel names only, never aliases that could
 # resolve somewhere else (by-id/by-uuid links are resolved and checked on the node instead).
 SCRATCH_DEVICE_PATTERN = r"^/dev/[a-z][a-z0-9]{1,31}$"
-ENV_NAME_PATTERN = r"^[A-Z_][A-Z0-9_]{0,63}$"
 
 
-def _duration(value: object) -> float:
-    if isinstance(value, str | int | float) and not isinstance(value, bool):
-        try:
-            return parse_duration(value)
-        except UnitError as exc:
-            raise ValueError(str(exc)) from None
-    raise ValueError(f"expected a duration such as 2ms or 1.5s, got {value!r}")
-
-
-def _size(value: object) -> int:
-    if isinstance(value, str | int) and not isinstance(value, bool):
-        try:
-            return parse_size(value)
-        except UnitError as exc:
-            raise ValueError(str(exc)) from None
-    raise ValueError(f"expected a size such as 4k, 2GiB, got {value!r}")
-
-
-def _rate(value: object) -> float:
-    if isinstance(value, str):
-        try:
-            return parse_rate_bits(value)
-        except UnitError as exc:
-            raise ValueError(str(exc)) from None
-    raise ValueError(f"expected a rate such as 128mbit or 40MB/s, got {value!r}")
-
-
-Duration = Annotated[float, BeforeValidator(_duration)]
-Size = Annotated[int, BeforeValidator(_size)]
-Rate = Annotated[float, BeforeValidator(_rate)]
 # a threshold: a bound of 0 (or less) passes everything, a maximum of 0 fails everything
 Bound = Annotated[float, Field(gt=0)]
-# compared as what they mean, stored in one spelling (harness.endpoints)
+# compared as what it means, stored in one spelling (harness.endpoints)
 ReplicationIp = Annotated[str, BeforeValidator(replication_ip)]
-SshHost = Annotated[StrictStr, BeforeValidator(ssh_host), Field(max_length=253, pattern=r"^[a-z0-9.:-]+$")]
 Name = Annotated[StrictStr, Field(pattern=NAME_PATTERN)]
 
 
@@ -101,15 +67,6 @@ def _not_all(name: str) -> str:
     if name == "all":
         raise ValueError("'all' means every resource to drbdadm; name one resource")
     return name
-
-
-def _absolute(path: Path) -> Path:
-    if not path.is_absolute():
-        raise ValueError(f"must be an absolute path, got {str(path)!r}")
-    return path
-
-
-AbsPath = Annotated[Path, AfterValidator(_absolute)]
 
 
 def _strings(value: Any, path: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], str]]:
@@ -122,38 +79,14 @@ def _strings(value: Any, path: tuple[str | int, ...]) -> list[tuple[tuple[str | 
     return []
 
 
-class _Model(BaseModel):
-    # allow_inf_nan: every number of an inventory is finite (an `inf` minimum fails every
-    # cell; `nan` compares false with everything, so a `nan` bound judges nothing)
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class SshSpec(_Model):
-    """How to reach a node.  Host keys are always checked against ``known_hosts``."""
-
-    host: SshHost = Field(description="host name or IP address; DB1.example.com. and db1.example.com are one host")
-    port: StrictInt = Field(22, ge=1, le=65535)
-    user: StrictStr = Field("root", pattern=r"^[a-z_][a-z0-9_-]{0,31}$")
-    key: AbsPath | None = Field(None, description="path of the private key file (mode 0600); never the key itself")
-    key_env: Annotated[StrictStr, Field(pattern=ENV_NAME_PATTERN)] | None = Field(
-        None, description="name of an environment variable holding the key file path"
-    )
-    known_hosts: AbsPath = Field(description="pinned host keys; unknown or changed keys are refused")
-    sudo: StrictBool = Field(False, description="run privileged commands with sudo -n (no password prompt)")
-    netns: Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")] | None = Field(
-        None, description="open the TCP connection from inside this network namespace (the embedded lab)"
-    )
-    connect_timeout: Duration = Field(10.0, gt=0, le=300)
-
-
-class ReplicationSpec(_Model):
+class ReplicationSpec(FrozenModel):
     """The node's address and interface on the replication path (what tc shapes)."""
 
     ip: ReplicationIp
     iface: Annotated[StrictStr, Field(pattern=IFACE_PATTERN)]
 
 
-class NodeSpec(_Model):
+class NodeSpec(FrozenModel):
     """One machine of the cluster."""
 
     az: Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
@@ -167,7 +100,7 @@ class NodeSpec(_Model):
     )
 
 
-class PairSpec(_Model):
+class PairSpec(FrozenModel):
     """A DRBD resource between two nodes; the harness writes only to its device on the primary."""
 
     primary: Name
@@ -184,7 +117,7 @@ class PairSpec(_Model):
         return self
 
 
-class NetworkProfileSpec(_Model):
+class NetworkProfileSpec(FrozenModel):
     """Impairment of the replication path: added one-way delay on each selected node."""
 
     delay: Duration = 0.0
@@ -204,7 +137,7 @@ class NetworkProfileSpec(_Model):
         )
 
 
-class ThresholdSpec(_Model):
+class ThresholdSpec(FrozenModel):
     """Pass/fail bounds.  Absolute bounds apply per cell; ratios compare cells in one run.
 
     Absolute bounds are keyed by a glob over ``<workload id>@<impairment>``, e.g.
@@ -225,7 +158,7 @@ class ThresholdSpec(_Model):
     )
 
 
-class AzLinkSpec(_Model):
+class AzLinkSpec(FrozenModel):
     """The emulated distance between AZs in the embedded lab (netem on the router guest)."""
 
     delay: Duration = Field(0.001, ge=0, le=1.0, description="one-way delay added by the router")
@@ -242,7 +175,7 @@ class AzLinkSpec(_Model):
         return self
 
 
-class LabSpec(_Model):
+class LabSpec(FrozenModel):
     """Present only in the embedded lab's inventory: `harness lab up` boots this."""
 
     netns: Annotated[StrictStr, Field(pattern=r"^[a-z][a-z0-9-]{0,14}$")] = "hlab"
@@ -272,7 +205,7 @@ class LabSpec(_Model):
     az_link: AzLinkSpec = AzLinkSpec()
 
 
-class Inventory(_Model):
+class Inventory(FrozenModel):
     """A validated inventory.  Cross-field rules live in the validator below."""
 
     name: Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
