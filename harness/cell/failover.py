@@ -1,8 +1,8 @@
 """The failover cell, a data-loss oracle: write, crash the primary, promote the peer, verify.
 
 1. On the primary, fio writes a verifiable pattern (``verify=crc32c``, ``do_verify=0``, a
-   fixed ``randseed``), reporting every second (``--status-interval``) over SSH to us, so
-   the count of *acknowledged* writes survives the primary.
+   ``randseed`` of this cell's own), reporting every second (``--status-interval``) over SSH to
+   us, so the count of *acknowledged* writes survives the primary.
 2. The primary is crashed by the pair's :class:`Crasher` (lab: SIGKILL of every process of its
    guest; a real cluster: a sysrq ``c`` kernel panic, :mod:`harness.sysrq`, only behind
    ``--allow-disruptive``).
@@ -11,7 +11,9 @@
    write issued before the last ``iodepth`` had completed — Jepsen's "ok" set; the rest
    are "indeterminate" and excluded).
 4. Negative control: verifying far past what was written must fail, or the oracle proves
-   nothing.
+   nothing.  That holds only if no earlier cell left the same pattern there: every failover
+   cell of a run writes with its own seed (:func:`cell_seed`), so the blocks an earlier cell
+   wrote carry another seed in their verify headers and fail the check.
 5. The crashed node comes back, resyncs, and the original roles are restored.  Its boot_id
    must have changed (else the crash did not happen) and the peer's must not (row 29).
 
@@ -24,6 +26,7 @@ Protocol C promises zero loss of acknowledged writes on a single-node crash (LIN
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections.abc import Callable
@@ -51,6 +54,7 @@ __all__ = [
     "FailoverResult",
     "InventoryProtocol",
     "ProtocolSwitch",
+    "cell_seed",
     "run_failover",
     "verify_workload",
 ]
@@ -139,6 +143,12 @@ class FailoverResult(CellOutcome):
         return 0 if self.verify_ok else max(self.bad_blocks, 1)
 
 
+def cell_seed(run_id: str, pair: str, protocol: str, repeat: int) -> int:
+    """The write pattern's seed, one per failover cell of a run (stable for the same cell)."""
+    digest = hashlib.sha256(f"{run_id}/{pair}/{protocol}/{repeat}".encode()).digest()
+    return 4242 + int.from_bytes(digest[:4], "big") % 1_000_000
+
+
 def verify_workload(size: int, *, seed: int = 4242, iodepth: int = 16) -> WorkloadSpec:
     """The write phase: random 4k writes with a checksum header, no verify at the end."""
     return WorkloadSpec(
@@ -175,7 +185,7 @@ def run_failover(
     repeat: int = 0,
     size: int = 256 * MIB,
     crash_after_s: float = 6.0,
-    seed: int = 4242,
+    seed: int | None = None,
 ) -> FailoverResult:
     """The failover cell on ``pair_name`` with ``protocol`` (default: the inventory's), holding
     the lab host alone (a crash and a resync load all of it); records its samples."""
@@ -185,6 +195,7 @@ def run_failover(
     if refusal is not None:
         raise RefusedError(refusal)
     switched = protocol != pair.protocol
+    seed = seed if seed is not None else cell_seed(runner.run_id, pair_name, protocol, repeat)
     with runner.host_slot(exclusive=True):
         if switched:
             parts.protocols.set(protocol)
