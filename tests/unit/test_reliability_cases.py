@@ -54,7 +54,14 @@ from harness.drbd.fold import resource_from_events2
 from harness.drbd.replication import BACKING_PROBE, DEVICE_PROBE, DrbdReplication
 from harness.drbd.state import Connection, ResourceState
 from harness.drbd.validity import check_capture
-from harness.errors import ConfigError, HarnessError, RefusedError
+from harness.errors import (
+    CommandFailed,
+    ConfigError,
+    ConnectionLost,
+    HarnessError,
+    HostKeyRefused,
+    RefusedError,
+)
 from harness.fio.command import build_fio_argv, check_safe_path
 from harness.fio.result import parse_fio_json
 from harness.fio.runner import FioFailed, FioRunner, fio_deadline_s
@@ -64,20 +71,13 @@ from harness.impair.commands import apply_commands, teardown_commands, validate_
 from harness.impair.profile import NETEM_DEFAULT_LIMIT, Direction, NetemProfile, lint_profile
 from harness.impair.readback import parse_filters, parse_qdiscs, verify_applied
 from harness.inventory import Inventory, load_inventory, parse_inventory
-from harness.inventory.models import PairSpec, SshSpec
+from harness.inventory.models import PairSpec
 from harness.ledger import Ledger
 from harness.plugin import _sigterm_to_interrupt
 from harness.reboot import BOOT_ID_PATH, NodeRebooted, parse_boot_id, reboot_error, watch_reboots
 from harness.redact import REDACTED, redact
-from harness.remote import (
-    CommandFailed,
-    CommandResult,
-    ConnectionLost,
-    HostKeyRefused,
-    SshNode,
-    render_command,
-    run_batch,
-)
+from harness.remote import CommandResult, SshNode, render_command, run_batch
+from harness.remote.spec import SshSpec
 from harness.rtt import RttStats
 from harness.safety.device import DeviceFacts, evaluate_drbd_target, guard_replicated_device, probe_device
 from harness.safety.disruptive import OPTION, opt_in_error, refuse_risky, skip_reason
