@@ -28,6 +28,7 @@ from typing import Literal
 from harness.connections import ConnectionPool
 from harness.impair.readback import RootClass, classify_root, parse_qdiscs
 from harness.inventory.models import Inventory
+from harness.rundir import RunDir
 from harness.runid import new_run_id
 from harness.safety.leftovers import find_leftovers
 
@@ -218,7 +219,7 @@ def _signal_scenario(
         subprocess.Popen(cmd, cwd=root, stdout=sink, stderr=subprocess.STDOUT) as proc,
     ):
         try:
-            _wait_for_phase(reports / run_id / "ledger.ndjson", phase, proc, timeout_s=180, output=output)
+            _wait_for_phase(RunDir.of(reports, run_id).ledger_ndjson, phase, proc, timeout_s=180, output=output)
             sent = time.monotonic()
             proc.send_signal(sig)
             try:
