@@ -49,7 +49,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--reports", default="reports", help="reports root directory (default: %(default)s)")
     group.addoption("--run-id", default=None, help="run id (default: generated; xdist workers receive it)")
-    group.addoption("--repeat", type=int, default=1, help="run every cell N times (tables show median and spread)")
+    group.addoption(
+        "--repeat",
+        type=number(int, 1, 100, what="repeats"),
+        default=1,
+        help="run every cell N times (tables show median and spread)",
+    )
     group.addoption("--keep-lab", action="store_true", help="leave a lab this run booted running at the end")
     group.addoption(
         "--deadman-grace",
