@@ -24,17 +24,10 @@ from harness.inventory.loader import locate
 from harness.inventory.models import Inventory
 from harness.rtt import RttStats
 from harness.sizing.catalog import Catalog, load_catalog
-from harness.sizing.cli import parse_volume
-from harness.sizing.model import (
-    Calibration,
-    NodeSpec,
-    Prediction,
-    Scenario,
-    VolumeSpec,
-    Workload,
-    predict,
-    volume_performance,
-)
+from harness.sizing.inputs import Calibration, NodeSpec, Scenario, VolumeSpec, Workload, parse_volume
+from harness.sizing.model import predict
+from harness.sizing.prediction import Prediction
+from harness.sizing.volumes import volume_performance
 
 __all__ = ["CellPrediction", "CellPredictor", "check_node_types", "inventory_catalog", "model_workload", "predict_cell"]
 

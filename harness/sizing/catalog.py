@@ -2,49 +2,34 @@
 
 The model must only reason with figures somebody published (or that are marked as estimates),
 so the numbers live in a data file (``catalog.yaml``) with a source and an as-of date per entry
-rather than in code.  This module owns that file's schema (pydantic v2, ``extra="forbid"``,
-frozen), loading it with duplicate-key rejection and ``file:line`` error messages, and merging a
-user's own catalog (other clouds, on-prem hardware) over the built-in one.  It computes nothing
-about performance; :mod:`harness.sizing.model` does.
+rather than in code.  This module owns the catalog as a whole: its sections, name lookup with
+did-you-mean, loading the file with duplicate-key rejection and ``file:line`` error messages,
+and merging a user's own catalog (other clouds, on-prem hardware) over the built-in one.  The
+records it holds are :mod:`harness.sizing.records`, :mod:`harness.sizing.volume_types` and
+:mod:`harness.sizing.instance_types`.  It computes nothing about performance;
+:mod:`harness.sizing.model` does.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from harness.errors import ConfigError
+from harness.sizing.instance_types import InstanceType
+from harness.sizing.records import CatalogRecord, Defaults, DefaultsOverlay, Figure, PlacementEntry, Reference
+from harness.sizing.volume_types import VolumeType
 
 __all__ = [
     "BUILTIN_CATALOG",
     "Catalog",
-    "CpuCredits",
-    "Defaults",
-    "Ebs",
-    "Figure",
-    "FixedVolume",
-    "InstanceStore",
-    "InstanceStoreVolume",
-    "InstanceType",
-    "IopsThroughputStep",
-    "Latency",
-    "Network",
-    "PlacementEntry",
-    "ProvisionedThroughput",
-    "ProvisionedVolume",
-    "Reference",
-    "SizeScaledBurstVolume",
-    "ThroughputBurstVolume",
-    "ThroughputFromIops",
-    "ThroughputTier",
-    "VolumeType",
+    "CatalogOverlay",
     "load_builtin_catalog",
     "load_catalog",
     "merge_catalog",
@@ -56,282 +41,8 @@ BUILTIN_CATALOG = "catalog.yaml"
 _T = TypeVar("_T")
 _M = TypeVar("_M", bound=BaseModel)
 
-PositiveFloat = Annotated[float, Field(gt=0)]
-NonNegativeFloat = Annotated[float, Field(ge=0)]
-SourceList = Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
 
-
-class _Frozen(BaseModel):
-    """Base for every catalog record: unknown keys are typos, records never change, and every
-    figure is finite (a `.inf` limit never binds and turns the model's output into Infinity)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class Reference(_Frozen):
-    """A source document that entries cite by id."""
-
-    url: Annotated[str, Field(min_length=1)]
-    title: str = ""
-
-
-class Figure(_Frozen):
-    """A single catalog-wide number with its provenance."""
-
-    value: PositiveFloat
-    estimate: bool = False
-    note: str = ""
-    sources: SourceList
-    as_of: dt.date
-
-
-class Defaults(_Frozen):
-    """Catalog-wide figures that apply to every instance unless an entry overrides them."""
-
-    single_flow_gbps: Figure
-    network_burst_minutes: Figure
-    ebs_burst_minutes: Figure
-
-
-class DefaultsOverlay(_Frozen):
-    """The ``defaults`` section of a user catalog: any subset of :class:`Defaults`."""
-
-    single_flow_gbps: Figure | None = None
-    network_burst_minutes: Figure | None = None
-    ebs_burst_minutes: Figure | None = None
-
-
-class PlacementEntry(_Frozen):
-    """A named pair placement and the round-trip time the model assumes for it."""
-
-    description: str = ""
-    rtt_ms: NonNegativeFloat
-    estimate: bool = False
-    note: str = ""
-    sources: SourceList
-    as_of: dt.date
-
-
-class Latency(_Frozen):
-    """Typical per-I/O service time of a volume at low queue depth (4 KiB)."""
-
-    write_ms: PositiveFloat
-    read_ms: PositiveFloat
-    estimate: bool = False
-    note: str = ""
-
-
-class _VolumeBase(_Frozen):
-    """Fields every volume type has, whatever its performance model."""
-
-    description: str = ""
-    min_size_gib: PositiveFloat | None = None
-    max_size_gib: PositiveFloat | None = None
-    io_unit_kib: Annotated[int, Field(gt=0, description="largest I/O counted as one operation against the IOPS limit")]
-    network_attached: bool = Field(
-        default=True,
-        description="reached over the instance's EBS link (or its NIC when not EBS-optimized); false for local disks",
-    )
-    latency: Latency
-    sources: SourceList
-    as_of: dt.date
-    notes: list[str] = Field(default_factory=list)
-
-
-class ThroughputTier(_Frozen):
-    """A size band of a size-scaled volume's throughput cap (gp2)."""
-
-    from_gib: PositiveFloat
-    mib_s: PositiveFloat
-    burst_mib_s: PositiveFloat | None = None
-
-
-class SizeScaledBurstVolume(_VolumeBase):
-    """IOPS proportional to size plus an I/O-credit burst bucket (gp2)."""
-
-    model: Literal["size_scaled_burst"]
-    iops_per_gib: PositiveFloat
-    min_iops: PositiveFloat
-    max_iops: PositiveFloat
-    burst_iops: PositiveFloat
-    burst_bucket_io_credits: PositiveFloat
-    throughput_tiers: Annotated[list[ThroughputTier], Field(min_length=1)]
-
-    @model_validator(mode="after")
-    def _tiers_ascend(self) -> SizeScaledBurstVolume:
-        starts = [tier.from_gib for tier in self.throughput_tiers]
-        if starts != sorted(starts) or len(set(starts)) != len(starts):
-            raise ValueError("throughput_tiers must have strictly ascending from_gib")
-        return self
-
-
-class ProvisionedThroughput(_Frozen):
-    """Throughput provisioned separately from IOPS (gp3)."""
-
-    kind: Literal["provisioned"]
-    default_mib_s: PositiveFloat
-    max_mib_s: PositiveFloat
-    max_mib_s_per_iops: PositiveFloat
-
-
-class IopsThroughputStep(_Frozen):
-    """Up to ``up_to_iops`` provisioned IOPS, throughput is IOPS x ``kib_per_iops``, capped."""
-
-    up_to_iops: PositiveFloat
-    kib_per_iops: PositiveFloat
-    max_mib_s: PositiveFloat
-
-
-class ThroughputFromIops(_Frozen):
-    """Throughput that follows from the provisioned IOPS (io1/io2)."""
-
-    kind: Literal["from_iops"]
-    steps: Annotated[list[IopsThroughputStep], Field(min_length=1)]
-
-
-class ProvisionedVolume(_VolumeBase):
-    """IOPS chosen at creation within per-GiB and absolute bounds; no burst (gp3, io1, io2)."""
-
-    model: Literal["provisioned"]
-    min_iops: PositiveFloat
-    max_iops: PositiveFloat
-    max_iops_per_gib: PositiveFloat
-    max_iops_non_nitro: PositiveFloat | None = None
-    default_iops: PositiveFloat | None = None
-    throughput: Annotated[ProvisionedThroughput | ThroughputFromIops, Field(discriminator="kind")]
-
-
-class ThroughputBurstVolume(_VolumeBase):
-    """Throughput proportional to size with a throughput-credit bucket (st1)."""
-
-    model: Literal["throughput_burst"]
-    max_iops: PositiveFloat
-    baseline_mib_s_per_tib: PositiveFloat
-    burst_mib_s_per_tib: PositiveFloat
-    max_mib_s: PositiveFloat
-    bucket_tib_per_tib: PositiveFloat
-
-
-class FixedVolume(_VolumeBase):
-    """Fixed IOPS and throughput whatever the size (magnetic, or a user's on-prem array)."""
-
-    model: Literal["fixed"]
-    iops: PositiveFloat
-    mib_s: PositiveFloat
-
-
-class InstanceStoreVolume(_VolumeBase):
-    """The instance's local disks; their limits come from the instance's ``instance_store``."""
-
-    model: Literal["instance_store"]
-
-    @model_validator(mode="after")
-    def _local(self) -> InstanceStoreVolume:
-        if self.network_attached:
-            raise ValueError("an instance-store volume is local: set network_attached: false")
-        return self
-
-
-VolumeType = Annotated[
-    SizeScaledBurstVolume | ProvisionedVolume | ThroughputBurstVolume | FixedVolume | InstanceStoreVolume,
-    Field(discriminator="model"),
-]
-
-
-class Network(_Frozen):
-    """Instance network bandwidth; each direction has its own allowance."""
-
-    label: str = ""
-    baseline_gbps: PositiveFloat
-    burst_gbps: PositiveFloat | None = Field(default=None, description="None: no credit burst")
-    burst_minutes: PositiveFloat | None = Field(default=None, description="None: catalog default")
-    estimate: bool = False
-    note: str = ""
-
-    @model_validator(mode="after")
-    def _burst_above_baseline(self) -> Network:
-        if self.burst_gbps is not None and self.burst_gbps < self.baseline_gbps:
-            raise ValueError("burst_gbps must not be below baseline_gbps")
-        return self
-
-
-class Ebs(_Frozen):
-    """Dedicated EBS bandwidth of an EBS-optimized instance (maximum = baseline when no burst)."""
-
-    optimized: bool
-    max_mbps: PositiveFloat | None = None
-    max_iops: PositiveFloat | None = None
-    baseline_mbps: PositiveFloat | None = None
-    baseline_iops: PositiveFloat | None = None
-    burst_minutes: PositiveFloat | None = None
-    estimate: bool = False
-    note: str = ""
-
-    @model_validator(mode="after")
-    def _consistent(self) -> Ebs:
-        figures = (self.max_mbps, self.max_iops, self.baseline_mbps, self.baseline_iops)
-        if not self.optimized:
-            if any(value is not None for value in figures):
-                raise ValueError("an instance that is not EBS-optimized has no EBS bandwidth figures")
-            return self
-        if self.max_mbps is None or self.max_iops is None:
-            raise ValueError("an EBS-optimized instance needs max_mbps and max_iops")
-        if self.baseline_mbps is not None and self.baseline_mbps > self.max_mbps:
-            raise ValueError("baseline_mbps must not exceed max_mbps")
-        if self.baseline_iops is not None and self.baseline_iops > self.max_iops:
-            raise ValueError("baseline_iops must not exceed max_iops")
-        return self
-
-    @property
-    def sustained_mbps(self) -> float:
-        """Bandwidth after the burst allowance is spent (the maximum when there is no burst)."""
-        if self.max_mbps is None:
-            raise ValueError("not EBS-optimized")
-        return self.baseline_mbps if self.baseline_mbps is not None else self.max_mbps
-
-    @property
-    def sustained_iops(self) -> float:
-        """IOPS after the burst allowance is spent (the maximum when there is no burst)."""
-        if self.max_iops is None:
-            raise ValueError("not EBS-optimized")
-        return self.baseline_iops if self.baseline_iops is not None else self.max_iops
-
-
-class CpuCredits(_Frozen):
-    """CPU credit figures of a burstable (T-family) instance; the model reports them as notes."""
-
-    earned_per_hour: PositiveFloat
-    baseline_per_vcpu_pct: PositiveFloat
-    default_mode: Literal["standard", "unlimited"]
-
-
-class InstanceStore(_Frozen):
-    """Local NVMe disks and the 4 KiB IOPS AWS publishes for all of them together."""
-
-    devices: Annotated[int, Field(gt=0)]
-    device_size_gb: PositiveFloat
-    read_iops_4k: PositiveFloat
-    write_iops_4k: PositiveFloat
-
-
-class InstanceType(_Frozen):
-    """One instance type: size, network, EBS and CPU credit limits, with provenance."""
-
-    family: str
-    generation: Literal["current", "previous"] = "current"
-    vcpu: Annotated[int, Field(gt=0)]
-    memory_gib: PositiveFloat
-    nitro: bool = Field(description="Nitro instances allow io1/io2 above 32,000 IOPS")
-    network: Network
-    ebs: Ebs
-    cpu_credits: CpuCredits | None = None
-    instance_store: InstanceStore | None = None
-    sources: SourceList
-    as_of: dt.date
-    notes: list[str] = Field(default_factory=list)
-
-
-class Catalog(_Frozen):
+class Catalog(CatalogRecord):
     """The merged catalog the model reads."""
 
     schema_version: Literal[1]
@@ -366,7 +77,7 @@ class Catalog(_Frozen):
         return _lookup(self.placements, name, "placement")
 
 
-class CatalogOverlay(_Frozen):
+class CatalogOverlay(CatalogRecord):
     """A user catalog file: the same sections as :class:`Catalog`, every one optional."""
 
     schema_version: Literal[1]

@@ -7,15 +7,15 @@ Other tools call this command, so its interface is fixed:
         --workload RW:BS[:numjobs=N][:iodepth=D] [--protocol A|B|C] [--duration 60m] [--json]
 
 plus ``--require 40MB/s`` (or ``3000iops``) to search the catalog, ``--catalog FILE`` for a
-user's own types, and calibration overrides.  This module only parses and prints; the numbers come
-from :mod:`harness.sizing.model` and the wording from :mod:`harness.sizing.explain`.  The main
-``harness`` CLI wires :func:`add_arguments` and :func:`run` to its ``sizing`` subcommand.
+user's own types, and calibration overrides.  This module only wires options and prints: the
+text forms are read by :mod:`harness.sizing.inputs` (``--require`` by :mod:`harness.sizing.search`),
+the numbers come from :mod:`harness.sizing.model` and the wording from :mod:`harness.sizing.explain`.
+The main ``harness`` CLI wires :func:`add_arguments` and :func:`run` to its ``sizing`` subcommand.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -26,30 +26,20 @@ from harness.errors import ConfigError
 from harness.jsonsafe import dumps
 from harness.sizing.catalog import Catalog, load_catalog
 from harness.sizing.explain import explain, render_prediction, render_search
-from harness.sizing.model import (
-    GIB,
-    MIB,
-    RW_MODES,
+from harness.sizing.inputs import (
     Calibration,
     NodeSpec,
     Protocol,
-    Requirement,
     Scenario,
-    VolumeSpec,
-    Workload,
-    predict,
-    search,
+    parse_placement,
+    parse_volume,
+    parse_workload,
 )
-from harness.units import UnitError, parse_duration, parse_rate_bits, parse_size
+from harness.sizing.model import predict
+from harness.sizing.search import parse_requirement, search
+from harness.units import UnitError, parse_duration, parse_rate_bits
 
-__all__ = [
-    "add_arguments",
-    "parse_placement",
-    "parse_requirement",
-    "parse_volume",
-    "parse_workload",
-    "run",
-]
+__all__ = ["add_arguments", "run"]
 
 DEFAULT_VOLUME = "gp3:100GiB"
 EXIT_REQUIREMENT_NOT_MET = 1
@@ -126,101 +116,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="scratch device sustained IOPS",
     )
     calibration.add_argument("--path-rate", metavar="1gbit", help="replication path rate")
-
-
-def _number(text: str, what: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise ConfigError(f"{what} must be a number, got {text!r}") from None
-    if not (value > 0 and math.isfinite(value)):
-        raise ConfigError(f"{what} must be positive, got {text!r}")
-    return value
-
-
-def parse_volume(text: str, option: str = "--volume") -> VolumeSpec:
-    """``TYPE:SIZE[:IOPS[:MiBps]]`` (bare SIZE in GiB; MiBps a number or a rate like 500MiB/s).
-
-    Errors start with ``option`` and the text (``--volume 'gp3:x'``); an inventory passes
-    ``option=""``, as its error already names the key.
-    """
-    where = f"{option} {text!r}".strip()
-    parts = text.split(":")
-    if not parts[0] or len(parts) > 4:
-        raise ConfigError(f"{where}: expected TYPE:SIZE[:IOPS[:MiBps]], e.g. gp2:100GiB")
-    size = None
-    if len(parts) > 1 and parts[1]:
-        raw = parts[1].strip()
-        try:
-            size = float(raw) if raw.replace(".", "", 1).isdigit() else parse_size(raw) / GIB
-        except UnitError as exc:
-            if not raw.startswith("-"):
-                raise ConfigError(f"{where}: {exc}") from None
-            size = -1.0  # a negative size: said below, the same as zero
-        if not (size > 0 and math.isfinite(size)):
-            raise ConfigError(f"{where}: size must be a positive number, e.g. {parts[0]}:100GiB")
-    iops = _number(parts[2], "volume IOPS") if len(parts) > 2 and parts[2] else None
-    mib_s = None
-    if len(parts) > 3 and parts[3]:
-        raw = parts[3].strip()
-        try:
-            mib_s = (
-                _number(raw, "volume MiBps") if raw.replace(".", "", 1).isdigit() else parse_rate_bits(raw) / 8 / MIB
-            )
-        except UnitError as exc:
-            raise ConfigError(f"{where}: {exc}") from None
-    return VolumeSpec(parts[0], size, iops, mib_s)
-
-
-def parse_workload(text: str) -> Workload:
-    """``RW:BS[:numjobs=N][:iodepth=D][:rwmixread=P]`` as fio spells them."""
-    parts = text.split(":")
-    if len(parts) < 2:
-        raise ConfigError(f"--workload {text!r}: expected RW:BS[:numjobs=N][:iodepth=D], e.g. randwrite:4k")
-    rw, bs_text = parts[0].strip(), parts[1].strip()
-    if rw not in RW_MODES:
-        raise ConfigError(f"--workload {text!r}: rw must be one of {', '.join(RW_MODES)}")
-    try:
-        bs = parse_size(bs_text)
-    except UnitError as exc:
-        raise ConfigError(f"--workload {text!r}: {exc}") from None
-    options: dict[str, int] = {}
-    for item in parts[2:]:
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        if not sep or key not in ("numjobs", "iodepth", "rwmixread"):
-            raise ConfigError(f"--workload {text!r}: unknown option {item!r} (numjobs=N, iodepth=D, rwmixread=P)")
-        if key in options:
-            raise ConfigError(f"--workload {text!r}: {key} given twice")
-        try:
-            options[key] = int(value)
-        except ValueError:
-            raise ConfigError(f"--workload {text!r}: {key} must be a whole number") from None
-    return Workload(rw=rw, bs=bs, **options)
-
-
-def parse_placement(text: str) -> tuple[str, float | None]:
-    """A catalog placement name, or ``rtt=2ms`` for an explicit round trip."""
-    if text.startswith("rtt="):
-        try:
-            return "custom", parse_duration(text[4:])
-        except UnitError as exc:
-            raise ConfigError(f"--placement {text!r}: {exc}") from None
-    return text, None
-
-
-def parse_requirement(text: str) -> Requirement:
-    """``40MB/s``, ``100MiB/s``, ``1gbit`` (a rate) or ``3000iops``."""
-    raw = text.strip()
-    if raw.lower().endswith("iops"):
-        return Requirement("iops", _number(raw[:-4].strip(), "--require IOPS"), raw)
-    try:
-        bits = parse_rate_bits(raw)
-    except UnitError as exc:
-        raise ConfigError(f"--require {text!r}: {exc} (or N iops)") from None
-    if bits <= 0:
-        raise ConfigError(f"--require {text!r}: must be positive")
-    return Requirement("bw", bits / 8, raw)
 
 
 def _calibration(args: argparse.Namespace) -> Calibration | None:

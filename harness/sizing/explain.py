@@ -13,7 +13,9 @@ from collections.abc import Sequence
 
 from tabulate import tabulate
 
-from harness.sizing.model import MIB, LimitValue, Phase, Prediction, Requirement, SearchHit
+from harness.sizing.inputs import MIB
+from harness.sizing.prediction import LimitValue, Phase, Prediction
+from harness.sizing.search import Requirement, SearchHit
 
 __all__ = [
     "explain",

@@ -9,13 +9,8 @@ import pytest
 from pydantic import ValidationError
 
 from harness.errors import ConfigError
-from harness.sizing.catalog import (
-    Catalog,
-    Ebs,
-    load_builtin_catalog,
-    load_catalog,
-    parse_catalog_text,
-)
+from harness.sizing.catalog import Catalog, load_builtin_catalog, load_catalog, parse_catalog_text
+from harness.sizing.instance_types import Ebs
 
 
 @pytest.fixture(scope="module")

@@ -10,14 +10,9 @@ from typing import Any
 import pytest
 
 from harness.errors import ConfigError
-from harness.sizing.cli import (
-    add_arguments,
-    parse_placement,
-    parse_requirement,
-    parse_volume,
-    parse_workload,
-    run,
-)
+from harness.sizing.cli import add_arguments, run
+from harness.sizing.inputs import parse_placement, parse_volume, parse_workload
+from harness.sizing.search import parse_requirement
 
 MIB = 1024**2
 

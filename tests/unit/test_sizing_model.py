@@ -12,21 +12,11 @@ from hypothesis import strategies as st
 
 from harness.errors import ConfigError
 from harness.sizing.catalog import Catalog, load_builtin_catalog
-from harness.sizing.model import (
-    MIB,
-    Calibration,
-    NodeSpec,
-    Prediction,
-    Protocol,
-    Requirement,
-    Scenario,
-    VolumePerformance,
-    VolumeSpec,
-    Workload,
-    predict,
-    search,
-    volume_performance,
-)
+from harness.sizing.inputs import MIB, Calibration, NodeSpec, Protocol, Scenario, VolumeSpec, Workload
+from harness.sizing.model import predict
+from harness.sizing.prediction import Prediction
+from harness.sizing.search import Requirement, search
+from harness.sizing.volumes import VolumePerformance, volume_performance
 
 CATALOG = load_builtin_catalog()
 KIB = 1024

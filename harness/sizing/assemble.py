@@ -1,0 +1,138 @@
+"""A scenario's limits assembled: the nodes resolved, every limit and bucket, the latency bound.
+
+:func:`collect` is the one place that decides which limits a scenario has: the storage limits of
+each node (or the measured device), the network limits (or the measured path), the measured
+replication capacities, and the latency bound over the RTT of the placement (or the measured
+one), with the notes and estimates a reader needs to trust the answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Literal
+
+from harness.sizing.catalog import Catalog
+from harness.sizing.inputs import NodeSpec, Scenario
+from harness.sizing.latency import LatencyBound, ServiceTimes
+from harness.sizing.limits import PATH_KEYS, Build, Node
+from harness.sizing.network_limits import add_measured_path, add_network_limits, add_replication_capacities
+from harness.sizing.storage_limits import add_calibrated_limits, add_ebs_limits, add_volume_limits
+from harness.sizing.volumes import VolumePerformance, volume_performance
+
+__all__ = ["collect"]
+
+
+def collect(scenario: Scenario, catalog: Catalog) -> tuple[Build, LatencyBound, Node | None, float | None]:
+    """Every limit and credit bucket of ``scenario``, its latency bound, the peer and the RTT."""
+    workload = scenario.workload
+    bs = workload.bs
+    build = Build(catalog)
+    primary, peer = _resolve_nodes(scenario, catalog)
+    nodes = [primary] if peer is None else [primary, peer]
+    calibration = scenario.calibration
+
+    if calibration is not None and (calibration.local_bandwidth is not None or calibration.local_iops is not None):
+        add_calibrated_limits(build, nodes, calibration, bs)
+    else:
+        for node in nodes:
+            add_volume_limits(build, node, bs)
+            add_ebs_limits(build, node, bs)
+
+    if calibration is not None and calibration.path_rate_bits is not None:
+        if peer is not None:
+            add_measured_path(build, calibration.path_rate_bits, calibration.label, workload.write_fraction, bs)
+    else:
+        add_network_limits(build, primary, peer, bs)
+    if calibration is not None and peer is not None:
+        add_replication_capacities(build, calibration, workload.write_fraction, bs)
+
+    rtt = _rtt(scenario, catalog, build)
+    latency = ServiceTimes(
+        outstanding=workload.outstanding,
+        read_fraction=workload.read_fraction,
+        write_fraction=workload.write_fraction,
+        local_write_s=primary.volume.write_latency_s,
+        local_read_s=primary.volume.read_latency_s,
+        peer_write_s=peer.volume.write_latency_s if peer is not None else None,
+        rtt_s=rtt or 0.0,
+        protocol=scenario.protocol,
+        bs=bs,
+        overhead_s=(calibration.replication_overhead_s or 0.0) if calibration is not None else 0.0,
+    )
+    bound = LatencyBound(
+        latency=latency,
+        path_limits=tuple(limit for limit in build.limits if limit.key in PATH_KEYS),
+        buckets={bucket.key: bucket for bucket in build.buckets},
+    )
+    _cpu_notes(build, nodes)
+    if peer is not None and scenario.protocol == "A":
+        build.note(
+            "Protocol A acknowledges after the local write, but DRBD's buffers fill at the "
+            "network or peer-disk rate, so those limits still cap sustained throughput (LINBIT)."
+        )
+    if any(limit.resource == "flow" for limit in build.limits):
+        build.note(
+            "A cluster placement group raises the single-flow cap to 10 Gbps (same AZ only); "
+            "DRBD 9's lb-tcp transport spreads a peer over several flows."
+        )
+    return build, bound, peer, rtt
+
+
+def _resolve_nodes(scenario: Scenario, catalog: Catalog) -> tuple[Node, Node | None]:
+    workload = scenario.workload
+
+    def node(role: Literal["primary", "peer"], spec: NodeSpec, writes: float, reads: float) -> Node:
+        instance = catalog.instance(spec.instance_type)
+        volume = catalog.volume(spec.volume.type)
+        perf = volume_performance(spec.volume.type, volume, spec.volume, instance)
+        calibration = scenario.calibration
+        if calibration is not None and calibration.local_write_latency_s is not None:
+            read = calibration.local_read_latency_s or calibration.local_write_latency_s
+            perf = _replace_latency(perf, calibration.local_write_latency_s, read)
+        elif calibration is not None and calibration.local_read_latency_s is not None:
+            perf = _replace_latency(perf, perf.write_latency_s, calibration.local_read_latency_s)
+        return Node(role, spec, instance, perf, writes, reads, volume.network_attached)
+
+    primary = node("primary", scenario.primary, workload.write_fraction, workload.read_fraction)
+    peer_spec = scenario.peer_node
+    peer = node("peer", peer_spec, workload.write_fraction, 0.0) if peer_spec is not None else None
+    return primary, peer
+
+
+def _replace_latency(perf: VolumePerformance, write_s: float, read_s: float) -> VolumePerformance:
+    return replace(perf, write_latency_s=write_s, read_latency_s=read_s, latency_estimate=False)
+
+
+def _rtt(scenario: Scenario, catalog: Catalog, build: Build) -> float | None:
+    if not scenario.replicate:
+        return None
+    if scenario.calibration is not None and scenario.calibration.rtt_s is not None:
+        return scenario.calibration.rtt_s
+    if scenario.rtt_s is not None:
+        return scenario.rtt_s
+    placement = catalog.placement(scenario.placement)
+    build.latency_sources.extend(s for s in placement.sources if s not in build.latency_sources)
+    if placement.estimate:
+        build.latency_estimated = True
+        build.estimate(f"{scenario.placement} RTT {placement.rtt_ms:g} ms ({placement.note})")
+    return placement.rtt_ms / 1000
+
+
+def _cpu_notes(build: Build, nodes: Sequence[Node]) -> None:
+    for node in nodes:
+        credits = node.instance.cpu_credits
+        if credits is None:
+            continue
+        if credits.default_mode == "standard":
+            effect = (
+                "launches in standard mode: once its CPU credits are spent the CPU is held to that "
+                "baseline, which can throttle fio and the replication threads"
+            )
+        else:
+            effect = "launches in unlimited mode: CPU above the baseline is billed extra instead of throttled"
+        build.note(
+            f"{node.name}: burstable CPU earning {credits.earned_per_hour:g} credits/h "
+            f"= {credits.baseline_per_vcpu_pct:g} % of each of {node.instance.vcpu} vCPU; {effect}. "
+            "The model does not quantify CPU cost."
+        )

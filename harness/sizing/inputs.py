@@ -1,0 +1,300 @@
+"""The sizing question: what runs (workload), on what (nodes and their volumes), where, measured how.
+
+A :class:`Scenario` is everything a prediction depends on besides the catalog.  This module also
+owns the text forms a user writes these in, on the command line and in an inventory
+(``gp3:500GiB:6000:500``, ``randwrite:4k:numjobs=8``, ``rtt=2ms``): :func:`parse_volume` and
+:func:`format_volume` are the two directions of one notation.
+
+Units inside the model are SI base units: bytes, seconds, operations per second, bytes per second.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from harness.errors import ConfigError
+from harness.units import UnitError, parse_duration, parse_rate_bits, parse_size
+
+__all__ = [
+    "GIB",
+    "KIB",
+    "MIB",
+    "RW_MODES",
+    "TIB",
+    "Calibration",
+    "NodeSpec",
+    "Protocol",
+    "Scenario",
+    "VolumeSpec",
+    "Workload",
+    "format_volume",
+    "parse_placement",
+    "parse_volume",
+    "parse_workload",
+    "positive_number",
+]
+
+MIB = 1024**2
+GIB = 1024**3
+TIB = 1024**4
+KIB = 1024
+
+Protocol = Literal["A", "B", "C"]
+
+#: fio ``rw`` modes the model understands and the fraction of their I/Os that are reads
+#: (``None``: mixed, the split comes from ``rwmixread``).
+RW_MODES: Mapping[str, float | None] = {
+    "read": 1.0,
+    "randread": 1.0,
+    "write": 0.0,
+    "randwrite": 0.0,
+    "rw": None,
+    "readwrite": None,
+    "randrw": None,
+}
+
+
+@dataclass(frozen=True)
+class Workload:
+    """An fio-style workload: pattern, block size and how many I/Os are in flight."""
+
+    rw: str
+    bs: int
+    numjobs: int = 1
+    iodepth: int = 1
+    rwmixread: int = 50
+
+    def __post_init__(self) -> None:
+        if self.rw not in RW_MODES:
+            raise ConfigError(f"unknown rw mode {self.rw!r}; use one of {', '.join(RW_MODES)}")
+        if self.bs <= 0:
+            raise ConfigError(f"block size must be positive, got {self.bs}")
+        if self.numjobs < 1 or self.iodepth < 1:
+            raise ConfigError("numjobs and iodepth must be at least 1")
+        if not 0 <= self.rwmixread <= 100:
+            raise ConfigError(f"rwmixread must be 0..100, got {self.rwmixread}")
+
+    @property
+    def read_fraction(self) -> float:
+        """Share of I/Os that are reads (reads are served locally and never replicated)."""
+        fixed = RW_MODES[self.rw]
+        return self.rwmixread / 100 if fixed is None else fixed
+
+    @property
+    def write_fraction(self) -> float:
+        """Share of I/Os that are writes (every write is replicated to the peer once)."""
+        return 1.0 - self.read_fraction
+
+    @property
+    def outstanding(self) -> int:
+        """I/Os in flight at any moment: ``numjobs x iodepth``."""
+        return self.numjobs * self.iodepth
+
+
+@dataclass(frozen=True)
+class VolumeSpec:
+    """A volume as a user names it: ``gp2:100GiB``, ``io1:200GiB:8000``, ``gp3:500GiB:6000:500``."""
+
+    type: str
+    size_gib: float | None = None
+    iops: float | None = None
+    mib_s: float | None = None
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One node of the pair: its instance type and the volume under the replicated device."""
+
+    instance_type: str
+    volume: VolumeSpec
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Measured values that replace catalog figures (the lab, or a real cluster's calibration step).
+
+    * ``local_write_latency_s`` / ``local_read_latency_s``: per-I/O latency of the scratch device
+      at queue depth 1; replaces the volume type's typical latency on both nodes (reads default
+      to the write figure when only that was measured).
+    * ``local_bandwidth`` (bytes/s) / ``local_iops``: what the scratch device sustained; replaces
+      the volume *and* instance-EBS limits of both nodes (a measurement already includes both).
+    * ``rtt_s``: measured round trip of the replication path; replaces the placement's RTT.
+    * ``path_rate_bits``: measured rate of the replication path (bits/s); replaces the instance
+      network, the single-flow cap and the shared-NIC accounting.
+    * ``replication_overhead_s``: per-write time a replicated write (protocols B and C) takes
+      beyond the RTT and the peer's disk write: DRBD's own processing, the TCP stacks, and on
+      virtual machines the scheduling of both guests.  Measured as a replicated QD1 write's
+      latency minus what the model explains of it; catalog values have no such term (0).
+    * ``replicated_iops``: replicated small writes per second the pair sustains however many
+      are in flight (CPU, DRBD's worker threads); a limit only a measurement can give.
+    * ``replicated_bandwidth`` (bytes/s): what the pair's replication moves with large writes,
+      below the bare path rate by DRBD's per-request processing on both nodes.
+    """
+
+    local_write_latency_s: float | None = None
+    local_read_latency_s: float | None = None
+    local_bandwidth: float | None = None
+    local_iops: float | None = None
+    rtt_s: float | None = None
+    path_rate_bits: float | None = None
+    replication_overhead_s: float | None = None
+    replicated_iops: float | None = None
+    replicated_bandwidth: float | None = None
+    label: str = "calibration"
+
+    def __post_init__(self) -> None:
+        for name in (
+            "local_write_latency_s",
+            "local_read_latency_s",
+            "local_bandwidth",
+            "local_iops",
+            "replicated_iops",
+            "replicated_bandwidth",
+        ):
+            value = getattr(self, name)
+            if value is not None and not (value > 0 and math.isfinite(value)):
+                raise ConfigError(f"calibration {name} must be a positive number, got {value}")
+        for name in ("rtt_s", "replication_overhead_s"):
+            value = getattr(self, name)
+            if value is not None and not (value >= 0 and math.isfinite(value)):
+                raise ConfigError(f"calibration {name} must be >= 0, got {value}")
+        if self.path_rate_bits is not None and not (self.path_rate_bits > 0 and math.isfinite(self.path_rate_bits)):
+            raise ConfigError(f"calibration path_rate_bits must be positive, got {self.path_rate_bits}")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Everything a prediction depends on besides the catalog.
+
+    ``peer`` defaults to a copy of ``primary``.  ``rtt_s`` overrides the named ``placement``'s RTT.
+    ``duration_s`` is how long the load runs; ``None`` asks for the long-run steady state.
+    """
+
+    primary: NodeSpec
+    workload: Workload
+    peer: NodeSpec | None = None
+    replicate: bool = True
+    placement: str = "same-az"
+    rtt_s: float | None = None
+    protocol: Protocol = "C"
+    duration_s: float | None = None
+    calibration: Calibration | None = None
+
+    def __post_init__(self) -> None:
+        if self.protocol not in ("A", "B", "C"):
+            raise ConfigError(f"protocol must be A, B or C, got {self.protocol!r}")
+        if self.duration_s is not None and not (self.duration_s > 0 and math.isfinite(self.duration_s)):
+            raise ConfigError(f"duration must be positive, got {self.duration_s}")
+        if self.rtt_s is not None and not (self.rtt_s >= 0 and math.isfinite(self.rtt_s)):
+            raise ConfigError(f"RTT must be >= 0, got {self.rtt_s}")
+
+    @property
+    def peer_node(self) -> NodeSpec | None:
+        """The peer actually modelled: ``None`` without replication, else ``peer`` or ``primary``."""
+        if not self.replicate:
+            return None
+        return self.peer if self.peer is not None else self.primary
+
+
+# --------------------------------------------------------------------------------------------
+# Text forms
+# --------------------------------------------------------------------------------------------
+
+
+def positive_number(text: str, what: str) -> float:
+    """``text`` as a positive finite number; errors name ``what``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ConfigError(f"{what} must be a number, got {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise ConfigError(f"{what} must be positive, got {text!r}")
+    return value
+
+
+def parse_volume(text: str, option: str = "--volume") -> VolumeSpec:
+    """``TYPE:SIZE[:IOPS[:MiBps]]`` (bare SIZE in GiB; MiBps a number or a rate like 500MiB/s).
+
+    Errors start with ``option`` and the text (``--volume 'gp3:x'``); an inventory passes
+    ``option=""``, as its error already names the key.
+    """
+    where = f"{option} {text!r}".strip()
+    parts = text.split(":")
+    if not parts[0] or len(parts) > 4:
+        raise ConfigError(f"{where}: expected TYPE:SIZE[:IOPS[:MiBps]], e.g. gp2:100GiB")
+    size = None
+    if len(parts) > 1 and parts[1]:
+        raw = parts[1].strip()
+        try:
+            size = float(raw) if raw.replace(".", "", 1).isdigit() else parse_size(raw) / GIB
+        except UnitError as exc:
+            if not raw.startswith("-"):
+                raise ConfigError(f"{where}: {exc}") from None
+            size = -1.0  # a negative size: said below, the same as zero
+        if not (size > 0 and math.isfinite(size)):
+            raise ConfigError(f"{where}: size must be a positive number, e.g. {parts[0]}:100GiB")
+    iops = positive_number(parts[2], "volume IOPS") if len(parts) > 2 and parts[2] else None
+    mib_s = None
+    if len(parts) > 3 and parts[3]:
+        raw = parts[3].strip()
+        try:
+            mib_s = (
+                positive_number(raw, "volume MiBps")
+                if raw.replace(".", "", 1).isdigit()
+                else parse_rate_bits(raw) / 8 / MIB
+            )
+        except UnitError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+    return VolumeSpec(parts[0], size, iops, mib_s)
+
+
+def parse_workload(text: str) -> Workload:
+    """``RW:BS[:numjobs=N][:iodepth=D][:rwmixread=P]`` as fio spells them."""
+    parts = text.split(":")
+    if len(parts) < 2:
+        raise ConfigError(f"--workload {text!r}: expected RW:BS[:numjobs=N][:iodepth=D], e.g. randwrite:4k")
+    rw, bs_text = parts[0].strip(), parts[1].strip()
+    if rw not in RW_MODES:
+        raise ConfigError(f"--workload {text!r}: rw must be one of {', '.join(RW_MODES)}")
+    try:
+        bs = parse_size(bs_text)
+    except UnitError as exc:
+        raise ConfigError(f"--workload {text!r}: {exc}") from None
+    options: dict[str, int] = {}
+    for item in parts[2:]:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or key not in ("numjobs", "iodepth", "rwmixread"):
+            raise ConfigError(f"--workload {text!r}: unknown option {item!r} (numjobs=N, iodepth=D, rwmixread=P)")
+        if key in options:
+            raise ConfigError(f"--workload {text!r}: {key} given twice")
+        try:
+            options[key] = int(value)
+        except ValueError:
+            raise ConfigError(f"--workload {text!r}: {key} must be a whole number") from None
+    return Workload(rw=rw, bs=bs, **options)
+
+
+def parse_placement(text: str) -> tuple[str, float | None]:
+    """A catalog placement name, or ``rtt=2ms`` for an explicit round trip."""
+    if text.startswith("rtt="):
+        try:
+            return "custom", parse_duration(text[4:])
+        except UnitError as exc:
+            raise ConfigError(f"--placement {text!r}: {exc}") from None
+    return text, None
+
+
+def format_volume(spec: VolumeSpec) -> str:
+    """``spec`` written back as :func:`parse_volume` reads it (``gp3:500GiB:6000:500``)."""
+    parts = [spec.type]
+    if spec.size_gib is not None:
+        parts.append(f"{spec.size_gib:g}GiB")
+    if spec.iops is not None:
+        parts.append(f"{spec.iops:g}")
+    if spec.mib_s is not None:
+        parts.append(f"{spec.mib_s:g}")
+    return ":".join(parts)

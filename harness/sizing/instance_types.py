@@ -1,0 +1,105 @@
+"""Instance types as the catalog publishes them: network, dedicated EBS link, CPU credits, local disks."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from harness.sizing.records import CatalogRecord, PositiveFloat, SourceList
+
+__all__ = ["CpuCredits", "Ebs", "InstanceStore", "InstanceType", "Network"]
+
+
+class Network(CatalogRecord):
+    """Instance network bandwidth; each direction has its own allowance."""
+
+    label: str = ""
+    baseline_gbps: PositiveFloat
+    burst_gbps: PositiveFloat | None = Field(default=None, description="None: no credit burst")
+    burst_minutes: PositiveFloat | None = Field(default=None, description="None: catalog default")
+    estimate: bool = False
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _burst_above_baseline(self) -> Network:
+        if self.burst_gbps is not None and self.burst_gbps < self.baseline_gbps:
+            raise ValueError("burst_gbps must not be below baseline_gbps")
+        return self
+
+
+class Ebs(CatalogRecord):
+    """Dedicated EBS bandwidth of an EBS-optimized instance (maximum = baseline when no burst)."""
+
+    optimized: bool
+    max_mbps: PositiveFloat | None = None
+    max_iops: PositiveFloat | None = None
+    baseline_mbps: PositiveFloat | None = None
+    baseline_iops: PositiveFloat | None = None
+    burst_minutes: PositiveFloat | None = None
+    estimate: bool = False
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Ebs:
+        figures = (self.max_mbps, self.max_iops, self.baseline_mbps, self.baseline_iops)
+        if not self.optimized:
+            if any(value is not None for value in figures):
+                raise ValueError("an instance that is not EBS-optimized has no EBS bandwidth figures")
+            return self
+        if self.max_mbps is None or self.max_iops is None:
+            raise ValueError("an EBS-optimized instance needs max_mbps and max_iops")
+        if self.baseline_mbps is not None and self.baseline_mbps > self.max_mbps:
+            raise ValueError("baseline_mbps must not exceed max_mbps")
+        if self.baseline_iops is not None and self.baseline_iops > self.max_iops:
+            raise ValueError("baseline_iops must not exceed max_iops")
+        return self
+
+    @property
+    def sustained_mbps(self) -> float:
+        """Bandwidth after the burst allowance is spent (the maximum when there is no burst)."""
+        if self.max_mbps is None:
+            raise ValueError("not EBS-optimized")
+        return self.baseline_mbps if self.baseline_mbps is not None else self.max_mbps
+
+    @property
+    def sustained_iops(self) -> float:
+        """IOPS after the burst allowance is spent (the maximum when there is no burst)."""
+        if self.max_iops is None:
+            raise ValueError("not EBS-optimized")
+        return self.baseline_iops if self.baseline_iops is not None else self.max_iops
+
+
+class CpuCredits(CatalogRecord):
+    """CPU credit figures of a burstable (T-family) instance; the model reports them as notes."""
+
+    earned_per_hour: PositiveFloat
+    baseline_per_vcpu_pct: PositiveFloat
+    default_mode: Literal["standard", "unlimited"]
+
+
+class InstanceStore(CatalogRecord):
+    """Local NVMe disks and the 4 KiB IOPS AWS publishes for all of them together."""
+
+    devices: Annotated[int, Field(gt=0)]
+    device_size_gb: PositiveFloat
+    read_iops_4k: PositiveFloat
+    write_iops_4k: PositiveFloat
+
+
+class InstanceType(CatalogRecord):
+    """One instance type: size, network, EBS and CPU credit limits, with provenance."""
+
+    family: str
+    generation: Literal["current", "previous"] = "current"
+    vcpu: Annotated[int, Field(gt=0)]
+    memory_gib: PositiveFloat
+    nitro: bool = Field(description="Nitro instances allow io1/io2 above 32,000 IOPS")
+    network: Network
+    ebs: Ebs
+    cpu_credits: CpuCredits | None = None
+    instance_store: InstanceStore | None = None
+    sources: SourceList
+    as_of: dt.date
+    notes: list[str] = Field(default_factory=list)

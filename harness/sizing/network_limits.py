@@ -1,0 +1,162 @@
+"""The network limits of a replicated write: each instance's allowance, the single flow, the path.
+
+Every write leaves the primary once more, to the peer; the primary's outbound and the peer's
+inbound allowance each carry it (twice on an instance without dedicated EBS bandwidth, whose EBS
+traffic shares the NIC), and DRBD replicates over one TCP flow, capped outside a cluster
+placement group.  A calibration's measured path rate replaces all of these
+(:func:`add_measured_path`), and its measured replicated bandwidth and IOPS add the pair's own
+processing capacity (:func:`add_replication_capacities`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from harness.sizing.inputs import MIB, Calibration
+from harness.sizing.limits import Bucket, Build, Limit, Node
+
+__all__ = ["add_measured_path", "add_network_limits", "add_replication_capacities"]
+
+
+def _gbps(value: float) -> float:
+    return value * 1e9 / 8
+
+
+def _add_network_limit(
+    build: Build, node: Node, direction: Literal["in", "out"], bytes_per_io: float, why: str
+) -> None:
+    network = node.instance.network
+    defaults = build.catalog.defaults
+    base = _gbps(network.baseline_gbps)
+    burst = _gbps(network.burst_gbps) if network.burst_gbps is not None else None
+    key = f"{node.role}.network.{direction}"
+    detail = f"{node.name} network ({network.label or 'no label'}): {network.baseline_gbps:g} Gbps"
+    bucket_key = None
+    if burst is not None and burst > base:
+        if network.burst_minutes is not None:
+            minutes = network.burst_minutes
+        else:
+            minutes = defaults.network_burst_minutes.value
+            if defaults.network_burst_minutes.estimate:
+                build.estimate(
+                    f"network burst lasts {minutes:g} min at full rate ({defaults.network_burst_minutes.note})"
+                )
+        bucket_key = f"{key}_credits"
+        build.add_bucket(Bucket(bucket_key, (burst - base) * minutes * 60, base, bytes_per_io))
+        detail += f" baseline, {network.burst_gbps:g} Gbps burst (~{minutes:g} min at full burst)"
+    detail += f" {direction}bound; carries {why}"
+    if network.estimate:
+        build.estimate(f"{node.name} network: {network.note}")
+    build.add(
+        Limit(
+            key=key,
+            label=f"{node.role} {node.name} network {direction}",
+            resource="network",
+            units_per_io=bytes_per_io,
+            baseline=base,
+            burst=burst if bucket_key else None,
+            bucket=bucket_key,
+            detail=detail,
+            estimate=network.estimate,
+            sources=tuple(node.instance.sources),
+        )
+    )
+
+
+def add_network_limits(build: Build, primary: Node, peer: Node | None, bs: int) -> None:
+    """The primary's outbound and the peer's inbound allowance, the shared-NIC EBS traffic, the single flow."""
+    writes = primary.writes
+    # The primary: replication out; on an instance without dedicated EBS bandwidth its EBS
+    # writes leave through the same interface and its EBS reads arrive through it.
+    shared_primary = primary.ebs_backed and not primary.instance.ebs.optimized
+    out_parts: list[str] = []
+    out_bytes = 0.0
+    if peer is not None:
+        out_bytes += writes * bs
+        out_parts.append("every write to the peer")
+    if shared_primary:
+        out_bytes += writes * bs
+        out_parts.append("every write to EBS (not EBS-optimized: EBS shares the NIC)")
+        build.note(
+            f"{primary.name} is not EBS-optimized: EBS traffic shares its network interface "
+            "(AWS), so the primary's outbound allowance carries each write twice when replicating."
+        )
+    if out_bytes > 0:
+        _add_network_limit(build, primary, "out", out_bytes, " and ".join(out_parts))
+    if shared_primary and primary.reads > 0:
+        _add_network_limit(build, primary, "in", primary.reads * bs, "every read from EBS")
+    if peer is None:
+        return
+    _add_network_limit(build, peer, "in", peer.writes * bs, "every replicated write")
+    if peer.ebs_backed and not peer.instance.ebs.optimized:
+        _add_network_limit(build, peer, "out", peer.writes * bs, "the peer's writes to EBS (not EBS-optimized)")
+        build.note(f"{peer.name} is not EBS-optimized: the peer's EBS writes share its network interface.")
+    flow = build.catalog.defaults.single_flow_gbps
+    build.add(
+        Limit(
+            key="replication.flow",
+            label="single TCP flow cap",
+            resource="flow",
+            units_per_io=writes * bs,
+            baseline=_gbps(flow.value),
+            detail=(
+                f"one 5-tuple flow is limited to {flow.value:g} Gbps outside a cluster placement "
+                "group; DRBD replicates over one TCP connection per peer"
+            ),
+            estimate=flow.estimate,
+            sources=tuple(flow.sources),
+        )
+    )
+
+
+def add_measured_path(build: Build, rate_bits: float, label: str, writes: float, bs: int) -> None:
+    """The replication path at the rate (bits/s) a calibration measured, in place of the network limits."""
+    build.add(
+        Limit(
+            key="replication.path",
+            label="measured replication path",
+            resource="path",
+            units_per_io=writes * bs,
+            baseline=rate_bits / 8,
+            detail=f"{label}: {rate_bits / 1e6:,.1f} Mbit/s measured",
+            sources=(label,),
+        )
+    )
+
+
+def add_replication_capacities(build: Build, calibration: Calibration, writes: float, bs: int) -> None:
+    """What the pair's replication itself sustains, measured: large-write bandwidth and
+    small-write IOPS (CPU and DRBD's threads on both nodes, not the disk or the wire)."""
+    label = calibration.label
+    bandwidth, iops = calibration.replicated_bandwidth, calibration.replicated_iops
+    measured = (
+        (
+            "replication.bandwidth",
+            "measured replicated bandwidth",
+            writes * bs,
+            bandwidth,
+            f"replicated {(bandwidth or 0) / MIB:,.1f} MiB/s of large writes (DRBD's processing on both nodes, "
+            "below the bare path rate)",
+        ),
+        (
+            "replication.capacity",
+            "measured replicated IOPS capacity",
+            writes,
+            iops,
+            f"sustained {iops or 0:,.0f} replicated small writes/s with many in flight (CPU and DRBD's threads, "
+            "not the disk or the wire)",
+        ),
+    )
+    for key, what, units, rate, detail in measured:
+        if rate is not None:
+            build.add(
+                Limit(
+                    key=key,
+                    label=what,
+                    resource="cpu",
+                    units_per_io=units,
+                    baseline=rate,
+                    detail=f"{label}: the pair {detail}",
+                    sources=(label,),
+                )
+            )

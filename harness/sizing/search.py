@@ -1,0 +1,90 @@
+"""The pre-sales search: which instance types sustain a required rate, smallest first.
+
+A :class:`Requirement` is a rate the customer needs (``40MB/s``, ``3000iops``: its text form is
+:func:`parse_requirement`); :func:`search` predicts the scenario on every catalog instance type
+and sorts the ones that meet it from those that do not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from harness.errors import ConfigError
+from harness.sizing.catalog import Catalog
+from harness.sizing.inputs import Scenario, positive_number
+from harness.sizing.model import predict
+from harness.sizing.prediction import Prediction
+from harness.units import UnitError, parse_rate_bits
+
+__all__ = ["Requirement", "SearchHit", "parse_requirement", "search"]
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A throughput the customer needs: bytes per second or I/O operations per second."""
+
+    kind: Literal["bw", "iops"]
+    value: float
+    text: str
+
+    def met_by(self, prediction: Prediction) -> bool:
+        """True when the rate holds for the whole run (the lowest phase meets it)."""
+        return self.margin(prediction) >= 0
+
+    def margin(self, prediction: Prediction) -> float:
+        """Sustained rate over the requirement minus one (0.1 = 10 % to spare)."""
+        have = prediction.sustained_bw if self.kind == "bw" else prediction.sustained_iops
+        return have / self.value - 1.0
+
+
+def parse_requirement(text: str) -> Requirement:
+    """``40MB/s``, ``100MiB/s``, ``1gbit`` (a rate) or ``3000iops``."""
+    raw = text.strip()
+    if raw.lower().endswith("iops"):
+        return Requirement("iops", positive_number(raw[:-4].strip(), "--require IOPS"), raw)
+    try:
+        bits = parse_rate_bits(raw)
+    except UnitError as exc:
+        raise ConfigError(f"--require {text!r}: {exc} (or N iops)") from None
+    if bits <= 0:
+        raise ConfigError(f"--require {text!r}: must be positive")
+    return Requirement("bw", bits / 8, raw)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One instance type evaluated by :func:`search`."""
+
+    instance_type: str
+    vcpu: int
+    memory_gib: float
+    prediction: Prediction
+
+
+def search(
+    catalog: Catalog, scenario_for: Callable[[str], Scenario], requirement: Requirement
+) -> tuple[list[SearchHit], list[SearchHit]]:
+    """Instance types whose prediction meets ``requirement`` and those that do not.
+
+    ``scenario_for(name)`` builds the scenario for candidate ``name`` (so the caller decides
+    whether the peer follows the candidate).  Both lists are ordered smallest first: vCPU, then
+    memory, then name; the catalog has no prices, and size is what drives price within a region.
+    Candidates the scenario does not fit (e.g. an instance-store volume on a type without one)
+    are left out of both lists.
+    """
+    hits: list[SearchHit] = []
+    misses: list[SearchHit] = []
+    for name, instance in catalog.instance_types.items():
+        try:
+            prediction = predict(scenario_for(name), catalog)
+        except ConfigError:
+            continue
+        hit = SearchHit(name, instance.vcpu, instance.memory_gib, prediction)
+        (hits if requirement.met_by(prediction) else misses).append(hit)
+    return sorted(hits, key=_size_order), sorted(misses, key=_size_order)
+
+
+def _size_order(hit: SearchHit) -> tuple[int, float, str]:
+    return (hit.vcpu, hit.memory_gib, hit.instance_type)

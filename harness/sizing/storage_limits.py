@@ -1,0 +1,199 @@
+"""The storage limits of each node: its volume, its dedicated EBS link, or the measured device.
+
+A volume's IOPS count operations of up to its I/O unit (EBS splits larger I/Os), its throughput
+counts bytes; gp2 and st1 bursts drain credit buckets, as do the EBS burst of smaller
+instances.  A calibration that measured the device replaces both the volume and the EBS limits
+(:func:`add_calibrated_limits`): the measurement already includes both.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from harness.sizing.inputs import KIB, MIB, TIB, Calibration
+from harness.sizing.limits import Bucket, Build, Limit, Node
+
+__all__ = ["add_calibrated_limits", "add_ebs_limits", "add_volume_limits"]
+
+
+def add_volume_limits(build: Build, node: Node, bs: int) -> None:
+    """``node``'s volume: its IOPS (read and write apart on instance store) and throughput, with their buckets."""
+    perf = node.volume
+    role = node.role
+    sources = tuple(build.catalog.volume(perf.type).sources)
+    units = math.ceil(bs / perf.io_unit)
+    split = f"; {bs} B I/Os count as {units} x {perf.io_unit // KIB} KiB" if units > 1 else ""
+    if perf.read_iops is not None:
+        build.add(
+            Limit(
+                key=f"{role}.volume.write_iops",
+                label=f"{role} {perf.type} write IOPS",
+                resource="volume",
+                units_per_io=node.writes * units,
+                baseline=perf.baseline_iops,
+                detail=f"{perf.description}: {perf.baseline_iops:,.0f} write IOPS (4 KiB){split}",
+                sources=sources,
+            )
+        )
+        build.add(
+            Limit(
+                key=f"{role}.volume.read_iops",
+                label=f"{role} {perf.type} read IOPS",
+                resource="volume",
+                units_per_io=node.reads * units,
+                baseline=perf.read_iops,
+                detail=f"{perf.description}: {perf.read_iops:,.0f} read IOPS (4 KiB){split}",
+                sources=sources,
+            )
+        )
+    else:
+        share = node.writes + node.reads
+        bucket_key = None
+        detail = f"{perf.description}: {perf.baseline_iops:,.0f} IOPS"
+        if perf.iops_bucket is not None and perf.burst_iops is not None:
+            bucket_key = f"{role}.volume.io_credits"
+            build.add_bucket(Bucket(bucket_key, perf.iops_bucket, perf.baseline_iops, share * units))
+            detail += (
+                f" baseline, {perf.burst_iops:,.0f} burst from a {perf.iops_bucket / 1e6:g}M I/O-credit "
+                f"bucket ({perf.burst_seconds() or 0:,.0f} s at full burst)"
+            )
+        build.add(
+            Limit(
+                key=f"{role}.volume.iops",
+                label=f"{role} {perf.type} IOPS",
+                resource="volume",
+                units_per_io=share * units,
+                baseline=perf.baseline_iops,
+                burst=perf.burst_iops,
+                bucket=bucket_key,
+                detail=detail + split,
+                sources=sources,
+            )
+        )
+    if perf.baseline_bytes_s is not None:
+        share = node.writes + node.reads
+        bucket_key = None
+        detail = f"{perf.description}: {perf.baseline_bytes_s / MIB:g} MiB/s"
+        if perf.burst_bytes_s is not None and perf.throughput_bucket == "iops":
+            bucket_key = f"{role}.volume.io_credits"
+            detail += f", {perf.burst_bytes_s / MIB:g} MiB/s while I/O credits last"
+        elif perf.burst_bytes_s is not None and perf.bytes_bucket is not None:
+            bucket_key = f"{role}.volume.throughput_credits"
+            build.add_bucket(Bucket(bucket_key, perf.bytes_bucket, perf.baseline_bytes_s, share * bs))
+            detail += (
+                f" baseline, {perf.burst_bytes_s / MIB:g} MiB/s burst from "
+                f"{perf.bytes_bucket / TIB:g} TiB of throughput credits"
+            )
+        build.add(
+            Limit(
+                key=f"{role}.volume.throughput",
+                label=f"{role} {perf.type} throughput",
+                resource="volume",
+                units_per_io=share * bs,
+                baseline=perf.baseline_bytes_s,
+                burst=perf.burst_bytes_s if bucket_key else None,
+                bucket=bucket_key,
+                detail=detail,
+                sources=sources,
+            )
+        )
+    for text in perf.notes:
+        build.note(f"{perf.type}: {text}")
+    build.latency_sources.extend(s for s in sources if s not in build.latency_sources)
+    if perf.latency_estimate:
+        build.latency_estimated = True
+        build.estimate(
+            f"{perf.type} latency {perf.write_latency_s * 1000:g} ms write / "
+            f"{perf.read_latency_s * 1000:g} ms read ({perf.latency_note})"
+        )
+
+
+def add_ebs_limits(build: Build, node: Node, bs: int) -> None:
+    """``node``'s dedicated EBS link (EBS-optimized instances, network-attached volumes): bandwidth and IOPS."""
+    ebs = node.instance.ebs
+    if not node.ebs_backed or not ebs.optimized:
+        return
+    role = node.role
+    share = node.writes + node.reads
+    units = math.ceil(bs / node.volume.io_unit)
+    defaults = build.catalog.defaults
+    minutes = ebs.burst_minutes if ebs.burst_minutes is not None else defaults.ebs_burst_minutes.value
+    sources = tuple(node.instance.sources)
+    base_bytes = ebs.sustained_mbps * 1e6 / 8
+    max_bytes = (ebs.max_mbps or ebs.sustained_mbps) * 1e6 / 8
+    byte_bucket = None
+    detail = f"{node.name} dedicated EBS link: {ebs.sustained_mbps:,.0f} Mbps"
+    if max_bytes > base_bytes:
+        byte_bucket = f"{role}.ebs.byte_credits"
+        build.add_bucket(Bucket(byte_bucket, (max_bytes - base_bytes) * minutes * 60, base_bytes, share * bs))
+        detail += f" baseline, {ebs.max_mbps:,.0f} Mbps for {minutes:g} min per 24 h"
+    build.add(
+        Limit(
+            key=f"{role}.ebs.throughput",
+            label=f"{role} {node.name} EBS bandwidth",
+            resource="ebs",
+            units_per_io=share * bs,
+            baseline=base_bytes,
+            burst=max_bytes if byte_bucket else None,
+            bucket=byte_bucket,
+            detail=detail,
+            estimate=ebs.estimate,
+            sources=sources,
+        )
+    )
+    iops_bucket = None
+    detail = f"{node.name} EBS IOPS: {ebs.sustained_iops:,.0f}"
+    max_iops = ebs.max_iops or ebs.sustained_iops
+    if max_iops > ebs.sustained_iops:
+        iops_bucket = f"{role}.ebs.iops_credits"
+        build.add_bucket(
+            Bucket(iops_bucket, (max_iops - ebs.sustained_iops) * minutes * 60, ebs.sustained_iops, share * units)
+        )
+        detail += f" baseline, {max_iops:,.0f} for {minutes:g} min per 24 h"
+    build.add(
+        Limit(
+            key=f"{role}.ebs.iops",
+            label=f"{role} {node.name} EBS IOPS",
+            resource="ebs",
+            units_per_io=share * units,
+            baseline=ebs.sustained_iops,
+            burst=max_iops if iops_bucket else None,
+            bucket=iops_bucket,
+            detail=detail + " (published at 16 KiB I/O)",
+            estimate=ebs.estimate,
+            sources=sources,
+        )
+    )
+
+
+def add_calibrated_limits(build: Build, nodes: Sequence[Node], calibration: Calibration, bs: int) -> None:
+    """The measured device's IOPS and bandwidth on each node, in place of its volume and EBS limits."""
+    for node in nodes:
+        share = node.writes + node.reads
+        if calibration.local_iops is not None:
+            build.add(
+                Limit(
+                    key=f"{node.role}.local.iops",
+                    label=f"{node.role} measured device IOPS",
+                    resource="volume",
+                    units_per_io=share,
+                    baseline=calibration.local_iops,
+                    detail=f"{calibration.label}: {calibration.local_iops:,.0f} IOPS measured on the device",
+                    sources=(calibration.label,),
+                )
+            )
+        if calibration.local_bandwidth is not None:
+            build.add(
+                Limit(
+                    key=f"{node.role}.local.throughput",
+                    label=f"{node.role} measured device bandwidth",
+                    resource="volume",
+                    units_per_io=share * bs,
+                    baseline=calibration.local_bandwidth,
+                    detail=(
+                        f"{calibration.label}: {calibration.local_bandwidth / MIB:,.1f} MiB/s measured on the device"
+                    ),
+                    sources=(calibration.label,),
+                )
+            )
