@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from harness.plugin.session import HarnessSession
+from harness.report.publish import render_run
+from harness.rundir import RunDir
 from tests.plugin.test_plugin_baseline import SCENARIO, record, run
 from tests.plugin.test_plugin_collection import INVENTORY
 
@@ -133,3 +135,14 @@ def test_a_run_that_recorded_nothing_writes_no_record_and_says_so(project: pytes
     run_dir = Path(project.path) / "reports" / "r1"
     assert sorted(p.name for p in run_dir.iterdir()) == ["junit.xml"]
     assert not (Path(project.path) / "reports" / "latest").exists()
+
+
+def test_harness_report_rewrites_the_end_of_run_report_byte_for_byte(project: pytest.Pytester) -> None:
+    # One writer of run.json and one reader: the report re-rendered from the run directory alone
+    # is the one the run wrote, header included.
+    assert run(project, "r1").ret == pytest.ExitCode.OK
+    run_dir = RunDir.open(Path(project.path) / "reports" / "r1")
+    files = [run_dir.comparison_md, run_dir.comparison_csv, run_dir.report_html, *run_dir.plots_dir.glob("*.png")]
+    written = {path: path.read_bytes() for path in files}
+    assert sorted(render_run(run_dir)) == sorted(written)
+    assert {path: path.read_bytes() for path in files} == written
