@@ -24,14 +24,12 @@ from harness.inventory.loader import locate
 from harness.inventory.models import Inventory
 from harness.rtt import RttStats
 from harness.sizing.catalog import Catalog, load_catalog
-from harness.sizing.inputs import Calibration, NodeSpec, Scenario, VolumeSpec, Workload, parse_volume
+from harness.sizing.inputs import MIB, Calibration, NodeSpec, Scenario, VolumeSpec, Workload, parse_volume
 from harness.sizing.model import predict
 from harness.sizing.prediction import Prediction
 from harness.sizing.volumes import volume_performance
 
 __all__ = ["CellPrediction", "CellPredictor", "check_node_types", "inventory_catalog", "model_workload", "predict_cell"]
-
-MIB = 2**20
 
 #: the volume assumed for a node whose inventory entry names none (the calibration replaces
 #: its figures; only its type has to exist in the catalog)
