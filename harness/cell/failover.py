@@ -162,9 +162,28 @@ def verify_workload(size: int, *, seed: int = 4242, iodepth: int = 16) -> Worklo
     )
 
 
-def _stream_writes(node: SshNode, argv: list[str], box: dict[str, object]) -> None:
-    text, completed = node.stream(argv, timeout=600)
+def _stream_writes(node: SshNode, argv: list[str], box: dict[str, object], sink: list[bytes]) -> None:
+    text, completed = node.stream(argv, timeout=600, sink=sink)
     box["text"], box["completed"] = text, completed
+
+
+def _acked_so_far(sink: list[bytes]) -> int:
+    """Writes fio has reported complete so far (0 before its first status report)."""
+    try:
+        reports = parse_fio_json_stream(b"".join(list(sink)).decode(errors="replace"), allow_truncated_tail=True)
+    except FioOutputError:
+        return 0
+    return (reports[-1].write.total_ios or 0) if reports else 0
+
+
+def _wait_for_progress(writer: threading.Thread, sink: list[bytes], target_ios: int, limit_s: float) -> None:
+    """Until fio has acknowledged ``target_ios`` writes: the crash then lands mid-write on any
+    host, however fast (a fixed delay let a fast host finish the whole size first)."""
+    deadline = time.monotonic() + limit_s
+    while writer.is_alive() and time.monotonic() < deadline:
+        if _acked_so_far(sink) >= target_ios:
+            return
+        time.sleep(0.25)
 
 
 def _wait_disconnected(replication: Replication, deadline_s: float) -> float:
@@ -184,7 +203,8 @@ def run_failover(
     protocol: str | None = None,
     repeat: int = 0,
     size: int = 256 * MIB,
-    crash_after_s: float = 6.0,
+    crash_at_fraction: float = 0.25,
+    crash_limit_s: float = 120.0,
     seed: int | None = None,
 ) -> FailoverResult:
     """The failover cell on ``pair_name`` with ``protocol`` (default: the inventory's), holding
@@ -208,7 +228,8 @@ def run_failover(
                 # the rebooted node came back with its configured protocol: align both nodes
                 on_rejoin=(lambda: parts.protocols.set(protocol)) if switched else None,
                 size=size,
-                crash_after_s=crash_after_s,
+                crash_at_fraction=crash_at_fraction,
+                crash_limit_s=crash_limit_s,
                 seed=seed,
             )
         finally:
@@ -250,7 +271,8 @@ def _oracle(
     protocol: str,
     on_rejoin: Callable[[], None] | None,
     size: int,
-    crash_after_s: float,
+    crash_at_fraction: float,
+    crash_limit_s: float,
     seed: int,
 ) -> FailoverResult:
     pair = runner.inventory.pairs[pair_name]
@@ -264,9 +286,10 @@ def _oracle(
     argv = build_fio_argv(spec, pair.device, None, status_interval=1, aux_path="/tmp")
     runner.ledger.record("failover-write", {"node": pair.primary, "argv": " ".join(argv)})
     box: dict[str, object] = {}
-    writer = threading.Thread(target=_stream_writes, args=(primary, argv, box), daemon=True)
+    sink: list[bytes] = []
+    writer = threading.Thread(target=_stream_writes, args=(primary, argv, box, sink), daemon=True)
     writer.start()
-    time.sleep(crash_after_s)
+    _wait_for_progress(writer, sink, int(size // spec.bs * crash_at_fraction), crash_limit_s)
     runner.ledger.record("failover-crash", {"node": pair.primary})
     crasher.crash(pair.primary)
     recovered = False

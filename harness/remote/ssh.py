@@ -205,8 +205,11 @@ class SshNode:
             raise CommandFailed(result)
         return result
 
-    def stream(self, argv: Sequence[str], *, timeout: float, sudo: bool = True) -> tuple[str, bool]:
-        """Run ``argv`` and return everything it printed, reading as it comes.
+    def stream(
+        self, argv: Sequence[str], *, timeout: float, sudo: bool = True, sink: list[bytes] | None = None
+    ) -> tuple[str, bool]:
+        """Run ``argv`` and return everything it printed, reading as it comes (into ``sink`` as
+        well when given, so another thread can follow the output while it arrives).
 
         For commands on a node that may die mid-way (the failover scenario kills the primary
         while fio reports to us): returns ``(output, completed)``; ``completed`` is False when
@@ -220,7 +223,7 @@ class SshNode:
         if transport is None:
             raise ConnectionLost(self.name, "no transport")
         command = render_command(argv, timeout=timeout, sudo=self._use_sudo(sudo))
-        chunks: list[bytes] = []
+        chunks: list[bytes] = [] if sink is None else sink
         completed = False
         try:
             chan = transport.open_session(timeout=30)
