@@ -56,7 +56,7 @@ class CellOutcome:
         ]
         props += [("verdict", self.verdict.verdict), ("verdict_reason", self.verdict.reason)]
         props += [(key, self.metadata.get(key)) for key in self.PROPERTY_KEYS]
-        # the model's binding limit, when the cell was predicted (harness.cellmodel)
+        # the model's binding limit, when the cell was predicted (harness.prediction.cellmodel)
         if "bottleneck" in self.metadata:
             props.append(("bottleneck", self.metadata["bottleneck"]))
         return [(key, redact_obj(value)) for key, value in props]

@@ -20,10 +20,10 @@ from collections.abc import Callable
 import pytest
 
 from harness.bounds import BoundResult, check_latency_model, expected_sync_iops
-from harness.calibrate import calibrate_pair
 from harness.cell import CellContext, CellResult, CellSpec
 from harness.impair.profile import NetemProfile
 from harness.plugin.session import HarnessSession
+from harness.prediction.calibrate import calibrate_pair
 from harness.workloads import for_profile, write_job
 
 ADDED_RTT_MS = [0, 1, 2, 5, 10]

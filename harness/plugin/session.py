@@ -20,12 +20,12 @@ from filelock import FileLock
 
 from harness.cell import CellRunner
 from harness.cell.failover import FailoverParts, InventoryProtocol
-from harness.cellmodel import CellPredictor, inventory_catalog
 from harness.connections import ConnectionPool
 from harness.errors import ConfigError, RefusedError
 from harness.fio.spec import PROFILES, Profile
 from harness.inventory import Inventory, load_inventory
 from harness.ledger import Ledger
+from harness.prediction.cellmodel import CellPredictor, inventory_catalog
 from harness.rundir import RunDir
 from harness.runinfo import RunInfo, iso_time, tool_versions
 from harness.safety.disruptive import skip_reason

@@ -2,7 +2,7 @@
 prediction, and the worst cells with their binding limit (the figure issue 5 asks for).
 
 Reads samples only (``model_ratio`` = measured / predicted bandwidth, written by
-:mod:`harness.cellmodel`); repeats of a cell are summarised by their median ratio.
+:mod:`harness.prediction.cellmodel`); repeats of a cell are summarised by their median ratio.
 """
 
 from __future__ import annotations

@@ -124,7 +124,7 @@ def _added_rtt_ms(cell: Cell) -> float | None:
 def local_write_ms(cells: Iterable[Cell], pair: str) -> float | None:
     """The local write time the latency model uses for ``pair`` (ms), or ``None``.
 
-    As :mod:`harness.calibrate` defines it: the per-I/O time, ``1 / IOPS``, of the pair's QD1 4k
+    As :mod:`harness.prediction.calibrate` defines it: the per-I/O time, ``1 / IOPS``, of the pair's QD1 4k
     random write with DRBD disconnected — fio's whole time per write, submission included,
     which completion latency alone leaves out.  It is recorded as a ``calibration`` cell of the
     same run; with repeats, the median IOPS.

@@ -1,4 +1,4 @@
-"""Per-cell predictions: the sizing model fed with a pair's calibration (harness.cellmodel)."""
+"""Per-cell predictions: the sizing model fed with a pair's calibration (harness.prediction.cellmodel)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from harness.calibrate import PairCalibration
 from harness.cell import CellSpec
-from harness.cellmodel import inventory_catalog, model_workload, predict_cell
 from harness.errors import ConfigError
 from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory, load_inventory
+from harness.prediction.calibrate import PairCalibration
+from harness.prediction.cellmodel import inventory_catalog, model_workload, predict_cell
 from harness.sizing.catalog import Catalog
 from harness.workloads import write_job
 

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.cellmodel import inventory_catalog
 from harness.cli import main
 from harness.errors import ConfigError
 from harness.inventory import load_inventory
+from harness.prediction.cellmodel import inventory_catalog
 from harness.sizing.catalog import load_builtin_catalog
 
 from .test_inventory import GOOD

@@ -5,7 +5,7 @@ measured/predicted ratio and the limit the model says binds, so a table shows at
 a cell ran at what its parts allow, and if not, that something the model does not know about
 held it back.  The model is :mod:`harness.sizing.model`; the calibration replaces the catalog's
 figures with the pair's measured disk latency, bandwidth and IOPS, the path's RTT and rate,
-the replication overhead and the replicated IOPS capacity (:mod:`harness.calibrate`).  What
+the replication overhead and the replicated IOPS capacity (:mod:`harness.prediction.calibrate`).  What
 the cell itself measured stands in where it is more exact: its RTT under the impairment and,
 for a block size range, the mean block size fio issued.
 """
@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.calibrate import CALIBRATION_SCENARIO, PairCalibration, calibrate_pair
 from harness.cell import CellRunner, CellSpec
 from harness.errors import ConfigError
 from harness.fio.spec import Profile, WorkloadSpec
 from harness.inventory.loader import locate
 from harness.inventory.models import Inventory
+from harness.prediction.calibrate import CALIBRATION_SCENARIO, PairCalibration, calibrate_pair
 from harness.rtt import RttStats
 from harness.sizing.catalog import Catalog, load_catalog
 from harness.sizing.inputs import MIB, Calibration, NodeSpec, Scenario, VolumeSpec, Workload, parse_volume

@@ -12,8 +12,8 @@ __all__ = ["add_inventory_commands"]
 
 
 def _check(args: argparse.Namespace) -> int:
-    from harness.cellmodel import inventory_catalog
     from harness.inventory import load_inventory
+    from harness.prediction.cellmodel import inventory_catalog
 
     inv = load_inventory(Path(args.file))
     inventory_catalog(inv, Path(args.file))  # instance types and volumes against the sizing catalog
