@@ -31,8 +31,12 @@ from harness.remote import CommandResult
 
 __all__ = [
     "DATA",
+    "DRBDADM_VERSION",
     "LAB",
+    "ONELINERS",
     "ROOT",
+    "SH_DEV",
+    "SH_LL_DEV",
     "Answer",
     "FakeClock",
     "FakePool",
@@ -53,6 +57,12 @@ LAB = load_inventory(ROOT / "inventories" / "lab.yaml")
 def data(rel: str) -> str:
     """A recorded output, by its path under ``tests/data``."""
     return (DATA / rel).read_text()
+
+
+#: drbdadm one-liners recorded on a1 (tests/data/drbd/README.md): sh-dev, sh-ll-dev, ...
+ONELINERS = data("drbd/84-drbdadm-oneliners.txt").splitlines()
+SH_DEV, SH_LL_DEV = ONELINERS[0], ONELINERS[1]  # /dev/drbd0, /dev/ubda
+DRBDADM_VERSION = "\n".join(ONELINERS[5:8]) + "\n"
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ would reach a node: the run's preflight and lock (``HarnessSession.start_run``) 
 configuration audit (``refuse_risky``, which refuses pair ``p-one`` as a risky cluster would),
 so what is checked is the plugin's wiring: who is skipped with which reason, what stops the
 whole run, and that a refused test's body never runs.  The audit itself is tested against
-recorded and constructed DRBD output in ``tests/unit/test_reliability_cases.py``.
+recorded and constructed DRBD output in ``tests/unit/reliability/test_risky_config.py``.
 """
 
 from __future__ import annotations
@@ -76,6 +76,7 @@ def _skips(result: pytest.RunResult) -> list[str]:
     return [line for line in result.outlines if line.startswith("SKIPPED")]
 
 
+@pytest.mark.reliability_row(15)
 def test_case_15_disruptive_tests_are_skipped_naming_the_flag(project: pytest.Pytester) -> None:
     result = project.runpytest("--inventory", "inv.yaml", "-rs", "-k", "p-two or p-three")
     result.assert_outcomes(passed=2, skipped=2)
@@ -83,6 +84,7 @@ def test_case_15_disruptive_tests_are_skipped_naming_the_flag(project: pytest.Py
     assert not list(Path(project.path).glob("ran-*"))
 
 
+@pytest.mark.reliability_row(15)
 def test_case_15_production_needs_its_name(project: pytest.Pytester) -> None:
     result = project.runpytest("--inventory", "prod.yaml", "-rs", "-k", "p-two", "--allow-disruptive")
     result.assert_outcomes(passed=1, skipped=1)
@@ -93,6 +95,7 @@ def test_case_15_production_needs_its_name(project: pytest.Pytester) -> None:
     assert (Path(project.path) / "ran-p-two").exists()
 
 
+@pytest.mark.reliability_row(15)
 @pytest.mark.parametrize(
     "args",
     [
@@ -108,6 +111,7 @@ def test_case_15_a_wrong_name_stops_the_whole_run(project: pytest.Pytester, args
     assert not list(Path(project.path).glob("ran-*"))
 
 
+@pytest.mark.reliability_row(15)
 def test_case_15_risky_configuration_fails_the_test_before_its_body(project: pytest.Pytester) -> None:
     result = project.runpytest("--inventory", "inv.yaml", "-k", "p-one or p-two", "--allow-disruptive")
     result.assert_outcomes(passed=3, errors=1)

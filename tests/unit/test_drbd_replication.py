@@ -26,11 +26,10 @@ from harness.drbd.watch import EventWatch, watch_paths
 from harness.errors import CommandTimeout, ConfigError, ConnectionLost, RefusedError
 from harness.remote import CommandResult
 from harness.replication import Replication, read_backing_devices, read_product_version, replication_for
-from tests.doubles import DATA, LAB, Answer, FakeClock, FakeRunner, LocalRunner, data, recorded_replication
+from tests.doubles import DATA, LAB, ONELINERS, Answer, FakeClock, FakeRunner, LocalRunner, data, recorded_replication
 
 RES = "single-az"
 EVENTS_NOW = ("drbdsetup", "events2", "--now", "--statistics", RES)
-ONELINERS = data("drbd/84-drbdadm-oneliners.txt").splitlines()
 
 
 def read(name: str) -> str:

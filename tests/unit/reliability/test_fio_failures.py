@@ -1,0 +1,145 @@
+"""fio failing, hanging, or reporting lost writes is an error or a failed verify, never a pass (rows
+23, 24, 33).
+
+Rows of reliability.md §4 (see tests/RELIABILITY_CASES.md); each test is marked
+``reliability_row(N)`` and named ``test_case_NN_*``; select a row with ``-k rowNN``.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness.cell import CellRunner
+from harness.cell.failover import FailoverResult, _verify, verify_workload
+from harness.connections import ConnectionPool
+from harness.fio.result import parse_fio_json
+from harness.fio.runner import FioFailed, FioRunner, fio_deadline_s
+from harness.fio.spec import VerifySpec, WorkloadSpec
+from harness.inventory import Inventory
+from harness.ledger import Ledger
+from harness.samples import SampleStore
+from tests.doubles import (
+    LAB,
+    Answer,
+    FakeRunner,
+    data,
+)
+from tests.unit.reliability.support import (
+    RUN_ID,
+)
+
+
+def cell_runner(tmp: Path, inv: Inventory = LAB) -> CellRunner:
+    return CellRunner(
+        inv,
+        run_id=RUN_ID,
+        run_dir=tmp,
+        pool=ConnectionPool(inv),  # opens nothing until asked
+        store=SampleStore(tmp / "samples.ndjson"),
+        ledger=Ledger(tmp / "ledger.ndjson", RUN_ID),
+        lock_dir=tmp / "locks",
+    )
+
+
+def fio_run_node(output: str, rc: str) -> FakeRunner:
+    """A node where fio was started, exited with ``rc`` and left ``output`` as its JSON file."""
+    # the wait is one batch: `rc` blocks until fio exits, `fio` then prints the JSON file
+    return FakeRunner("a1", scripts=[("setsid", Answer())], batch={"rc": Answer(rc), "fio": Answer(output)})
+
+
+def _tail_answers(node: FakeRunner, log: str, text: str) -> None:
+    node.argv[("tail", "-n", "8", log)] = [Answer(text)]
+
+
+# Recorded stderr of the runs that made the JSON files (tests/data/fio/README.md).
+DEVFULL_STDERR = "fio: io_u error on file /dev/full: No space left on device: write offset=0, buflen=4096"
+
+
+LOST_WRITES_STDERR = (
+    "verify: bad magic header 0, wanted acca at file /work/tmp-fio/scratch.img offset 1011712, length 4096 "
+    "(requested block: offset=1011712, length=4096)"
+)
+
+
+@pytest.mark.reliability_row(23)
+@pytest.mark.parametrize(
+    ("rc", "output", "message"),
+    [
+        (1, "fio/fio-3.33-error-devfull.json", r"failed \(exit 1, fio error 28\): " + re.escape(DEVFULL_STDERR)),
+        (0, "fio/fio-3.33-error-devfull.json", r"failed \(exit 0, fio error 28\)"),
+        (1, None, r"exited 1 without usable JSON \(fio JSON output is truncated"),
+        (0, "", r"exited 0 without usable JSON \(no JSON document"),
+        (137, "fio/fio-3.33-randwrite-4k-libaio.json", r"hit its node-side deadline of 600 s"),
+    ],
+    ids=["enospc", "error-in-json-exit-0", "truncated", "no-output", "killed-at-deadline"],
+)
+def test_case_23_fio_failing_mid_run_is_an_error(tmp_path: Path, rc: int, output: str | None, message: str) -> None:
+    if output is None:
+        full = data("fio/fio-3.33-randwrite-4k-libaio.json")
+        text = full[: len(full) // 2]  # fio killed while writing its JSON
+    else:
+        text = data(output) if output else ""
+    fio = FioRunner(RUN_ID, Ledger(tmp_path / "ledger.ndjson", RUN_ID))
+    node = FakeRunner("a1", scripts=[("", Answer())])
+    run = fio.start(node, WorkloadSpec(name="w", rw="write", size=1 << 20), "/dev/drbd0", "cell-1")
+    _tail_answers(node, run.log, DEVFULL_STDERR + "\n" if output and "devfull" in output else "")
+    with pytest.raises(FioFailed, match=rf"a1: fio for cell-1 .*{message}") as info:
+        fio.parse(node, run, rc, text)
+    assert info.value.exit_code == 5  # an error, never a throughput verdict
+
+
+@pytest.mark.reliability_row(24)
+def test_case_24_hung_fio_is_bounded_and_stopped(tmp_path: Path) -> None:
+    fio = FioRunner(RUN_ID, Ledger(tmp_path / "ledger.ndjson", RUN_ID))
+    spec = WorkloadSpec(name="w", rw="randwrite", size=1 << 20, runtime_s=30, ramp_s=2, time_based=True)
+    # the blocking wait (a batch whose `rc` part waits on `tail --pid`) never sees an exit code
+    node = FakeRunner("a1", scripts=[("", Answer())], batch={"rc": Answer()})
+    run = fio.start(node, spec, "/dev/drbd0", "cell-1")
+    deadline = fio_deadline_s(spec)
+    assert deadline == 62.0
+    assert f"timeout --kill-after=10 {deadline:.0f} fio --name=w" in node.calls[0]  # bounded on the node
+    stale = replace(run, started=time.monotonic() - deadline - 60)  # the harness-side limit has passed
+    with pytest.raises(FioFailed, match="a1: fio for cell-1 did not finish within 62 s"):
+        fio.wait_exit(node, stale)
+    stop = node.calls[-1]
+    assert "pkill -TERM -s" in stop and "pkill -KILL -s" in stop
+    assert not any("resume-io" in c or "drbdadm" in c for c in node.calls)
+
+
+@pytest.mark.reliability_row(33)
+def test_case_33_lost_acknowledged_writes_fail_verification(tmp_path: Path) -> None:
+    result = parse_fio_json(data("fio/fio-3.33-verify-only-lost-writes.json"))
+    assert result.error == 84 and not result.ok  # EILSEQ
+    runner = cell_runner(tmp_path)
+    spec = verify_workload(16 << 20, seed=4321, iodepth=4).replace(
+        verify=VerifySpec(alg="crc32c", verify_only=True, state_save=False), number_ios=2000
+    )
+    node = fio_run_node(data("fio/fio-3.33-verify-only-lost-writes.json"), "1\n")
+    notes: list[str] = []
+    run_log = f"/run/harness/{RUN_ID}/fio-failover-verify-4321.log"
+    _tail_answers(node, run_log, LOST_WRITES_STDERR + "\n")
+    # fio logs one `verify:` line per bad block; the recorded stderr of that run has one
+    node.argv[("grep", "-c", "^verify: ", run_log)] = [Answer(f"{LOST_WRITES_STDERR.count('verify: ')}\n")]
+    verified = _verify(runner, node, spec, device="/dev/drbd0", cell="failover-verify-4321", notes=notes)
+    assert verified == (False, 1)
+    assert len(notes) == 1 and "fio error 84" in notes[0] and "offset 1011712" in notes[0]
+    assert not any(re.search(r"\bdrbdadm (?:invalidate|connect|primary)", c) for c in node.calls)
+    outcome = FailoverResult("single-az", "C", 2000, 1996, False, 1, True, 1.0, 0.1, 10.0, True, 3, notes)
+    assert outcome.lost_writes == 1  # never reported as zero
+
+
+@pytest.mark.reliability_row(33)
+def test_case_33_clean_verify_passes(tmp_path: Path) -> None:
+    runner = cell_runner(tmp_path)
+    spec = verify_workload(16 << 20, seed=4321, iodepth=4).replace(
+        verify=VerifySpec(alg="crc32c", verify_only=True, state_save=False), number_ios=2000
+    )
+    node = fio_run_node(data("fio/fio-3.33-verify-only-phase.json"), "0\n")
+    notes: list[str] = []
+    assert _verify(runner, node, spec, device="/dev/drbd0", cell="failover-verify-4321", notes=notes) == (True, 0)
+    assert notes == []
