@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from harness.fio.spec import Profile, RwMode, WorkloadSpec
+from harness.fio.profiles import Profile
+from harness.fio.spec import RwMode, WorkloadSpec
 
 __all__ = ["MIB", "for_profile", "io_job", "write_job"]
 

@@ -12,7 +12,7 @@ import pytest
 
 from harness.disk.cell import DiskCellResult, DiskCellSpec
 from harness.disk.layout import DiskLayout
-from harness.fio.spec import SteadyState
+from harness.fio.options import SteadyState
 from harness.plugin.session import HarnessSession
 from harness.workloads import for_profile, io_job
 

@@ -37,9 +37,10 @@ from harness.bounds import BoundResult
 from harness.cell.runner import CellRunner
 from harness.errors import InfraError, RefusedError
 from harness.fio.command import build_fio_argv
+from harness.fio.options import VerifySpec
 from harness.fio.result import FioOutputError, parse_fio_json_stream
 from harness.fio.runner import FioFailed
-from harness.fio.spec import VerifySpec, WorkloadSpec
+from harness.fio.spec import WorkloadSpec
 from harness.inventory.models import PairSpec
 from harness.outcome import CellOutcome
 from harness.reboot import NodeRebooted, read_boot_ids, reboot_error

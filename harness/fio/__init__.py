@@ -1,7 +1,9 @@
 """fio for the harness: workload specs, argv building and output parsing (all pure).
 
-``spec`` says what to run, ``command`` turns it into fio's argv, ``result`` turns fio's output
-(JSON 2.x/3.x, status-interval streams, terse v3) into one normalised :class:`FioResult`.
+``spec`` says what to run (``options`` holds its verify and steady-state settings, ``config``
+reads it from text, ``profiles`` scales it), ``command`` turns it into fio's argv, ``result``
+turns fio's output (JSON 2.x/3.x, status-interval streams, terse v3) into one normalised
+:class:`FioResult`.
 Running fio on a node is the remote layer's job; nothing here opens a connection or a file.
 """
 
@@ -13,6 +15,8 @@ from harness.fio.command import (
     fio_version_argv,
     parse_fio_version_output,
 )
+from harness.fio.options import SS_METRICS, VERIFY_ALGS, SsMetric, SteadyState, VerifySpec
+from harness.fio.profiles import PROFILES, Profile
 from harness.fio.result import (
     DirectionStats,
     DiskUtil,
@@ -26,22 +30,8 @@ from harness.fio.result import (
     parse_fio_terse,
     parse_last_fio_report,
 )
-from harness.fio.spec import (
-    DEFAULT_PERCENTILES,
-    PROFILES,
-    RW_MODES,
-    SS_METRICS,
-    VERIFY_ALGS,
-    Profile,
-    RwMode,
-    SsMetric,
-    SteadyState,
-    VerifySpec,
-    WorkloadSpec,
-    fio_number_text,
-    fio_size_text,
-    precondition_fill,
-)
+from harness.fio.spec import DEFAULT_PERCENTILES, RW_MODES, RwMode, WorkloadSpec, precondition_fill
+from harness.fio.text import fio_number_text, fio_size_text
 
 __all__ = [
     "DEFAULT_PERCENTILES",

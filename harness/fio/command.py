@@ -20,7 +20,8 @@ from typing import Final, Literal
 
 from harness.errors import ConfigError
 from harness.fio.result import FioOutputError, FioVersion
-from harness.fio.spec import WorkloadSpec, fio_number_text
+from harness.fio.spec import WorkloadSpec
+from harness.fio.text import fio_number_text
 
 __all__ = [
     "SAFE_PATH_CHARS",

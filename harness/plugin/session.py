@@ -22,7 +22,7 @@ from harness.cell import CellRunner
 from harness.cell.failover import FailoverParts, InventoryProtocol
 from harness.connections import ConnectionPool
 from harness.errors import ConfigError, RefusedError
-from harness.fio.spec import PROFILES, Profile
+from harness.fio.profiles import PROFILES, Profile
 from harness.inventory import Inventory, load_inventory
 from harness.ledger import Ledger
 from harness.prediction.cellmodel import CellPredictor, inventory_catalog

@@ -40,7 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from harness.cell import CellResult, CellRunner, CellSpec
-from harness.fio.spec import Profile
+from harness.fio.profiles import Profile
 from harness.pathrate import has_iperf3, measure_path_rate
 from harness.workloads import write_job
 

@@ -18,7 +18,8 @@ from typing import Any
 
 from harness.cell import CellRunner, CellSpec
 from harness.errors import ConfigError
-from harness.fio.spec import Profile, WorkloadSpec
+from harness.fio.profiles import Profile
+from harness.fio.spec import WorkloadSpec
 from harness.inventory.loader import locate
 from harness.inventory.models import Inventory
 from harness.prediction.calibrate import CALIBRATION_SCENARIO, PairCalibration, calibrate_pair

@@ -18,8 +18,8 @@ import pytest
 from harness.cell import CellRunner, CellSpec
 from harness.drbd.errors import DrbdNotReady
 from harness.errors import ConnectionLost, RefusedError
+from harness.fio.profiles import PROFILES
 from harness.fio.runner import FioFailed
-from harness.fio.spec import PROFILES
 from harness.impair.apply import Impairer
 from harness.impair.profile import NetemProfile
 from harness.impair.readback import RootClass, classify_root, parse_qdiscs

@@ -19,7 +19,7 @@ import pytest
 from harness.cell import CellRunner, CellSpec
 from harness.connections import ConnectionPool
 from harness.errors import HarnessError
-from harness.fio.spec import PROFILES
+from harness.fio.profiles import PROFILES
 from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory
 from harness.ledger import Ledger
