@@ -24,7 +24,7 @@ from harness.cell import CellRunner, CellSpec
 from harness.errors import ConfigError
 from harness.fio.command import build_fio_argv
 from harness.fio.profiles import PROFILES
-from harness.fio.result import parse_fio_json
+from harness.fio.report import parse_fio_json
 from harness.impair.apply import Impairer
 from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory

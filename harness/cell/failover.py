@@ -38,7 +38,8 @@ from harness.cell.runner import CellRunner
 from harness.errors import InfraError, RefusedError
 from harness.fio.command import build_fio_argv
 from harness.fio.options import VerifySpec
-from harness.fio.result import FioOutputError, parse_fio_json_stream
+from harness.fio.report import parse_fio_json_stream
+from harness.fio.result import FioOutputError
 from harness.fio.runner import FioFailed
 from harness.fio.spec import WorkloadSpec
 from harness.inventory.models import PairSpec

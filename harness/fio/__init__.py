@@ -1,9 +1,9 @@
 """fio for the harness: workload specs, argv building and output parsing (all pure).
 
 ``spec`` says what to run (``options`` holds its verify and steady-state settings, ``config``
-reads it from text, ``profiles`` scales it), ``command`` turns it into fio's argv, ``result``
-turns fio's output (JSON 2.x/3.x, status-interval streams, terse v3) into one normalised
-:class:`FioResult`.
+reads it from text, ``profiles`` scales it), ``command`` turns it into fio's argv, ``report``
+and ``terse`` turn fio's output (JSON 2.x/3.x, status-interval streams, terse v3) into the
+normalised records of ``result``, one :class:`FioResult`.
 Running fio on a node is the remote layer's job; nothing here opens a connection or a file.
 """
 
@@ -17,6 +17,7 @@ from harness.fio.command import (
 )
 from harness.fio.options import SS_METRICS, VERIFY_ALGS, SsMetric, SteadyState, VerifySpec
 from harness.fio.profiles import PROFILES, Profile
+from harness.fio.report import parse_fio_json, parse_fio_json_stream, parse_last_fio_report
 from harness.fio.result import (
     DirectionStats,
     DiskUtil,
@@ -25,12 +26,9 @@ from harness.fio.result import (
     FioVersion,
     GroupResult,
     SteadyStateResult,
-    parse_fio_json,
-    parse_fio_json_stream,
-    parse_fio_terse,
-    parse_last_fio_report,
 )
 from harness.fio.spec import DEFAULT_PERCENTILES, RW_MODES, RwMode, WorkloadSpec, precondition_fill
+from harness.fio.terse import parse_fio_terse
 from harness.fio.text import fio_number_text, fio_size_text
 
 __all__ = [

@@ -102,7 +102,7 @@ def build_fio_argv(
     (``None``: to stdout, for streaming status reports over SSH while the node may die).
 
     ``status_interval`` (seconds) makes fio append a full JSON report every N seconds to the
-    output file (parse it with :func:`harness.fio.result.parse_fio_json_stream`) - the failover
+    output file (parse it with :func:`harness.fio.report.parse_fio_json_stream`) - the failover
     scenario reads acknowledged writes from the last complete report.  ``extra_log_prefix``
     adds per-second bandwidth logs (``<prefix>_bw.<job>.log``, KiB/s) for plots.  ``target``
     is ``"block"`` for devices, ``"file"`` for a file the caller pre-created on a scratch

@@ -16,7 +16,8 @@ from typing import Final
 
 from harness.errors import InfraError
 from harness.fio.command import Target, build_fio_argv
-from harness.fio.result import FioOutputError, FioResult, parse_fio_json, parse_last_fio_report
+from harness.fio.report import parse_fio_json, parse_last_fio_report
+from harness.fio.result import FioOutputError, FioResult
 from harness.fio.spec import WorkloadSpec
 from harness.ledger import Ledger
 from harness.nodefiles import node_run_dir, safe_token

@@ -19,7 +19,7 @@ from harness.cell.judge import judge, validity
 from harness.cell.measure import Measurement
 from harness.cell.slots import is_heavy
 from harness.errors import RefusedError
-from harness.fio.result import parse_fio_json
+from harness.fio.report import parse_fio_json
 from harness.fio.spec import WorkloadSpec
 from harness.impair.profile import NetemProfile
 from harness.inventory.models import ThresholdSpec

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from harness.cell.failover import _acked_so_far, _wait_for_progress
-from harness.fio.result import parse_fio_json_stream
+from harness.fio.report import parse_fio_json_stream
 
 STREAM = (Path(__file__).resolve().parents[1] / "data" / "fio" / "fio-3.33-status-interval.json").read_bytes()
 REPORTS = parse_fio_json_stream(STREAM.decode())

@@ -156,7 +156,7 @@ def test_disk_cells_share_the_junit_properties_of_replicated_cells() -> None:
     from harness.cell import CellResult
     from harness.disk.cell import DiskCellResult, DiskCellSpec
     from harness.disk.layout import DiskLayout
-    from harness.fio.result import parse_fio_json
+    from harness.fio.report import parse_fio_json
     from harness.fio.spec import WorkloadSpec
 
     fio = parse_fio_json((Path(__file__).parents[1] / "data" / "fio" / "fio-3.33-randwrite-4k-libaio.json").read_text())

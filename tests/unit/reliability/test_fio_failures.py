@@ -18,7 +18,7 @@ from harness.cell import CellRunner
 from harness.cell.failover import FailoverResult, _verify, verify_workload
 from harness.connections import ConnectionPool
 from harness.fio.options import VerifySpec
-from harness.fio.result import parse_fio_json
+from harness.fio.report import parse_fio_json
 from harness.fio.runner import FioFailed, FioRunner, fio_deadline_s
 from harness.fio.spec import WorkloadSpec
 from harness.inventory import Inventory
