@@ -3,7 +3,9 @@ with ``tc`` on one node's replication interface toward exactly one peer.
 
 This package is the pure part: :mod:`~harness.impair.profile` (what to impair and the sizes
 that follow), :mod:`~harness.impair.commands` (argv lists to apply, read back and tear
-down), :mod:`~harness.impair.readback` (parse ``tc -j`` output, classify the root, verify).
+down), :mod:`~harness.impair.qdiscs` and :mod:`~harness.impair.filters` (parse ``tc -j``
+output, through :mod:`~harness.impair.tcjson`), :mod:`~harness.impair.readback` (classify
+the root, verify).
 Running the commands, the ledger and the dead-man switch live with the remote layer.
 """
 
@@ -21,6 +23,7 @@ from harness.impair.commands import (
     validate_ifname,
     validate_peer_ip,
 )
+from harness.impair.filters import Filter, U32Key, parse_filters
 from harness.impair.profile import (
     DEFAULT_HZ,
     DEFAULT_LINK_RATE_BITS,
@@ -34,22 +37,9 @@ from harness.impair.profile import (
     Role,
     lint_profile,
 )
-from harness.impair.readback import (
-    Filter,
-    NetemOptions,
-    PrioOptions,
-    Qdisc,
-    RootClass,
-    TbfOptions,
-    TcParseError,
-    U32Key,
-    classify_root,
-    explain_root,
-    parse_filters,
-    parse_qdiscs,
-    verify_applied,
-    verify_cleared,
-)
+from harness.impair.qdiscs import NetemOptions, PrioOptions, Qdisc, TbfOptions, parse_qdiscs
+from harness.impair.readback import RootClass, classify_root, explain_root, verify_applied, verify_cleared
+from harness.impair.tcjson import TcParseError
 
 __all__ = [
     "DEFAULT_HZ",

@@ -23,16 +23,10 @@ from typing import Literal
 
 from harness.errors import InfraError, RefusedError
 from harness.impair.commands import apply_commands, readback_commands, teardown_commands, validate_ifname
+from harness.impair.filters import parse_filters
 from harness.impair.profile import NetemProfile
-from harness.impair.readback import (
-    RootClass,
-    classify_root,
-    explain_root,
-    parse_filters,
-    parse_qdiscs,
-    verify_applied,
-    verify_cleared,
-)
+from harness.impair.qdiscs import parse_qdiscs
+from harness.impair.readback import RootClass, classify_root, explain_root, verify_applied, verify_cleared
 from harness.jsonsafe import dumps
 from harness.ledger import Ledger
 from harness.nodefiles import node_run_dir, safe_token

@@ -250,7 +250,7 @@ def qdisc_show_command(ifname: str, *, tc: str = "tc") -> list[str]:
     """``tc -j qdisc show dev X``: every qdisc on the interface, for classification and checks.
 
     No ``-p``: iproute2 6.1 aborts in ``jsonw_destroy`` with ``-j -p`` on u32 filters, and
-    plain JSON is what :mod:`harness.impair.readback` parses.
+    plain JSON is what :mod:`harness.impair.qdiscs` and :mod:`harness.impair.filters` parse.
     """
     return [_check_tc(tc), "-j", "qdisc", "show", "dev", validate_ifname(ifname)]
 

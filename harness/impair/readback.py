@@ -1,49 +1,19 @@
-"""Read back what ``tc`` says is on an interface, and compare it with what the harness meant.
+"""Compare what ``tc`` says is on an interface with what the harness meant.
 
-Input is the JSON printed by ``tc -j qdisc show dev X`` and ``tc -j filter show dev X parent
-4842:`` (:func:`harness.impair.commands.readback_commands`).  Output: typed objects,
+Input is the typed read-back of ``tc -j qdisc show dev X`` and ``tc -j filter show dev X parent
+4842:`` (:func:`harness.impair.commands.readback_commands`), parsed by
+:mod:`harness.impair.qdiscs` and :mod:`harness.impair.filters`.  Output:
 :func:`classify_root` (may the harness touch this interface?), :func:`verify_applied` (is
 exactly the intended impairment in effect?) and :func:`verify_cleared`.  Nothing here runs
 a command.
-
-The JSON shapes follow iproute2 6.1.0 (Debian 12, the lab guests' userland):
-
-* qdisc objects: ``kind``, ``handle`` (``"4842:"``), ``root: true`` or ``parent``
-  (``"4842:2"``), ``options`` (tc/tc_qdisc.c); recorded samples in tests/data/tc/.
-* netem (tc/q_netem.c ``netem_print_opt``, JSON form since the 2020 JSON rework; read in
-  niclashedam/iproute2@65244c75bac5400ae48c26f93cafaf770b83d9b2, whose print path matches the
-  format strings in Debian's iproute2 6.1.0 ``/usr/sbin/tc``): ``limit`` (packets);
-  ``delay: {delay, jitter, correlation}`` only when the delay is non-zero, times in
-  **seconds** as ``%g`` floats computed as ``tc_core_tick2time(ticks) / 1e6`` (integer
-  microseconds, truncated); ``loss-random: {loss, correlation}`` as a **fraction** (0.01 is
-  1 %), only when set; ``rate: {rate (bytes/s), ...}``, ``duplicate``, ``reorder``,
-  ``corrupt``, ``loss-state``, ``loss-gemodel``, ``slot`` only when set; ``ecn`` (bool) and
-  ``gap`` always.  The jitter distribution is never printed.
-* tbf (tc/q_tbf.c, recorded with the 6.1.0 binary): ``rate`` in **bytes/s**, ``burst`` in
-  bytes (``"159999b/1"``-style strings with ``-d``), ``lat`` in **microseconds**; the burst
-  comes back a few bytes off (160000 -> 159999) because tc converts it through time ticks.
-* prio (tc/q_prio.c at iproute2/iproute2@c061b75895870010ea38979760dfb6806dd6fcbd):
-  ``bands``, ``priomap`` (array; older code named it ``"priomap "``), ``multiqueue``.
-  pfifo_fast prints through the same function.
-* u32 filters (tc/f_u32.c ``print_raw`` at Mu-L/iproute2@21a61425cb9a0993e422b1d2ee2f331b66548d86,
-  and recorded with the 6.1.0 binary): each key is an object under the key
-  ``"match"`` -- repeated once per key *in the same JSON object* -- with ``value``/``mask``
-  as unpadded hex strings (``"ad5010c"`` for 10.213.1.12) and ``off``.  The duplicate keys
-  are kept here (a plain ``json.loads`` would silently keep only the last one).  With ``-p``
-  the keys print as ``{"dst": {"address", "prefixlen"}}``; that form is accepted too.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
-import math
-import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from enum import StrEnum
 
-from harness.errors import InfraError
 from harness.impair.commands import (
     IMPAIRED_CLASS,
     NETEM_MAJOR,
@@ -54,33 +24,24 @@ from harness.impair.commands import (
     TBF_PARENT,
     validate_peer_ip,
 )
+from harness.impair.filters import Filter, U32Key
 from harness.impair.profile import DEFAULT_HZ, DEFAULT_LINK_RATE_BITS, DEFAULT_MTU, NetemProfile
+from harness.impair.qdiscs import NetemOptions, Qdisc, TbfOptions
+from harness.impair.tcjson import TcParseError, parse_tc_id
 from harness.units import format_duration, format_rate_bits
 
 __all__ = [
-    "TC_H_ROOT",
-    "Filter",
-    "NetemOptions",
-    "PrioOptions",
-    "Qdisc",
     "RootClass",
-    "TbfOptions",
-    "TcParseError",
-    "U32Key",
     "classify_root",
     "explain_root",
-    "parse_filters",
-    "parse_qdiscs",
-    "parse_tc_id",
     "verify_applied",
     "verify_cleared",
 ]
 
-TC_H_ROOT = 0xFFFFFFFF
 _TC_H_INGRESS_MAJOR = 0xFFFF
 _HARNESS_MAJORS = frozenset({ROOT_MAJOR, NETEM_MAJOR, TBF_MAJOR})
 
-# Read-back tolerances, each from how tc round-trips the value (see the module docstring):
+# Read-back tolerances, each from how tc round-trips the value (see :mod:`harness.impair.qdiscs`):
 # times are truncated to whole microseconds through 64 ns kernel ticks and printed with %g
 # (six significant digits); loss goes through a 32-bit fraction and %g; tc truncates the
 # rate to whole bytes/s; tbf's burst and latency go through time ticks (recorded: 160000 ->
@@ -94,357 +55,6 @@ _RATE_REL = 1e-6
 _TBF_REL = 0.01
 _TBF_BURST_ABS = 16
 _TBF_LAT_ABS_US = 10
-
-# netem features the harness never sets; any of them in a read-back means someone else's
-# (or a stale) configuration.
-_NETEM_EXTRAS = ("loss-state", "loss-gemodel", "duplicate", "reorder", "corrupt", "slot")
-# u32 options that would change what a rule does beyond "match key -> flowid".
-_U32_EXTRAS = ("actions", "police", "link", "input_dev", "offset_mask", "plus", "hash_mask", "fwmark_value")
-
-
-class TcParseError(InfraError):
-    """tc printed something that is not the JSON the harness understands."""
-
-
-class _Repeated(list[object]):
-    """Values of a key that appeared more than once in one JSON object (u32's "match")."""
-
-
-def _keep_repeats(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    out: dict[str, object] = {}
-    for key, value in pairs:
-        if key not in out:
-            out[key] = value
-        elif isinstance(out[key], _Repeated):
-            existing = out[key]
-            assert isinstance(existing, _Repeated)
-            existing.append(value)
-        else:
-            out[key] = _Repeated([out[key], value])
-    return out
-
-
-def _load(text: str, what: str) -> list[Mapping[str, object]]:
-    if not isinstance(text, str) or not text.strip():
-        # An empty read-back is a failed read, never "nothing there" (iota#11738).
-        raise TcParseError(f"empty output from {what}")
-    try:
-        data = json.loads(text, object_pairs_hook=_keep_repeats)
-    except json.JSONDecodeError as exc:
-        raise TcParseError(f"{what} did not print JSON ({exc.msg} at line {exc.lineno})") from None
-    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
-        raise TcParseError(f"{what} printed JSON that is not a list of objects")
-    return data
-
-
-def _one(obj: Mapping[str, object], key: str, what: str) -> object:
-    value = obj.get(key)
-    if isinstance(value, _Repeated):
-        raise TcParseError(f"{what}: key {key!r} appears {len(value)} times")
-    return value
-
-
-def _all(obj: Mapping[str, object], key: str) -> list[object]:
-    value = obj.get(key)
-    if value is None:
-        return []
-    return list(value) if isinstance(value, _Repeated) else [value]
-
-
-def _int(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TcParseError(f"{what}: expected an integer, got {value!r}")
-    return value
-
-
-def _float(value: object, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise TcParseError(f"{what}: expected a number, got {value!r}")
-    return float(value)
-
-
-def _str(value: object, what: str) -> str:
-    if not isinstance(value, str):
-        raise TcParseError(f"{what}: expected a string, got {value!r}")
-    return value
-
-
-def _obj(value: object, what: str) -> Mapping[str, object]:
-    if not isinstance(value, dict):
-        raise TcParseError(f"{what}: expected an object, got {value!r}")
-    return value
-
-
-def _hex(value: object, what: str) -> int:
-    # iproute2 6.1 prints print_hex() values as unpadded hex strings; accept ints too in
-    # case a later version switches to numbers.
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    text = _str(value, what).lower().removeprefix("0x")
-    if not re.fullmatch(r"[0-9a-f]{1,8}", text):
-        raise TcParseError(f"{what}: expected hex digits, got {value!r}")
-    return int(text, 16)
-
-
-_ID_RE = re.compile(r"\A([0-9a-f]{0,4}):([0-9a-f]{0,4})\Z")
-
-
-def parse_tc_id(text: str) -> int:
-    """A handle/class id as printed by tc (``"4842:"``, ``"4842:2"``, ``":1"``, ``"root"``,
-    ``"none"``) as the kernel's 32-bit ``major << 16 | minor``."""
-    if text == "root":
-        return TC_H_ROOT
-    if text == "none":
-        return 0
-    match = _ID_RE.match(text.lower()) if isinstance(text, str) else None
-    if not match:
-        raise TcParseError(f"not a tc handle or class id: {text!r}")
-    major, minor = (int(part, 16) if part else 0 for part in match.groups())
-    return major << 16 | minor
-
-
-def _format_id(value: int) -> str:
-    if value == TC_H_ROOT:
-        return "root"
-    major, minor = value >> 16, value & 0xFFFF
-    return f"{major:x}:{minor:x}" if minor else f"{major:x}:"
-
-
-@dataclass(frozen=True)
-class PrioOptions:
-    """prio (or pfifo_fast) options."""
-
-    bands: int
-    priomap: tuple[int, ...]
-    multiqueue: bool
-
-
-@dataclass(frozen=True)
-class NetemOptions:
-    """netem options as iproute2 6.1 prints them, converted to seconds and percent."""
-
-    limit: int
-    delay_s: float
-    jitter_s: float
-    delay_correlation: float
-    loss_pct: float
-    loss_correlation: float
-    rate_bytes: int | None
-    ecn: bool
-    gap: int
-    extras: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class TbfOptions:
-    """tbf options: rate in bytes/s, burst in bytes, queue latency in microseconds."""
-
-    rate_bytes: int
-    burst_bytes: int
-    latency_us: int | None
-    has_peakrate: bool
-
-
-@dataclass(frozen=True)
-class Qdisc:
-    """One entry of ``tc -j qdisc show``; ``options`` stays raw, read it with the typed
-    accessors (:meth:`prio`, :meth:`netem`, :meth:`tbf`), which raise TcParseError."""
-
-    kind: str
-    handle: int
-    parent: int
-    options: Mapping[str, object]
-
-    @property
-    def major(self) -> int:
-        return self.handle >> 16
-
-    @property
-    def is_root(self) -> bool:
-        return self.parent == TC_H_ROOT
-
-    @property
-    def parent_major(self) -> int:
-        return self.parent >> 16 if not self.is_root else -1
-
-    def label(self) -> str:
-        where = "root" if self.is_root else f"parent {_format_id(self.parent)}"
-        return f"{self.kind} {_format_id(self.handle)} {where}"
-
-    def prio(self) -> PrioOptions:
-        what = f"{self.label()} options"
-        bands = _int(_one(self.options, "bands", what), f"{what}: bands")
-        raw_map = self.options.get("priomap", self.options.get("priomap "))
-        if not isinstance(raw_map, list) or isinstance(raw_map, _Repeated):
-            raise TcParseError(f"{what}: priomap missing or not an array")
-        priomap = tuple(_int(band, f"{what}: priomap") for band in raw_map)
-        multiqueue = self.options.get("multiqueue", False)
-        return PrioOptions(bands, priomap, multiqueue is True)
-
-    def netem(self) -> NetemOptions:
-        what = f"{self.label()} options"
-        opts = self.options
-        limit = _int(_one(opts, "limit", what), f"{what}: limit")
-        delay_s = jitter_s = delay_corr = 0.0
-        if "delay" in opts:
-            delay = _obj(_one(opts, "delay", what), f"{what}: delay")
-            delay_s = _float(delay.get("delay"), f"{what}: delay.delay")
-            jitter_s = _float(delay.get("jitter", 0), f"{what}: delay.jitter")
-            delay_corr = _float(delay.get("correlation", 0), f"{what}: delay.correlation")
-        loss_pct = loss_corr = 0.0
-        if "loss-random" in opts:
-            loss = _obj(_one(opts, "loss-random", what), f"{what}: loss-random")
-            # JSON carries a fraction (0.01 == 1 %), the command line a percentage.
-            loss_pct = 100 * _float(loss.get("loss"), f"{what}: loss-random.loss")
-            loss_corr = _float(loss.get("correlation", 0), f"{what}: loss-random.correlation")
-        rate_bytes = None
-        if "rate" in opts:
-            rate = _obj(_one(opts, "rate", what), f"{what}: rate")
-            rate_bytes = _int(rate.get("rate"), f"{what}: rate.rate")
-        ecn = opts.get("ecn", False) is True
-        gap = _int(opts.get("gap", 0), f"{what}: gap")
-        extras = tuple(key for key in _NETEM_EXTRAS if key in opts)
-        return NetemOptions(limit, delay_s, jitter_s, delay_corr, loss_pct, loss_corr, rate_bytes, ecn, gap, extras)
-
-    def tbf(self) -> TbfOptions:
-        what = f"{self.label()} options"
-        rate = _int(_one(self.options, "rate", what), f"{what}: rate")
-        burst = _size(_one(self.options, "burst", what), f"{what}: burst")
-        lat = self.options.get("lat")
-        latency = None if lat is None else _int(lat, f"{what}: lat")
-        return TbfOptions(rate, burst, latency, "peakrate" in self.options)
-
-
-_SIZE_RE = re.compile(r"\A(\d+(?:\.\d+)?)(b|Kb|Mb|Gb)?(?:/\d+)?\Z")
-_SIZE_UNITS = {None: 1, "b": 1, "Kb": 1024, "Mb": 1024**2, "Gb": 1024**3}
-
-
-def _size(value: object, what: str) -> int:
-    # Plain JSON prints bytes as a number; "-d" prints tc's sprint_size() text ("159999b/1",
-    # "156Kb/1"), which rounds to the unit -- still within the tbf tolerance.
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    match = _SIZE_RE.match(_str(value, what))
-    if not match:
-        raise TcParseError(f"{what}: not a size: {value!r}")
-    return round(float(match[1]) * _SIZE_UNITS[match[2]])
-
-
-def parse_qdiscs(text: str) -> list[Qdisc]:
-    """Parse ``tc -j qdisc show dev X``.  Raises TcParseError on anything unexpected,
-    including empty output (a failed read must never look like "no qdisc")."""
-    qdiscs = []
-    for i, item in enumerate(_load(text, "tc -j qdisc show")):
-        what = f"qdisc #{i}"
-        kind = _str(_one(item, "kind", what), f"{what}: kind")
-        handle = parse_tc_id(_str(_one(item, "handle", what), f"{what}: handle"))
-        if _one(item, "root", what) is True:
-            parent = TC_H_ROOT
-        elif "parent" in item:
-            parent = parse_tc_id(_str(_one(item, "parent", what), f"{what}: parent"))
-        else:
-            parent = 0
-        options = item.get("options", {})
-        qdiscs.append(Qdisc(kind, handle, parent, _obj(options, f"{what}: options")))
-    return qdiscs
-
-
-@dataclass(frozen=True)
-class U32Key:
-    """One u32 match key: ``(packet[off:off+4] & mask) == value``, IP header relative."""
-
-    value: int
-    mask: int
-    off: int
-    nexthdr: bool = False
-
-    def describe(self) -> str:
-        return f"{self.value:08x}/{self.mask:08x} at {'nexthdr+' if self.nexthdr else ''}{self.off}"
-
-
-@dataclass(frozen=True)
-class Filter:
-    """One entry of ``tc -j filter show``.  u32 prints a header entry per priority and one
-    for the hash table (``ht_divisor``) besides the rules; :attr:`is_rule` tells them apart."""
-
-    kind: str
-    protocol: str
-    pref: int
-    handle: str | None
-    flowid: int | None
-    keys: tuple[U32Key, ...]
-    extras: tuple[str, ...]
-    is_rule: bool
-
-    def label(self) -> str:
-        flow = _format_id(self.flowid) if self.flowid is not None else "-"
-        return f"{self.kind} pref {self.pref} fh {self.handle or '-'} flowid {flow}"
-
-
-def _u32_keys(options: Mapping[str, object], what: str) -> tuple[U32Key, ...]:
-    keys = []
-    for entry in _all(options, "match"):
-        match = _obj(entry, f"{what}: match")
-        if "value" in match:
-            offmask = match.get("offmask", "")
-            keys.append(
-                U32Key(
-                    value=_hex(match.get("value"), f"{what}: match.value"),
-                    mask=_hex(match.get("mask"), f"{what}: match.mask"),
-                    off=_int(match.get("off"), f"{what}: match.off"),
-                    nexthdr=bool(offmask),
-                )
-            )
-            continue
-        # "-p" form for IPv4 addresses: {"dst": {"address": "...", "prefixlen": 32}}.
-        for field_name, off in (("src", 12), ("dst", 16)):
-            if field_name in match:
-                addr = _obj(match[field_name], f"{what}: match.{field_name}")
-                try:
-                    ip = ipaddress.IPv4Address(_str(addr.get("address"), f"{what}: address"))
-                except ValueError:
-                    raise TcParseError(f"{what}: bad address {addr.get('address')!r}") from None
-                bits = _int(addr.get("prefixlen"), f"{what}: prefixlen")
-                if not 0 <= bits <= 32:
-                    raise TcParseError(f"{what}: prefixlen {bits} out of range")
-                mask = (0xFFFFFFFF << (32 - bits)) & 0xFFFFFFFF
-                keys.append(U32Key(int(ip), mask, off))
-                break
-        else:
-            raise TcParseError(f"{what}: u32 key form not understood: {dict(match)!r}")
-    return tuple(keys)
-
-
-def parse_filters(text: str) -> list[Filter]:
-    """Parse ``tc -j filter show dev X parent H``.  An empty list (``[]``) is valid; empty
-    output is not.  u32 keys are decoded; other filter kinds keep no keys."""
-    filters = []
-    for i, item in enumerate(_load(text, "tc -j filter show")):
-        what = f"filter #{i}"
-        kind = _str(_one(item, "kind", what), f"{what}: kind")
-        protocol = _str(item.get("protocol", ""), f"{what}: protocol")
-        pref = _int(item.get("pref", 0), f"{what}: pref")
-        options = item.get("options")
-        if options is None:
-            filters.append(Filter(kind, protocol, pref, None, None, (), (), is_rule=False))
-            continue
-        opts = _obj(options, f"{what}: options")
-        handle = opts.get("fh")
-        flowid = opts.get("flowid")
-        is_table = "ht_divisor" in opts
-        filters.append(
-            Filter(
-                kind=kind,
-                protocol=protocol,
-                pref=pref,
-                handle=None if handle is None else _str(handle, f"{what}: fh"),
-                flowid=None if flowid is None else parse_tc_id(_str(flowid, f"{what}: flowid")),
-                keys=_u32_keys(opts, what) if kind == "u32" else (),
-                extras=tuple(key for key in _U32_EXTRAS if key in opts),
-                is_rule=not is_table,
-            )
-        )
-    return filters
 
 
 class RootClass(StrEnum):

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Literal
 
 from harness.connections import ConnectionPool
-from harness.impair.readback import RootClass, classify_root, parse_qdiscs
+from harness.impair.qdiscs import parse_qdiscs
+from harness.impair.readback import RootClass, classify_root
 from harness.inventory.models import Inventory
 from harness.rundir import RunDir
 from harness.runid import new_run_id

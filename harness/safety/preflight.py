@@ -19,7 +19,8 @@ from tabulate import tabulate
 
 from harness.connections import ConnectionPool
 from harness.errors import HarnessError
-from harness.impair.readback import RootClass, classify_root, explain_root, parse_qdiscs
+from harness.impair.qdiscs import parse_qdiscs
+from harness.impair.readback import RootClass, classify_root, explain_root
 from harness.inventory.models import Inventory
 from harness.remote import CommandResult, Runner, run_batch
 from harness.replication import ConfigFindings, Replication, replication_for, tool_probe

@@ -22,7 +22,8 @@ from harness.fio.profiles import PROFILES
 from harness.fio.runner import FioFailed
 from harness.impair.apply import Impairer
 from harness.impair.profile import NetemProfile
-from harness.impair.readback import RootClass, classify_root, parse_qdiscs
+from harness.impair.qdiscs import parse_qdiscs
+from harness.impair.readback import RootClass, classify_root
 from harness.inventory import Inventory, parse_inventory
 from harness.ledger import Ledger
 from harness.remote import Runner

@@ -21,21 +21,11 @@ import pytest
 from hypothesis import assume, given, settings
 
 from harness.impair.commands import apply_commands
+from harness.impair.filters import U32Key, parse_filters
 from harness.impair.profile import NetemProfile
-from harness.impair.readback import (
-    TC_H_ROOT,
-    Qdisc,
-    RootClass,
-    TcParseError,
-    U32Key,
-    classify_root,
-    explain_root,
-    parse_filters,
-    parse_qdiscs,
-    parse_tc_id,
-    verify_applied,
-    verify_cleared,
-)
+from harness.impair.qdiscs import Qdisc, parse_qdiscs
+from harness.impair.readback import RootClass, classify_root, explain_root, verify_applied, verify_cleared
+from harness.impair.tcjson import TC_H_ROOT, TcParseError, parse_tc_id
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "tc"
 MANIFEST: dict[str, dict[str, Any]] = {

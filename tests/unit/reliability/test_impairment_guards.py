@@ -22,8 +22,10 @@ from harness.errors import (
 )
 from harness.fio.spec import WorkloadSpec
 from harness.impair.apply import Impairer, ImpairmentMismatch
+from harness.impair.filters import parse_filters
 from harness.impair.profile import NETEM_DEFAULT_LIMIT, Direction, NetemProfile, lint_profile
-from harness.impair.readback import parse_filters, parse_qdiscs, verify_applied
+from harness.impair.qdiscs import parse_qdiscs
+from harness.impair.readback import verify_applied
 from harness.ledger import Ledger
 from harness.rtt import RttStats
 from tests.doubles import (
