@@ -2,10 +2,11 @@
 with ``tc`` on one node's replication interface toward exactly one peer.
 
 This package is the pure part: :mod:`~harness.impair.profile` (what to impair and the sizes
-that follow), :mod:`~harness.impair.commands` (argv lists to apply, read back and tear
-down), :mod:`~harness.impair.qdiscs` and :mod:`~harness.impair.filters` (parse ``tc -j``
-output, through :mod:`~harness.impair.tcjson`), :mod:`~harness.impair.readback` (classify
-the root, verify).
+that follow), :mod:`~harness.impair.lint` (the profile against DRBD's timeouts),
+:mod:`~harness.impair.commands` (argv lists to apply, read back and tear down),
+:mod:`~harness.impair.qdiscs` and :mod:`~harness.impair.filters` (parse ``tc -j`` output,
+through :mod:`~harness.impair.tcjson`), :mod:`~harness.impair.readback` (classify the root,
+verify).
 Running the commands, the ledger and the dead-man switch live with the remote layer.
 """
 
@@ -24,18 +25,15 @@ from harness.impair.commands import (
     validate_peer_ip,
 )
 from harness.impair.filters import Filter, U32Key, parse_filters
+from harness.impair.lint import DRBD_DEFAULT_PING_TIMEOUT_S, DRBD_DEFAULT_TIMEOUT_S, LintFinding, lint_profile
 from harness.impair.profile import (
     DEFAULT_HZ,
     DEFAULT_LINK_RATE_BITS,
     DEFAULT_MTU,
-    DRBD_DEFAULT_PING_TIMEOUT_S,
-    DRBD_DEFAULT_TIMEOUT_S,
     Direction,
     Distribution,
-    LintFinding,
     NetemProfile,
     Role,
-    lint_profile,
 )
 from harness.impair.qdiscs import NetemOptions, PrioOptions, Qdisc, TbfOptions, parse_qdiscs
 from harness.impair.readback import RootClass, classify_root, explain_root, verify_applied, verify_cleared

@@ -1,8 +1,8 @@
 """What an impairment of the replication path is: delay, jitter, loss, a rate cap, and where.
 
 A :class:`NetemProfile` is pure data, validated when it is built, plus the sizes that follow
-from it (netem queue ``limit``, tbf ``burst`` and queue time) and a lint against DRBD's own
-timeouts.  It knows nothing about interfaces, addresses or ``tc`` syntax; see
+from it (netem queue ``limit``, tbf ``burst`` and queue time); :mod:`harness.impair.lint`
+holds it against DRBD's own timeouts.  It knows nothing about interfaces, addresses or ``tc`` syntax; see
 :mod:`harness.impair.commands` for that.
 
 **Delay semantics (read this once).**  ``delay_s`` is the *one-way* delay netem adds on the
@@ -41,22 +41,17 @@ __all__ = [
     "DEFAULT_HZ",
     "DEFAULT_LINK_RATE_BITS",
     "DEFAULT_MTU",
-    "DRBD_DEFAULT_PING_TIMEOUT_S",
-    "DRBD_DEFAULT_TIMEOUT_S",
     "NETEM_DEFAULT_LIMIT",
     "Direction",
     "Distribution",
-    "LintFinding",
-    "LintLevel",
     "NetemProfile",
     "Role",
-    "lint_profile",
+    "finite_number",
 ]
 
 Distribution = Literal["normal", "pareto", "paretonormal", "uniform"]
 Direction = Literal["both", "primary", "secondary"]
 Role = Literal["primary", "secondary"]
-LintLevel = Literal["error", "warning", "note"]
 
 # netem's own default queue length (packets); a limit below it is never useful.
 NETEM_DEFAULT_LIMIT = 1000
@@ -70,16 +65,10 @@ DEFAULT_MTU = 1500
 # The lab guests' kernel is built with CONFIG_HZ=100 (user-mode-linux config.gz); tbf needs
 # at least one tick's worth of tokens (rate / HZ) or it cannot reach its rate.
 DEFAULT_HZ = 100
-# DRBD defaults (drbd.conf(5)): ping-timeout 5 (tenths of a second) and timeout 60 (tenths).
-DRBD_DEFAULT_PING_TIMEOUT_S = 0.5
-DRBD_DEFAULT_TIMEOUT_S = 6.0
 
 # A single TCP flow needs about one round trip of queue at the bottleneck to fill it; the
 # floor covers the base RTT of real (multi-AZ) links, which the profile does not know.
 TBF_MIN_LATENCY_S = 0.02
-# Above this, netem's own `rate` is known to be bursty; the harness shapes with tbf instead,
-# whose burst (rate / HZ) still lets short windows exceed the cap.
-BURSTY_RATE_BITS = 10e6
 
 # Bounds that keep every derived number inside what tc and the kernel can represent
 # (netem ticks and tbf limits are 32-bit) while being far beyond any sensible experiment.
@@ -95,7 +84,8 @@ _DISTRIBUTIONS: tuple[str, ...] = get_args(Distribution)
 _DIRECTIONS: tuple[str, ...] = get_args(Direction)
 
 
-def _number(name: str, value: object) -> float:
+def finite_number(name: str, value: object) -> float:
+    """``value`` as a float, refused with a ConfigError naming ``name`` unless a finite number."""
     # bool is an int subclass; "delay_s=True" is a bug, not one second.
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ConfigError(f"{name} must be a number, got {value!r}")
@@ -103,15 +93,6 @@ def _number(name: str, value: object) -> float:
     if not math.isfinite(number):
         raise ConfigError(f"{name} must be finite, got {value!r}")
     return number
-
-
-@dataclass(frozen=True)
-class LintFinding:
-    """One lint result: ``error`` needs an explicit opt-in to run, ``warning``/``note`` inform."""
-
-    level: LintLevel
-    code: str
-    message: str
 
 
 @dataclass(frozen=True)
@@ -138,10 +119,10 @@ class NetemProfile:
                 f"(starting with a letter or digit), got {self.name!r}"
             )
         where = f"impairment {self.name!r}"
-        delay = _number(f"{where}: delay_s", self.delay_s)
-        jitter = _number(f"{where}: jitter_s", self.jitter_s)
-        loss = _number(f"{where}: loss_pct", self.loss_pct)
-        rate = None if self.rate_bits is None else _number(f"{where}: rate_bits", self.rate_bits)
+        delay = finite_number(f"{where}: delay_s", self.delay_s)
+        jitter = finite_number(f"{where}: jitter_s", self.jitter_s)
+        loss = finite_number(f"{where}: loss_pct", self.loss_pct)
+        rate = None if self.rate_bits is None else finite_number(f"{where}: rate_bits", self.rate_bits)
         if delay < 0 or jitter < 0:
             raise ConfigError(f"{where}: delay and jitter must not be negative (delay {delay}, jitter {jitter})")
         if delay > MAX_DELAY_S:
@@ -195,7 +176,7 @@ class NetemProfile:
     ) -> NetemProfile:
         """A profile that adds ``rtt_s`` to the round trip: half on each egress for ``both``,
         all of it on one egress otherwise.  ``jitter_s`` stays per impaired egress."""
-        rtt = _number(f"impairment {name!r}: rtt_s", rtt_s)
+        rtt = finite_number(f"impairment {name!r}: rtt_s", rtt_s)
         if rtt < 0:
             raise ConfigError(f"impairment {name!r}: rtt_s must not be negative, got {rtt:g}")
         delay = rtt / 2 if direction == "both" else rtt
@@ -273,7 +254,7 @@ class NetemProfile:
         netem, so netem sees the sender's line-rate bursts; occupancy is bounded by arrival
         rate times time in queue, and an over-sized limit costs nothing.
         """
-        link = _number("link_rate_bits", link_rate_bits)
+        link = finite_number("link_rate_bits", link_rate_bits)
         if link <= 0:
             raise ConfigError(f"link_rate_bits must be positive, got {link_rate_bits!r}")
         _check_mtu(mtu)
@@ -350,7 +331,7 @@ def _parse_loss(where: str, loss: str | float) -> float:
             return float(text)
         except ValueError:
             raise ConfigError(f"{where}: not a loss percentage: {loss!r} (expected e.g. 0.1%)") from None
-    return _number(f"{where}: loss", loss)
+    return finite_number(f"{where}: loss", loss)
 
 
 def _check_mtu(mtu: int) -> None:
@@ -362,75 +343,3 @@ def _check_mtu(mtu: int) -> None:
 def _check_hz(hz: int) -> None:
     if isinstance(hz, bool) or not isinstance(hz, int) or not 10 <= hz <= 10000:
         raise ConfigError(f"hz must be an integer between 10 and 10000, got {hz!r}")
-
-
-def lint_profile(
-    profile: NetemProfile,
-    *,
-    ping_timeout_s: float = DRBD_DEFAULT_PING_TIMEOUT_S,
-    timeout_s: float = DRBD_DEFAULT_TIMEOUT_S,
-    margin: float = 0.5,
-    hz: int = DEFAULT_HZ,
-    mtu: int = DEFAULT_MTU,
-) -> list[LintFinding]:
-    """Check a profile against the DRBD resource it will hit (reliability.md §4 row 21, FAULT-7).
-
-    ``ping_timeout_s`` and ``timeout_s`` are the resource's *effective* values in seconds
-    (drbd.conf gives them in tenths).  The worst-case added round trip counts delay plus
-    jitter on every impaired leg and, with a rate cap, one full tbf queue, because DRBD's
-    PingAck travels to the same peer address and waits behind queued data.  Reaching a
-    timeout is an ``error`` (DRBD will drop the connection: the run needs an explicit
-    opt-in); reaching ``margin`` of it is a ``warning``.
-    """
-    ping = _number("ping_timeout_s", ping_timeout_s)
-    data = _number("timeout_s", timeout_s)
-    frac = _number("margin", margin)
-    if ping <= 0 or data <= 0 or not 0 < frac <= 1:
-        raise ConfigError("ping_timeout_s and timeout_s must be positive and margin within (0, 1]")
-    findings: list[LintFinding] = []
-    worst = profile.added_rtt_max_s + (profile.tbf_latency_s or 0.0)
-    for code, label, limit in (
-        ("drbd-ping-timeout", "ping-timeout", ping),
-        ("drbd-timeout", "timeout", data),
-    ):
-        if worst >= limit:
-            findings.append(
-                LintFinding(
-                    "error",
-                    code,
-                    f"{profile.name}: worst-case added RTT {format_duration(worst)} reaches DRBD {label} "
-                    f"{format_duration(limit)}; DRBD will disconnect (needs an explicit opt-in)",
-                )
-            )
-        elif worst >= frac * limit:
-            findings.append(
-                LintFinding(
-                    "warning",
-                    code,
-                    f"{profile.name}: worst-case added RTT {format_duration(worst)} is within "
-                    f"{frac:.0%} of DRBD {label} {format_duration(limit)}; expect PingAck timeouts",
-                )
-            )
-    if profile.jitter_s > 0:
-        findings.append(
-            LintFinding(
-                "warning",
-                "netem-jitter-reorders",
-                f"{profile.name}: netem jitter reorders packets (its queue is sorted by send time); "
-                "TCP will see reordering and spurious retransmits, not just variable latency",
-            )
-        )
-    if profile.rate_bits is not None and profile.rate_bits > BURSTY_RATE_BITS:
-        burst = profile.tbf_burst_bytes(hz, mtu)
-        findings.append(
-            LintFinding(
-                "note",
-                "rate-burstiness",
-                f"{profile.name}: rate {format_rate_bits(profile.rate_bits)} is above "
-                f"{format_rate_bits(BURSTY_RATE_BITS)}, where netem's own rate is bursty, so it is "
-                f"shaped by tbf; tbf's {burst}-byte burst (rate/HZ, HZ={hz}) still lets windows "
-                f"shorter than about {format_duration(10 * (burst or 0) * 8 / profile.rate_bits)} "
-                "exceed the cap: measure over whole seconds",
-            )
-        )
-    return findings

@@ -9,15 +9,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.errors import ConfigError
+from harness.impair.lint import LintFinding, lint_profile
 from harness.impair.profile import (
     BDP_HEADROOM,
     DEFAULT_LINK_RATE_BITS,
     MIN_LOSS_PCT,
     NETEM_DEFAULT_LIMIT,
     Direction,
-    LintFinding,
     NetemProfile,
-    lint_profile,
 )
 
 DIRECTIONS: tuple[Direction, ...] = ("both", "primary", "secondary")

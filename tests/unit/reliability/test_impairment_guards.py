@@ -23,7 +23,8 @@ from harness.errors import (
 from harness.fio.spec import WorkloadSpec
 from harness.impair.apply import Impairer, ImpairmentMismatch
 from harness.impair.filters import parse_filters
-from harness.impair.profile import NETEM_DEFAULT_LIMIT, Direction, NetemProfile, lint_profile
+from harness.impair.lint import lint_profile
+from harness.impair.profile import NETEM_DEFAULT_LIMIT, Direction, NetemProfile
 from harness.impair.qdiscs import parse_qdiscs
 from harness.impair.readback import verify_applied
 from harness.ledger import Ledger
