@@ -61,7 +61,7 @@ def _run_scenarios(lab: Lab, inventory: Path, reports: Path, *args: str, timeout
     assert junit.exists(), output
     passed, failed, skipped = [], [], {}
     for case in ET.parse(junit).iter("testcase"):
-        name = case.get("name", "")
+        name = case.get("name", "").split("@", 1)[0]  # under xdist, JUnit appends "@<group>"
         skip = case.find("skipped")
         if case.find("failure") is not None or case.find("error") is not None:
             failed.append(name)
