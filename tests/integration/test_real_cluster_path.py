@@ -90,7 +90,7 @@ def test_the_whole_matrix_passes_on_a_multi_az_cloud_inventory(default_lab: Lab,
         assert f"{scenario}[single-az" in ran and f"{scenario}[multi-az" in ran, scenario
     assert "test_failover_integrity[single-az-protocol-C]" in outcome.passed
     disk = [n for n, why in outcome.skipped.items() if "scratch_devices" in why]
-    assert {n.split("[")[0] for n in disk} >= {"test_disk_baseline", "test_raid0", "test_filesystems"}
+    assert {n.split("[")[0] for n in disk} >= {"test_disk_baseline", "test_raid0", "test_filesystem"}
 
 
 @pytest.mark.lab
