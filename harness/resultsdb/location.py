@@ -1,0 +1,72 @@
+"""Where a run's results database is: the ``--results-db`` value, and opening the store it names.
+
+``--results-db`` takes:
+
+* nothing (the default): ``<reports root>/results.sqlite``;
+* ``none``: no database (the run's NDJSON files only);
+* ``postgresql://...`` or ``postgres://...``: a PostgreSQL server (libpq URL);
+* ``sqlite:///relative/path``, ``sqlite:////absolute/path`` (SQLAlchemy's spelling) or a
+  file path: that SQLite file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from harness.errors import ConfigError
+from harness.resultsdb.store import ResultsStore
+
+__all__ = ["DEFAULT_FILE", "DISABLED", "ResultsDb", "results_db"]
+
+#: The default database's file name in the reports root.
+DEFAULT_FILE: Final = "results.sqlite"
+#: The ``--results-db`` value that turns the database off.
+DISABLED: Final = "none"
+_POSTGRES: Final = ("postgresql://", "postgres://")
+_SQLITE: Final = "sqlite:///"
+
+
+@dataclass(frozen=True)
+class ResultsDb:
+    """A results database's location: a PostgreSQL URL or an SQLite file."""
+
+    url: str | None = None
+    path: Path | None = None
+
+    def open(self) -> ResultsStore:
+        """Connect (making the file and the schema when needed); the caller closes it."""
+        if self.url is not None:
+            from harness.resultsdb.postgres import PostgresStore
+
+            return PostgresStore(self.url)
+        assert self.path is not None
+        from harness.resultsdb.sqlite import SqliteStore
+
+        return SqliteStore(self.path)
+
+    def describe(self) -> str:
+        if self.url is not None:
+            from harness.resultsdb.postgres import display_url
+
+            return display_url(self.url)
+        return str(self.path)
+
+
+def results_db(value: str | None, reports_root: Path) -> ResultsDb | None:
+    """The database ``--results-db value`` names; ``None`` for ``none``; ConfigError for nonsense."""
+    if value is None or value == "":
+        return ResultsDb(path=reports_root / DEFAULT_FILE)
+    if value.lower() == DISABLED:
+        return None
+    if value.startswith(_POSTGRES):
+        return ResultsDb(url=value)
+    if value.startswith(_SQLITE):
+        return ResultsDb(path=Path(value[len(_SQLITE) :]))
+    if "://" in value:
+        raise ConfigError(
+            f"--results-db {value.split('://')[0]}://...: not a database this harness writes "
+            "(postgresql://..., sqlite:///path, a file path, or none)"
+        )
+    return ResultsDb(path=Path(value))

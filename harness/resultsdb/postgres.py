@@ -1,0 +1,79 @@
+"""The PostgreSQL results store (``--results-db postgresql://user@host/db``): one database a team shares.
+
+The same schema and statements as SQLite (:mod:`harness.resultsdb.store`), through psycopg 3.
+Each write is one transaction (psycopg's ``conn.transaction()``); concurrent migrators (two
+runs starting on an empty database) are serialised by a transaction-scoped advisory lock.
+psycopg is imported only when a PostgreSQL URL is given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Final
+
+from harness.errors import ConfigError, InfraError
+from harness.resultsdb.store import Cursor, ResultsStore
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["MIGRATION_LOCK", "PostgresStore", "display_url"]
+
+#: pg_advisory_xact_lock key of schema migrations ("harness" in ASCII, as a 64-bit number).
+MIGRATION_LOCK: Final = 0x68_61_72_6E_65_73_73
+_PASSWORD = re.compile(r"(://[^:/@]+:)[^@]*@")
+
+
+def display_url(url: str) -> str:
+    """``url`` with its password (if any) replaced, for messages and reports."""
+    return _PASSWORD.sub(r"\1***@", url)
+
+
+class PostgresStore(ResultsStore):
+    """A results database on a PostgreSQL server (the schema is made when first connected)."""
+
+    def __init__(self, url: str) -> None:
+        self.where = display_url(url)
+        try:
+            import psycopg
+        except ImportError:  # pragma: no cover - pinned in requirements.txt
+            raise ConfigError(
+                "--results-db postgresql://...: psycopg is not installed (pip install psycopg[binary])"
+            ) from None
+        try:
+            self._conn: psycopg.Connection[Any] = psycopg.connect(url, autocommit=True)
+        except psycopg.Error as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InfraError(f"{self.where}: cannot connect to the results database: {first}") from None
+        try:
+            self.migrate()
+        except psycopg.Error as exc:
+            self._conn.close()
+            raise InfraError(f"{self.where}: cannot set up the results database: {exc}") from None
+
+    def _sql(self, statement: str) -> str:
+        return statement.replace("?", "%s")
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Cursor]:
+        import psycopg
+
+        try:
+            with self._conn.transaction(), self._conn.cursor() as cur:
+                yield cur
+        except psycopg.Error as exc:
+            raise InfraError(f"{self.where}: writing the results database failed, nothing written: {exc}") from None
+
+    @contextmanager
+    def _reader(self) -> Iterator[Cursor]:
+        with self._conn.transaction(), self._conn.cursor() as cur:
+            cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            yield cur
+
+    def _lock_for_migration(self, cur: Cursor) -> None:
+        cur.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+
+    def close(self) -> None:
+        self._conn.close()
