@@ -8,8 +8,9 @@ One grammar serves DRBD 8.4.6+ (utils >= 8.9.3) and DRBD 9 (drbdsetup(8) "events
   ``OBJECT`` is ``resource``/``connection``/``device``/``peer-device``/``path``/``helper``, or
   ``-`` in ``exists -``, which ends the initial dump.
 * ``--timestamps`` prefixes ISO-8601 with microseconds and UTC offset.
-* ``--diff`` prints changed state values as ``old->new`` (``suspended:no->user``); the old
-  value of an object that did not exist before is DRBD's "unknown" word.
+* ``--diff`` prints changed state values as ``old->new`` (``suspended:no->user``,
+  ``backing_dev:none->/dev/sda``); the old value of an object that did not exist before is
+  drbdsetup's ``UNKNOWN``.  :meth:`Event.get` reads the new value, :meth:`Event.old` the old one.
 * A value is split from its key at the *first* colon only: path addresses are
   ``local:ipv4:10.0.0.1:7789``.
 * Numbers become ``int`` (``out-of-sync:307200``) or ``float`` (``done:37.50``); identifiers and
@@ -128,8 +129,12 @@ _WORD_RE: Final = re.compile(r"\A[a-z]+(?:-[a-z]+)*\Z")
 _KEY_RE: Final = re.compile(r"\A[a-z][a-z0-9_-]*\Z")
 _INT_RE: Final = re.compile(r"\A-?\d+\Z")
 _FLOAT_RE: Final = re.compile(r"\A-?\d+\.\d+\Z")
-#: Identifiers and addresses: kept as text even when they look numeric or contain "->".
-_TEXT_KEYS: Final = frozenset({"name", "conn-name", "new_name", "helper", "local", "peer", "backing_dev"})
+#: Identifiers and addresses: kept as text even when they look numeric or contain "->";
+#: drbdsetup never prints them as a ``--diff`` (they name the object, they do not change).
+_IDENTITY_KEYS: Final = frozenset({"name", "conn-name", "new_name", "helper", "local", "peer"})
+#: Text values that ``--diff`` does print as ``old->new``: ``backing_dev:none->/dev/sda``
+#: (drbd-utils ``print_device_changes``); a device path is never a number.
+_TEXT_KEYS: Final = _IDENTITY_KEYS | {"backing_dev"}
 
 
 def _scalar(key: str, raw: str) -> Scalar:
@@ -143,7 +148,7 @@ def _scalar(key: str, raw: str) -> Scalar:
 
 
 def _value(key: str, raw: str) -> Value:
-    if key not in _TEXT_KEYS and "->" in raw:
+    if key not in _IDENTITY_KEYS and "->" in raw:
         old, new = raw.split("->", 1)
         return Diff(_scalar(key, old), _scalar(key, new))
     return _scalar(key, raw)

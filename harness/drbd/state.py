@@ -14,7 +14,8 @@ Three sources produce these records: ``drbdsetup events2`` (the main one; parsed
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, replace
 from typing import Final
 
 __all__ = [
@@ -171,6 +172,11 @@ class ResourceState:
     write_ordering: str | None = None
     may_promote: bool | None = None
     promotion_score: int | None = None
+    #: Set by :meth:`toward`: connections outside the pair's view that are not Connected, one
+    #: phrase each.  They are not the pair's problems (a DR node may be away) but are shown.
+    other_connections: tuple[str, ...] = ()
+    #: Set by :meth:`toward` when the pair's connection cannot be told among several: a problem.
+    unmatched_peer: str | None = None
 
     # -- aggregated states (the worst one wins, so a multi-volume/multi-peer resource is only
     #    "Connected" when every part is) -----------------------------------------------------
@@ -244,6 +250,8 @@ class ResourceState:
     def problems(self) -> tuple[str, ...]:
         """Why the resource is not healthy, one phrase per finding (empty when healthy)."""
         found: list[str] = []
+        if self.unmatched_peer is not None:
+            found.append(self.unmatched_peer)
         if not self.connections:
             found.append("no connection to a peer (StandAlone)")
         found.extend(f"connection to {c.label} is {c.state}" for c in self.connections if c.state != CONNECTED)
@@ -251,6 +259,8 @@ class ResourceState:
         if not self.devices:
             found.append("no local volume (Diskless)")
         found.extend(f"local disk of volume {d.volume} is {d.disk}" for d in self.devices if d.disk != UP_TO_DATE)
+        # DRBD 9: a device without quorum fails or freezes I/O (on-no-quorum), even UpToDate
+        found.extend(f"volume {d.volume} has lost quorum" for d in self.devices if d.quorum is False)
         if self.connections and not self.peer_devices:
             found.append("no peer device")
         for p in self.peer_devices:
@@ -301,4 +311,39 @@ class ResourceState:
             parts.append(f"out-of-sync:{self.out_of_sync_kib}KiB")
         if self.split_brain:
             parts.append("SplitBrain")
+        if any(d.quorum is False for d in self.devices):
+            parts.append("quorum:no")
         return " ".join(parts)
+
+    def toward(self, peer_names: Collection[str]) -> ResourceState:
+        """The resource as the pair under test sees it: only the connection to the peer named
+        one of ``peer_names`` (DRBD 9's connection name is the peer's host name) and its peer
+        devices, so a third node being away or resyncing does not make the pair unhealthy.
+
+        A resource with at most one connection is returned as is (DRBD 8.4; a DRBD 9 pair).
+        With several and none of them named so, the state says that it cannot tell, as a
+        problem: guessing would judge the wrong link."""
+        if len(self.connections) <= 1:
+            return self
+        mine = next((c for c in self.connections if c.conn_name in peer_names), None)
+        if mine is None:
+            labels = ", ".join(c.label for c in self.connections)
+            return replace(
+                self,
+                unmatched_peer=f"cannot tell which connection is the pair's: none of {labels} "
+                f"is named {' or '.join(sorted(peer_names)) or '(no name given)'}",
+            )
+        return replace(
+            self,
+            connections=(mine,),
+            peer_devices=tuple(p for p in self.peer_devices if _same_peer(p, mine)),
+            other_connections=tuple(
+                f"{c.label} is {c.state}" for c in self.connections if c is not mine and c.state != CONNECTED
+            ),
+        )
+
+
+def _same_peer(peer_device: PeerDevice, connection: Connection) -> bool:
+    if peer_device.peer_node_id is not None and connection.peer_node_id is not None:
+        return peer_device.peer_node_id == connection.peer_node_id
+    return peer_device.conn_name == connection.conn_name

@@ -12,7 +12,8 @@ The first of these makes the window inconclusive, and the reason names it with i
 * the connection leaves ``Connected`` (``Timeout``, ``ProtocolError``, ``NetworkFailure`` and
   ``BrokenPipe`` are called out as failure states), a connection or volume is destroyed, or
   DRBD reports split brain;
-* a local or peer disk leaves ``UpToDate`` (``Failed`` is called out as an I/O error);
+* a local or peer disk leaves ``UpToDate`` (``Failed`` is called out as an I/O error), or a
+  DRBD 9 device loses quorum (``quorum:no``);
 * replication leaves ``Established``: resync (``WFBitMap*``, ``WFSyncUUID``, ``StartingSync*``,
   ``Sync*``, ``PausedSync*``), online verify (``Verify*``), congestion (``Ahead``/``Behind``) or
   ``Off``;
@@ -242,6 +243,12 @@ class RunWatch:
             if new is not None and new != _UP_TO_DATE:
                 change = "failed (I/O error)" if new in FORBIDDEN_DISK_STATES else "left UpToDate"
                 return self._moved(f"local disk of volume {volume}", change, event, old, new)
+            # DRBD 9: without quorum the device fails or freezes I/O (on-no-quorum), UpToDate or not
+            old, new = self._transition(event, obj, "quorum")
+            if new == "no":
+                if event.action == "exists":
+                    return f"volume {volume} had no quorum when the watch started"
+                return self._moved(f"volume {volume}", "lost quorum", event, old, new)
         elif kind == "peer-device":
             return self._peer_device_rules(event, name, obj)
         return None
