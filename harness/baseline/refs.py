@@ -33,11 +33,13 @@ __all__ = ["Side", "resolve_reference", "resolve_run"]
 class Side:
     """One side of a comparison: a run or a baseline, with its results and run record."""
 
-    kind: Literal["run", "baseline"]
+    kind: Literal["run", "baseline", "history"]
     path: Path
     info: RunInfo
     results: RunResults = field(repr=False)
     baseline: BaselineInfo | None = None
+    #: For a history side (``--baseline-compare history:N``): the run ids it pools, oldest first.
+    history: tuple[str, ...] = ()
 
     @property
     def samples(self) -> Sequence[Sample]:
@@ -61,6 +63,9 @@ class Side:
         if self.baseline is not None:
             b = self.baseline
             return f"baseline `{b.name}` (inventory `{b.inventory}`, run `{b.run_id}`, saved {b.saved})"
+        if self.kind == "history":
+            runs = ", ".join(f"`{r}`" for r in self.history)
+            return f"the last {len(self.history)} good runs of inventory `{self.inventory_name}` ({runs})"
         inventory = f" (inventory `{self.inventory_name}`)" if self.inventory_name else ""
         return f"run `{self.info.run_id}`{inventory}"
 

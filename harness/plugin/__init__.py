@@ -31,7 +31,7 @@ DEFAULT_INVENTORY = "inventories/lab.yaml"
 # Baselines (--baseline-save/--baseline-compare: options and their checks) are their own plugin
 # module, and so is the gate of disruptive tests (--allow-disruptive, the `disruptive` marker).
 # The end of a run is one controller-only object, harness.plugin.runend.RunEnd.
-pytest_plugins = ["harness.plugin.baseline", "harness.plugin.disruptive"]
+pytest_plugins = ["harness.plugin.baseline", "harness.plugin.disruptive", "harness.plugin.resultsdb"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

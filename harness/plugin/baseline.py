@@ -20,9 +20,11 @@ from dataclasses import dataclass, field
 import pytest
 
 from harness.baseline.gate import GateResult, run_gate
+from harness.baseline.history import history_runs, history_side
 from harness.baseline.refs import Side
 from harness.baseline.store import BaselineStore, NameTaken, validate_name
 from harness.errors import ConfigError, HarnessError
+from harness.plugin.resultsdb import results_db_of
 from harness.plugin.session import SESSION_KEY, HarnessSession, fail_session
 from harness.report.results import RunResults
 from harness.runinfo import RunInfo
@@ -45,8 +47,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--baseline-compare",
         metavar="NAME",
         default=None,
-        help="compare this run with baseline NAME per cell (tolerances: the inventory's baseline_tolerances); "
-        "a regression fails the session",
+        help="compare this run with baseline NAME per cell (tolerances: the inventory's baseline_tolerances), "
+        "or with the last N good runs in the results database (history:N); a regression fails the session",
     )
     group.addoption(
         "--baseline-overwrite", action="store_true", help="let --baseline-save replace an existing baseline"
@@ -61,7 +63,11 @@ def pytest_configure(config: pytest.Config) -> None:
     save, compare = _names(config)
     if save is None and compare is None:
         return
-    for option, name in (("--baseline-save", save), ("--baseline-compare", compare)):
+    try:
+        history = None if compare is None else history_runs(compare)
+    except ConfigError as exc:
+        raise pytest.UsageError(f"--baseline-compare: {exc}") from None
+    for option, name in (("--baseline-save", save), ("--baseline-compare", None if history else compare)):
         try:
             if name is not None:
                 validate_name(name)
@@ -70,6 +76,9 @@ def pytest_configure(config: pytest.Config) -> None:
     hs = config.stash.get(SESSION_KEY, None)
     if hs is None or not hs.is_controller:
         return
+    if history is not None:
+        _check_history(config, hs, history)
+        compare = None
     store, inventory = BaselineStore(hs.reports_root), hs.inventory.name
     if save is not None:
         try:
@@ -85,12 +94,25 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--baseline-compare: {exc}") from None
 
 
+def _check_history(config: pytest.Config, hs: HarnessSession, runs: int) -> None:
+    """``history:N`` needs the results database and a run of the inventory in it."""
+    db = results_db_of(config, hs.reports_root)
+    if db is None:
+        raise pytest.UsageError(f"--baseline-compare history:{runs} needs the results database, not --results-db none")
+    try:
+        with db.open() as store:
+            history_side(store, hs.inventory.name, runs, exclude=hs.run_id)
+    except HarnessError as exc:
+        raise pytest.UsageError(f"--baseline-compare history:{runs}: {exc}") from None
+
+
 @dataclass
 class BaselineStep:
     """What ``--baseline-compare`` and ``--baseline-save`` ask of the end of a run, and the
     lines it has to say in the terminal summary's ``baseline`` section."""
 
     hs: HarnessSession
+    config: pytest.Config
     save_as: str | None
     compare_with: str | None
     overwrite: bool
@@ -103,7 +125,7 @@ class BaselineStep:
         save, compare = _names(config)
         if save is None and compare is None:
             return None
-        return cls(hs, save, compare, bool(config.getoption("--baseline-overwrite")))
+        return cls(hs, config, save, compare, bool(config.getoption("--baseline-overwrite")))
 
     @property
     def _store(self) -> BaselineStore:
@@ -120,7 +142,7 @@ class BaselineStep:
             return None
         inventory = self.hs.inventory
         try:
-            reference = Side.of_baseline(self._store.load(inventory.name, name))
+            reference = self._reference(name)
             result = run_gate(reference, current, inventory.baseline_tolerances, write_to=current.path)
         except HarnessError as exc:
             self.lines.append(f"--baseline-compare {name}: error: {exc}")
@@ -132,6 +154,16 @@ class BaselineStep:
             self.regressed = True
             fail_session(session, pytest.ExitCode.TESTS_FAILED)
         return result
+
+    def _reference(self, name: str) -> Side:
+        runs = history_runs(name)
+        if runs is None:
+            return Side.of_baseline(self._store.load(self.hs.inventory.name, name))
+        db = results_db_of(self.config, self.hs.reports_root)
+        if db is None:  # refused at configure time; kept for a caller that skipped it
+            raise ConfigError(f"{name}: needs the results database, not --results-db none")
+        with db.open() as store:
+            return history_side(store, self.hs.inventory.name, runs, exclude=self.hs.run_id)
 
     def save(self, session: pytest.Session, results: RunResults, info: RunInfo) -> None:
         """Save the run as the baseline, unless it regressed against the compared one or did

@@ -5,7 +5,8 @@ One object owns everything that happens once the cells are done, in this order:
 1. read the run's samples.ndjson and series.ndjson, once (:class:`~harness.report.results.RunResults`);
 2. judge the ratios between cells (the inventory's ``thresholds:``) and the model's fit;
 3. gate on a baseline (``--baseline-compare``), with the same results;
-4. write run.json (:mod:`harness.runinfo`) with the exit status these judged;
+4. write run.json (:mod:`harness.runinfo`) with the exit status these judged, and the run into
+   the results database (:mod:`harness.resultsdb`; ``--results-db``, off with ``none``);
 5. write the report, once: tables, report.html and plots, the baseline plot among them;
 6. point ``reports/latest`` at the run;
 7. save the run as a baseline (``--baseline-save``), from the same results;
@@ -23,11 +24,13 @@ import pytest
 
 from harness.baseline.refs import Side
 from harness.plugin.baseline import BaselineStep
+from harness.plugin.resultsdb import results_db_of
 from harness.plugin.session import HarnessSession, fail_session
 from harness.relative import relative_verdicts
 from harness.report.modelfit import model_fit
 from harness.report.publish import write_report
 from harness.report.results import RunResults
+from harness.resultsdb.writer import write_results
 from harness.rundir import update_latest
 
 __all__ = ["RunEnd"]
@@ -61,11 +64,14 @@ class RunEnd:
         baseline_plot = None if gate is None else gate.plot()
         info = dataclasses.replace(info, exitstatus=int(session.exitstatus))
         run.write_run_info(info)
+        db = results_db_of(self.config, hs.reports_root)
+        verdict = None if gate is None else gate.comparison.verdict
+        stored = [] if db is None else [write_results(db, info, results, gate=verdict).line]
         paths = write_report(run, results, info, [] if baseline_plot is None else [baseline_plot])
         update_latest(hs.reports_root, run)
         reports = [f"reports: {run.path} (reports/latest)"] + [f"  {os.path.relpath(p, run.path)}" for p in paths]
         judged = [f"{result.verdict.upper():12} {label}: {result.reason}" for label, result in verdicts]
-        self.lines = reports + judged + model_fit(results.samples).summary()
+        self.lines = reports + stored + judged + model_fit(results.samples).summary()
         if self.baseline is not None:
             self.baseline.save(session, results, info)
 
