@@ -19,6 +19,9 @@ What a caller may ask:
 * **event watch** — :meth:`~Replication.watch` plans a node-side watcher for one measurement
   window; its scripts ride in the cell's fio round trips and its judgement says whether the
   replication stayed healthy for the whole window;
+* **partitions** — :meth:`~Replication.timeouts` says how long a silent replication path is
+  tolerated before the peer is declared lost, and :meth:`~Replication.verify` (online verify)
+  whether both replicas hold the same data afterwards;
 * **configuration audit** — risky settings (fencing, automatic split-brain recovery, quorum,
   dual primary, a cluster manager acting on its own) for disruptive scenarios and preflight.
 
@@ -44,7 +47,9 @@ __all__ = [
     "EventWatch",
     "ReplicaStatus",
     "Replication",
+    "SilenceTimeouts",
     "ToolProbe",
+    "VerifyOutcome",
     "WindowVerdict",
     "backing_devices_probe",
     "read_backing_devices",
@@ -110,6 +115,37 @@ class EventWatch(Protocol):
     def judge(self, output: str) -> WindowVerdict: ...
 
 
+class SilenceTimeouts(Protocol):
+    """How long the replication tolerates a silent path (the product's own settings)."""
+
+    @property
+    def silence_tolerated_s(self) -> float:
+        """A silence shorter than this never drops the connection."""
+        ...
+
+    @property
+    def silence_detected_s(self) -> float:
+        """A silence longer than this always drops the connection."""
+        ...
+
+    def describe(self) -> str: ...
+
+
+class VerifyOutcome(Protocol):
+    """A finished comparison of both replicas over a range."""
+
+    @property
+    def out_of_sync_kib(self) -> int: ...
+
+    @property
+    def duration_s(self) -> float: ...
+
+    @property
+    def identical(self) -> bool: ...
+
+    def describe(self) -> str: ...
+
+
 class ConfigFindings(Protocol):
     """The configuration audit of a node: risks per replicated resource and of the node's
     cluster managers (each risk prints as one line)."""
@@ -172,6 +208,15 @@ class Replication(Protocol):
 
     def ensure_up(self) -> None:
         """Bring the device up on a node whose boot did not (after a crash)."""
+        ...
+
+    # -- partitions
+    def timeouts(self) -> SilenceTimeouts: ...
+
+    def verify(self, deadline_s: float, *, start_bytes: int = 0, stop_bytes: int | None = None) -> VerifyOutcome:
+        """Compare both replicas over ``[start_bytes, stop_bytes)``; raises a
+        :class:`~harness.errors.RefusedError` when the replication cannot verify (not healthy,
+        not configured for it)."""
         ...
 
     # -- event watch

@@ -58,6 +58,7 @@ __all__ = [
     "show_defaults_argv",
     "status_json_argv",
     "up_argv",
+    "verify_argv",
     "version_argv",
 ]
 
@@ -192,6 +193,17 @@ def up_argv(resource: str) -> list[str]:
     return ["drbdadm", "up", check_resource_name(resource)]
 
 
+def verify_argv(resource: str, start_sector: int = 0, stop_sector: int | None = None) -> list[str]:
+    """Start an online verify of ``[start_sector, stop_sector)`` (512-byte sectors; to the end
+    when ``stop_sector`` is None).  It reads both replicas and compares checksums; it never
+    writes, it only marks what differs out of sync for the next resync.  drbdadm hands the
+    options after ``--`` to drbdsetup (``drbdsetup verify MINOR --start=S --stop=E``)."""
+    if start_sector < 0 or (stop_sector is not None and stop_sector <= start_sector):
+        raise ValueError(f"verify range [{start_sector}, {stop_sector}) is empty or negative")
+    opts = [f"--start={start_sector}"] + ([f"--stop={stop_sector}"] if stop_sector is not None else [])
+    return ["drbdadm", "--", *opts, "verify", check_resource_name(resource)]
+
+
 #: Every builder that takes a resource, by name: the SAFE-5 test walks these.
 READ_ONLY_BUILDERS: Final[Mapping[str, Callable[[str], list[str]]]] = {
     "events2_now": events2_now_argv,
@@ -213,6 +225,7 @@ STATE_CHANGE_BUILDERS: Final[Mapping[str, Callable[[str], list[str]]]] = {
     "connect": connect_argv,
     "down": down_argv,
     "up": up_argv,
+    "verify": verify_argv,
 }
 
 

@@ -33,7 +33,8 @@ def render_conf(inv: Inventory, *, disk: str = "/dev/ubda") -> str:
         "common {",
         # ping-int 1 / ping-timeout 1 s: a lost peer is noticed in about 2 s instead of 11-20 s
         # (LAB-NOTES P7), which the failover scenario relies on.
-        "  net { ping-int 1; ping-timeout 10; }",
+        # verify-alg: online verify (the partition scenario's oracle, --verify-after) needs one.
+        "  net { ping-int 1; ping-timeout 10; verify-alg crc32c; }",
         # The 8.4 default resync controller manages ~250 KiB/s to ~24 MiB/s here; after a
         # failover the old primary must catch up in seconds, not minutes (P7).
         "  disk { c-plan-ahead 0; resync-rate 1000M; }",

@@ -22,6 +22,7 @@ from harness.drbd.errors import DrbdNotReady, DrbdOutputError
 from harness.drbd.events import parse_events
 from harness.drbd.fold import EventFold
 from harness.drbd.state import ResourceState
+from harness.drbd.verify import SECTOR, ConnectionTimeouts, VerifyReport, parse_timeouts, wait_verified
 from harness.drbd.watch import EventWatch, watch_paths
 from harness.errors import CommandFailed, CommandTimeout, ConfigError, RefusedError
 from harness.nodefiles import NODE_ROOT
@@ -243,6 +244,39 @@ class DrbdReplication:
             self.state()
         except DrbdNotReady:
             self.up()
+
+    # -- partitions: how long a silent path is tolerated, and whether the replicas match ---
+    def timeouts(self) -> ConnectionTimeouts:
+        """The resource's effective connection timeouts (``drbdsetup show --show-defaults``)."""
+        return parse_timeouts(self._run(commands.show_defaults_argv(self.resource)).stdout, self.resource)
+
+    def verify(self, deadline_s: float, *, start_bytes: int = 0, stop_bytes: int | None = None) -> VerifyReport:
+        """Online verify of ``[start_bytes, stop_bytes)`` (to the end when None), from this
+        node; waits until it has finished.  Raises :class:`DrbdNotReady` when the resource is
+        not healthy to begin with (a verify of a resyncing pair says nothing) or has no
+        ``verify-alg`` (the harness never configures one on a cluster)."""
+        before = self.state()
+        if not before.healthy:
+            raise DrbdNotReady(f"{self.node}: no online verify of {self.resource}: {before.describe()}")
+        start_sector = start_bytes // SECTOR
+        stop_sector = None if stop_bytes is None else -(-stop_bytes // SECTOR)
+        try:
+            self._run(commands.verify_argv(self.resource, start_sector, stop_sector), timeout=self._change_timeout_s)
+        except CommandFailed as exc:
+            if "verify algorithm" in str(exc):
+                raise DrbdNotReady(
+                    f"{self.node}: resource {self.resource} has no verify-alg in its net section; online verify "
+                    "needs one (e.g. `verify-alg crc32c;`), which the harness never sets on a cluster"
+                ) from None
+            raise
+        final, waited = wait_verified(
+            self.state,
+            deadline_s=deadline_s,
+            poll_s=min(self._poll_interval_s, 0.5),
+            clock=self._clock,
+            sleep=self._sleep,
+        )
+        return VerifyReport(self.node, self.resource, start_bytes, stop_bytes, final.out_of_sync_kib, waited)
 
     # -- event watch -----------------------------------------------------------------------
     def watch(self, run_id: str, name: str, *, max_duration_s: float) -> EventWatch:

@@ -53,6 +53,7 @@ def read(name: str) -> str:
         ("connect", ["drbdadm", "connect", "single-az"]),
         ("down", ["drbdadm", "down", "single-az"]),
         ("up", ["drbdadm", "up", "single-az"]),
+        ("verify", ["drbdadm", "--", "--start=0", "verify", "single-az"]),
     ],
 )
 def test_exact_argv(builder: str, argv: list[str]) -> None:
