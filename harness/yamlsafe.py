@@ -1,18 +1,25 @@
-"""Strict YAML loading: YAML 1.2 core scalars, duplicate keys rejected, line numbers kept.
+"""The harness's one YAML loader: strict scalars, duplicate keys refused, line numbers kept, and
+no file that can crash or hang it.
 
 PyYAML implements YAML 1.1, where ``no``/``on``/``off`` become booleans, ``010`` is octal and
 ``8.4`` is a float (PyYAML issues #613, #744); and it silently keeps the last of two equal
 keys (#165).  An inventory where ``protocol: on`` turns into ``True`` or where a second
-``device:`` line wins is exactly the kind of mistake that writes to the wrong disk.  So we
-compose the node tree ourselves and resolve plain scalars with the YAML 1.2 core schema only:
-``true``/``false``, ``null``/``~``, decimal integers and floats; everything else is a string.
+``device:`` line wins is exactly the kind of mistake that writes to the wrong disk.  So
+:func:`load_yaml_text` builds plain data from the node tree itself, resolving plain scalars
+with the YAML 1.2 core schema only: ``true``/``false``, ``null``/``~``, decimal integers and
+finite floats; everything else is a string.  Every mapping value's source line is kept in a
+side table keyed by its path (a tuple of keys and list indexes) so validation errors can name
+``file:line``.  Files read with PyYAML's own constructors (Ansible's YAML 1.1 inventories with
+their ``!vault`` tags, the sizing catalog) go through :func:`construct_yaml_text`.
 
-Every mapping value's source line is kept in a side table keyed by its path (a tuple of keys
-and list indexes) so validation errors can name ``file:line``.
+Both ways compose through :mod:`harness.yamlguard`, which bounds depth, size and alias
+expansion and refuses complex keys, and files are read through :mod:`harness.userfile`
+(regular, bounded, UTF-8): whatever a file holds, the answer is data or one ConfigError line.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,8 +28,10 @@ from typing import Any
 import yaml
 
 from harness.errors import ConfigError
+from harness.userfile import read_config_text
+from harness.yamlguard import compose_guarded, syntax_error
 
-__all__ = ["LoadedYaml", "load_yaml_file", "load_yaml_text", "read_config_text"]
+__all__ = ["LoadedYaml", "construct_yaml_file", "construct_yaml_text", "load_yaml_file", "load_yaml_text"]
 
 Path_ = tuple[str | int, ...]
 
@@ -56,7 +65,7 @@ class LoadedYaml:
         return None
 
 
-def _scalar(node: yaml.ScalarNode) -> Any:
+def _scalar(node: yaml.ScalarNode, source: str) -> Any:
     value = node.value
     if node.style is not None and node.style != "":
         return value  # quoted or block scalar: always a string
@@ -71,7 +80,10 @@ def _scalar(node: yaml.ScalarNode) -> Any:
     if _FLOAT.match(value) and any(c.isdigit() for c in value):
         # "8.4" stays a float here; schemas that want strings (DRBD versions) say so and
         # pydantic's strict mode rejects the float instead of guessing.
-        return float(value)
+        number = float(value)
+        if not math.isfinite(number):  # 1e400: too large for a float, it would be infinity
+            raise ConfigError(f"{source}:{node.start_mark.line + 1}: {value} is not a finite number")
+        return number
     return value
 
 
@@ -80,15 +92,13 @@ def _build(node: yaml.Node, path: Path_, lines: dict[Path_, int], source: str) -
     if node.tag not in _PLAIN_TAGS:
         raise ConfigError(f"{source}:{node.start_mark.line + 1}: YAML tag {node.tag!r} is not allowed")
     if isinstance(node, yaml.ScalarNode):
-        return _scalar(node)
+        return _scalar(node, source)
     if isinstance(node, yaml.SequenceNode):
         return [_build(child, (*path, i), lines, source) for i, child in enumerate(node.value)]
     if isinstance(node, yaml.MappingNode):
         result: dict[str, Any] = {}
         for key_node, value_node in _merged_pairs(node, source):
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise ConfigError(f"{source}:{key_node.start_mark.line + 1}: mapping keys must be plain strings")
-            key = key_node.value
+            key = key_node.value  # a scalar: the guard refused list and mapping keys
             if key in result:
                 raise ConfigError(
                     f"{source}:{key_node.start_mark.line + 1}: duplicate key {key!r} "
@@ -114,46 +124,40 @@ def _merged_pairs(node: yaml.MappingNode, source: str) -> list[tuple[yaml.Node, 
                 merged.extend(_merged_pairs(src, source))
         else:
             explicit.append((key_node, value_node))
-    names = {k.value for k, _ in explicit if isinstance(k, yaml.ScalarNode)}
-    return explicit + [(k, v) for k, v in merged if not (isinstance(k, yaml.ScalarNode) and k.value in names)]
+    names = {k.value for k, _ in explicit}
+    return explicit + [(k, v) for k, v in merged if k.value not in names]
 
 
 def load_yaml_text(text: str, source: str = "<string>") -> LoadedYaml:
     """Parse one YAML document strictly (see module docstring)."""
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
-        raise ConfigError(f"{where}: YAML syntax error: {exc.problem}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: YAML error: {exc}") from None
+    root = compose_guarded(yaml.SafeLoader(text), text, source, finite=False)
     lines: dict[Path_, int] = {}
     data = {} if root is None else _build(root, (), lines, source)
     return LoadedYaml(data=data, source=source, lines=lines)
 
 
-def read_config_text(path: Path, what: str = "file") -> str:
-    """The text of a file the user named; missing or unreadable is a ConfigError saying so."""
+def load_yaml_file(path: Path, what: str = "file") -> LoadedYaml:
+    """Read and parse ``path``; a missing, unreadable or hostile file is a ConfigError."""
+    return load_yaml_text(read_config_text(path, what), str(path))
+
+
+def construct_yaml_text(text: str, source: str, loader: type[yaml.SafeLoader], *, finite: bool = True) -> Any:
+    """The document built by ``loader``'s own constructors (a SafeLoader subclass: Ansible's
+    tags, the catalog's duplicate-key check), composed through the same guard.  ``finite``:
+    refuse ``.inf``, ``.nan`` and floats that overflow (where every number is a figure)."""
+    instance = loader(text)
+    instance.name = source
     try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: {what} not found") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        line = exc.object[: exc.start].count(b"\n") + 1
-        bom = (
-            " (it starts with a UTF-16 byte-order mark: save it as UTF-8)"
-            if exc.object[:2] in (b"\xff\xfe", b"\xfe\xff")
-            else ""
-        )
-        raise ConfigError(
-            f"{path}:{line}: not UTF-8: byte 0x{exc.object[exc.start]:02x} at offset {exc.start}{bom}; "
-            "the harness reads its files as UTF-8"
-        ) from None
+        root = compose_guarded(instance, text, source, finite=finite)
+        return None if root is None else instance.construct_document(root)
+    except yaml.MarkedYAMLError as exc:
+        raise syntax_error(exc, source) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: YAML error: {exc}") from None
+    finally:
+        instance.dispose()
 
 
-def load_yaml_file(path: Path) -> LoadedYaml:
-    """Read and parse ``path``; a missing or unreadable file is a ConfigError."""
-    return load_yaml_text(read_config_text(path), str(path))
+def construct_yaml_file(path: Path, loader: type[yaml.SafeLoader], *, what: str, finite: bool = True) -> Any:
+    """:func:`construct_yaml_text` of the file ``path`` (read through :mod:`harness.userfile`)."""
+    return construct_yaml_text(read_config_text(path, what), str(path), loader, finite=finite)

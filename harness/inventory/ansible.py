@@ -35,7 +35,8 @@ from harness.inventory.ansible_mapping import MAPPING_KEY, AnsibleMapping, Mappe
 from harness.inventory.ansible_secrets import VaultValue, is_secret_value
 from harness.inventory.models import NAME_PATTERN
 from harness.redact import looks_secret
-from harness.yamlsafe import read_config_text
+from harness.userfile import read_config_text
+from harness.yamlsafe import construct_yaml_text
 
 __all__ = [
     "MAPPING_KEY",
@@ -176,14 +177,9 @@ def load_ansible_inventory(path: Path) -> AnsibleInventory:
 
 def parse_ansible_inventory(text: str, source: str = "<string>") -> AnsibleInventory:
     """Parse an Ansible YAML inventory; ConfigError for what it cannot represent faithfully."""
-    try:
-        data = yaml.load(text, Loader=_AnsibleLoader)  # a SafeLoader subclass: no arbitrary objects
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f"{source}:{mark.line + 1}" if mark else source
-        raise ConfigError(f"{where}: {exc.problem or exc}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: YAML error: {exc}") from None
+    # A SafeLoader subclass (no arbitrary objects), through the harness's bounded loader;
+    # Ansible variables that are not numbers the harness reads may be anything, .inf included.
+    data = construct_yaml_text(text, source, _AnsibleLoader, finite=False)
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: not a YAML inventory (expected groups such as `all:` at the top level)")
     parser = _Parser(source)
@@ -294,7 +290,10 @@ def _ssh(host: _Host, defaults: SshDefaults) -> dict[str, Any]:
         ssh["user"] = user
     key = next((host.get(v) for v in _KEY_FILE_VARS if host.get(v) is not None), None)
     if key is not None:
-        key_path = Path(str(key)).expanduser()
+        try:
+            key_path = Path(str(key)).expanduser()
+        except RuntimeError:  # `~nosuchuser/...`: Path.expanduser cannot find that home
+            raise ConfigError(f"host {host.name!r}: {key!r}: no such user's home directory to expand") from None
         if not key_path.is_absolute():
             raise ConfigError(f"host {host.name!r}: {key!r} is a relative key path; the harness needs an absolute one")
         ssh["key"] = str(key_path)

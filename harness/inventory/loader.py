@@ -51,7 +51,7 @@ def load_inventory(path: Path) -> Inventory:
     ``path`` may also be an Ansible mapping file (a top-level ``ansible_inventory:`` key): the
     inventory is then converted from the Ansible inventory it names, in memory.
     """
-    loaded = load_yaml_file(path)
+    loaded = load_yaml_file(path, "inventory")
     if is_ansible_mapping(loaded.data):
         return load_ansible_mapping(path, loaded=loaded)[1]
     return _validate(loaded)
@@ -65,7 +65,7 @@ def load_ansible_mapping(
     ``ansible_inventory`` overrides the mapping's ``ansible_inventory:`` (relative paths in the
     mapping are relative to the mapping file).
     """
-    loaded = loaded or load_yaml_file(path)
+    loaded = loaded or load_yaml_file(path, "Ansible mapping")
     if not isinstance(loaded.data, dict):
         raise ConfigError(f"{loaded.source}: the mapping must be a mapping at the top level")
     try:

@@ -25,6 +25,9 @@ from harness.errors import ConfigError
 from harness.sizing.instance_types import InstanceType
 from harness.sizing.records import CatalogRecord, Defaults, DefaultsOverlay, Figure, PlacementEntry, Reference
 from harness.sizing.volume_types import VolumeType
+from harness.userfile import read_config_text
+from harness.yamlguard import compose_guarded
+from harness.yamlsafe import construct_yaml_text
 
 __all__ = [
     "BUILTIN_CATALOG",
@@ -131,9 +134,9 @@ def _yaml_line(text: str, loc: Sequence[int | str]) -> int | None:
     Location parts that are not keys in the document (pydantic's tagged-union tags, or the
     name of a missing field) are skipped, so the line is that of the closest enclosing value.
     """
-    try:
-        node: yaml.Node | None = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
+    try:  # text the catalog's loader has read already, within its bounds
+        node = compose_guarded(yaml.SafeLoader(text), text, "<catalog>", finite=False)
+    except ConfigError:
         return None
     line = None
     for part in loc:
@@ -152,18 +155,8 @@ def _yaml_line(text: str, loc: Sequence[int | str]) -> int | None:
 
 def parse_catalog_text(text: str, origin: str) -> dict[str, Any]:
     """Parse catalog YAML (duplicate keys rejected) into plain data; errors name ``origin``."""
-    loader = _UniqueKeyLoader(text)
-    loader.name = origin
-    try:
-        data = loader.get_single_data()
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f"{origin}:{mark.line + 1}" if mark is not None else origin
-        raise ConfigError(f"{where}: invalid YAML: {exc.problem}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{origin}: invalid YAML: {exc}") from exc
-    finally:
-        loader.dispose()
+    # the harness's bounded loader: depth, size, aliases, keys, and every number finite
+    data = construct_yaml_text(text, origin, _UniqueKeyLoader, finite=True)
     if not isinstance(data, dict):
         raise ConfigError(f"{origin}: a catalog must be a mapping with schema_version: 1")
     return data
@@ -219,10 +212,7 @@ def load_catalog(extra_files: Sequence[Path] = ()) -> Catalog:
     """The built-in catalog with each of ``extra_files`` merged over it, in order."""
     catalog = load_builtin_catalog()
     for path in extra_files:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"cannot read sizing catalog {path}: {exc.strerror or exc}") from exc
+        text = read_config_text(path, "sizing catalog")
         overlay = _validate(CatalogOverlay, parse_catalog_text(text, str(path)), text, str(path))
         catalog = merge_catalog(catalog, overlay)
     return catalog

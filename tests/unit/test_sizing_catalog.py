@@ -223,7 +223,7 @@ def test_missing_or_malformed_user_catalog_is_a_config_error(tmp_path: Path) -> 
         load_catalog([tmp_path / "absent.yaml"])
     bad = tmp_path / "bad.yaml"
     bad.write_text("schema_version: 1\ninstance_types: [\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"bad\.yaml:\d+: invalid YAML"):
+    with pytest.raises(ConfigError, match=r"bad\.yaml:\d+:\d+: YAML syntax error"):
         load_catalog([bad])
     wrong_version = tmp_path / "v2.yaml"
     wrong_version.write_text("schema_version: 2\n", encoding="utf-8")

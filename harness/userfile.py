@@ -1,0 +1,90 @@
+"""Reading a file the user named (an inventory, a mapping, a catalog, a baseline's metadata).
+
+Whatever the path points at, the answer is the file's text or a :class:`ConfigError` in one
+line: never a traceback, a hang or the whole memory.  So the file must be a regular file (not
+``/dev/zero``, a FIFO that blocks until a writer comes, or a directory), no larger than
+:data:`MAX_FILE_BYTES` (checked on the open file before reading, and again while reading, so a
+file that grows meanwhile is cut off too), and UTF-8: a UTF-16 or Latin-1 file is named for
+what it is, with the line and offset of the first byte that is not UTF-8.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Final
+
+from harness.errors import ConfigError
+
+__all__ = ["MAX_FILE_BYTES", "read_config_text"]
+
+#: The harness's own files are kilobytes (the built-in sizing catalog is about 40 KiB); 4 MiB
+#: leaves room for an Ansible inventory of thousands of hosts and refuses anything that would
+#: take the YAML parser minutes.
+MAX_FILE_BYTES: Final = 4 * 1024 * 1024
+
+_KINDS: Final = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def _read_bounded(path: Path, what: str, limit: int) -> bytes:
+    # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: cannot read the {what}: file not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the {what}: {exc.strerror}") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise ConfigError(f"{path}: the {what} is {_kind(info.st_mode)}, not a regular file")
+    with os.fdopen(fd, "rb") as f:
+        too_big = f"{path}: the {what} is larger than {limit // 1024} KiB; the harness refuses to read it"
+        if info.st_size > limit:
+            raise ConfigError(f"{too_big} ({info.st_size} bytes)")
+        try:
+            data = f.read(limit + 1)
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read the {what}: {exc.strerror}") from None
+    if len(data) > limit:
+        raise ConfigError(f"{too_big} (it grew while being read)")
+    return data
+
+
+def _not_utf8(path: Path, exc: UnicodeDecodeError) -> ConfigError:
+    data: bytes = exc.object
+    line = data[: exc.start].count(b"\n") + 1
+    column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        cause = " (it starts with a UTF-16 byte-order mark: save it as UTF-8)"
+    elif b"\x00" in data[:64] and data[:1] != b"\x00":
+        cause = " (NUL bytes between the characters: UTF-16 without a byte-order mark? save it as UTF-8)"
+    elif 0xA0 <= data[exc.start] <= 0xFF:
+        cause = f" ({bytes([data[exc.start]]).decode('latin-1')!r} in Latin-1: save the file as UTF-8)"
+    else:
+        cause = ""
+    return ConfigError(
+        f"{path}:{line}:{column}: not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}{cause}; "
+        "the harness reads its files as UTF-8"
+    )
+
+
+def read_config_text(path: Path, what: str = "file", *, limit: int = MAX_FILE_BYTES) -> str:
+    """The text of the regular UTF-8 file ``path`` of at most ``limit`` bytes; otherwise a
+    ConfigError saying which of these it is not (``what`` names the file in the message)."""
+    data = _read_bounded(path, what, limit)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(path, exc) from None
