@@ -36,7 +36,7 @@ def collect(scenario: Scenario, catalog: Catalog) -> tuple[Build, LatencyBound, 
         add_calibrated_limits(build, nodes, calibration, bs)
     else:
         for node in nodes:
-            add_volume_limits(build, node, bs)
+            add_volume_limits(build, node, bs, random=workload.rw.startswith("rand"))
             add_ebs_limits(build, node, bs)
 
     if calibration is not None and calibration.path_rate_bits is not None:

@@ -93,15 +93,19 @@ class CatalogOverlay(CatalogRecord):
 
 def _all_sources(catalog: Catalog) -> Iterable[tuple[str, Sequence[str]]]:
     defaults = catalog.defaults
-    for name in ("single_flow_gbps", "network_burst_minutes", "ebs_burst_minutes"):
+    for name in Defaults.model_fields:
         figure: Figure = getattr(defaults, name)
         yield f"defaults.{name}", figure.sources
-    for name, placement in catalog.placements.items():
-        yield f"placements.{name}", placement.sources
-    for name, volume in catalog.volume_types.items():
-        yield f"volume_types.{name}", volume.sources
-    for name, instance in catalog.instance_types.items():
-        yield f"instance_types.{name}", instance.sources
+    sections: tuple[tuple[str, Mapping[str, PlacementEntry | VolumeType | InstanceType]], ...] = (
+        ("placements", catalog.placements),
+        ("volume_types", catalog.volume_types),
+        ("instance_types", catalog.instance_types),
+    )
+    for section, entries in sections:
+        for name, entry in entries.items():
+            yield f"{section}.{name}", entry.sources
+            for field, override in entry.figure_sources.items():
+                yield f"{section}.{name}.{field}", override.sources
 
 
 def _lookup(table: Mapping[str, _T], name: str, what: str) -> _T:

@@ -25,6 +25,7 @@ from harness.argtypes import number
 from harness.errors import ConfigError
 from harness.jsonsafe import dumps
 from harness.sizing.catalog import Catalog, load_catalog
+from harness.sizing.catalog_cli import add_catalog_commands, run_catalog
 from harness.sizing.explain import explain, render_prediction, render_search
 from harness.sizing.inputs import (
     Calibration,
@@ -86,7 +87,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-replication", action="store_true", help="model the volume alone, without a peer")
     parser.add_argument(
         "--workload",
-        required=True,
         metavar="RW:BS[:numjobs=N][:iodepth=D]",
         help="fio-style workload, e.g. randwrite:4k:numjobs=8 (also :rwmixread=P for rw/randrw)",
     )
@@ -116,6 +116,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="scratch device sustained IOPS",
     )
     calibration.add_argument("--path-rate", metavar="1gbit", help="replication path rate")
+    add_catalog_commands(parser)
 
 
 def _calibration(args: argparse.Namespace) -> Calibration | None:
@@ -179,6 +180,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
+    if getattr(args, "sizing_command", None) == "catalog":
+        return run_catalog(args, out)
+    if not args.workload:
+        raise ConfigError("--workload is required, e.g. --workload randwrite:4k:numjobs=8")
     scenario_for, catalog = _scenario_factory(args)
     requirement = parse_requirement(args.require) if args.require else None
     if requirement is not None and not args.instance_type:

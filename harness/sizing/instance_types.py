@@ -7,9 +7,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from harness.sizing.records import CatalogRecord, PositiveFloat, SourceList
+from harness.sizing.records import CatalogRecord, FigureSource, NonNegativeFloat, PositiveFloat, SourceList
 
-__all__ = ["CpuCredits", "Ebs", "InstanceStore", "InstanceType", "Network"]
+__all__ = ["CpuCredits", "Ebs", "InstanceStore", "InstanceType", "Network", "Price", "Virtualization"]
 
 
 class Network(CatalogRecord):
@@ -72,11 +72,39 @@ class Ebs(CatalogRecord):
 
 
 class CpuCredits(CatalogRecord):
-    """CPU credit figures of a burstable (T-family) instance; the model reports them as notes."""
+    """CPU credit figures of a burstable instance (AWS T family): once the credits are spent in
+    standard mode, each vCPU is held to ``baseline_per_vcpu_pct`` of its time."""
 
     earned_per_hour: PositiveFloat
     baseline_per_vcpu_pct: PositiveFloat
     default_mode: Literal["standard", "unlimited"]
+    launch_credits: NonNegativeFloat = 0
+
+
+class Virtualization(CatalogRecord):
+    """How the instance's network and block I/O reach the hardware, with the published per-I/O
+    figures that follow from it.
+
+    ``hypervisor`` is ``xen`` or ``nitro`` (or another cloud's name); ``enhanced_networking`` is
+    the adapter (``none`` on T2: traffic goes through the Xen netfront/netback split driver in
+    dom0).  ``added_latency_us`` is the published extra one-way delay a packet sees on this path
+    per host it crosses (the sender's and the receiver's), which every replicated write pays
+    twice per host (the write out, the acknowledgement back).
+    """
+
+    hypervisor: str
+    enhanced_networking: str
+    added_latency_us: NonNegativeFloat = 0
+    note: str = ""
+
+
+class Price(CatalogRecord):
+    """On-demand list price of an instance in one region."""
+
+    usd_per_hour: PositiveFloat
+    region: str
+    sources: SourceList
+    as_of: dt.date
 
 
 class InstanceStore(CatalogRecord):
@@ -98,8 +126,13 @@ class InstanceType(CatalogRecord):
     nitro: bool = Field(description="Nitro instances allow io1/io2 above 32,000 IOPS")
     network: Network
     ebs: Ebs
+    cloud: str = "aws"
     cpu_credits: CpuCredits | None = None
+    virtualization: Virtualization | None = None
     instance_store: InstanceStore | None = None
+    price: Price | None = None
     sources: SourceList
     as_of: dt.date
+    verified: bool = Field(default=True, description="false: entered without re-reading a stored copy")
+    figure_sources: dict[str, FigureSource] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)

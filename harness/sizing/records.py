@@ -18,6 +18,7 @@ __all__ = [
     "Defaults",
     "DefaultsOverlay",
     "Figure",
+    "FigureSource",
     "NonNegativeFloat",
     "PlacementEntry",
     "PositiveFloat",
@@ -38,10 +39,29 @@ class CatalogRecord(BaseModel):
 
 
 class Reference(CatalogRecord):
-    """A source document that entries cite by id."""
+    """A source document that entries cite by id: a page (``url`` and the date it was read) or a
+    file in a public repository (``repo``, ``path`` and the ``commit`` it was read at)."""
 
     url: Annotated[str, Field(min_length=1)]
     title: str = ""
+    repo: str = ""
+    path: str = ""
+    commit: str = ""
+    read: dt.date | None = Field(default=None, description="when the page was read (documents without a commit)")
+
+
+class FigureSource(CatalogRecord):
+    """Where one figure of an entry comes from when that differs from the entry's own sources.
+
+    ``verified`` is false for a figure entered from a source that was not re-read against a stored
+    copy; ``harness sizing catalog check`` lists those with the estimates and the stale ones.
+    """
+
+    sources: SourceList
+    as_of: dt.date
+    estimate: bool = False
+    verified: bool = True
+    note: str = ""
 
 
 class Figure(CatalogRecord):
@@ -60,6 +80,9 @@ class Defaults(CatalogRecord):
     single_flow_gbps: Figure
     network_burst_minutes: Figure
     ebs_burst_minutes: Figure
+    tcp_sndbuf_bytes: Figure
+    mtu_bytes: Figure
+    tcp_ip_header_bytes: Figure
 
 
 class DefaultsOverlay(CatalogRecord):
@@ -68,14 +91,22 @@ class DefaultsOverlay(CatalogRecord):
     single_flow_gbps: Figure | None = None
     network_burst_minutes: Figure | None = None
     ebs_burst_minutes: Figure | None = None
+    tcp_sndbuf_bytes: Figure | None = None
+    mtu_bytes: Figure | None = None
+    tcp_ip_header_bytes: Figure | None = None
 
 
 class PlacementEntry(CatalogRecord):
-    """A named pair placement and the round-trip time the model assumes for it."""
+    """A named pair placement, the round-trip time the model assumes for it, and what the
+    provider charges per GB that crosses it (each direction, e.g. AWS inter-AZ)."""
 
     description: str = ""
+    cloud: str = "aws"
     rtt_ms: NonNegativeFloat
+    transfer_usd_per_gb: NonNegativeFloat | None = None
     estimate: bool = False
     note: str = ""
     sources: SourceList
     as_of: dt.date
+    verified: bool = True
+    figure_sources: dict[str, FigureSource] = Field(default_factory=dict)

@@ -17,7 +17,7 @@ from harness.sizing.limits import Bucket, Build, Limit, Node
 __all__ = ["add_calibrated_limits", "add_ebs_limits", "add_volume_limits"]
 
 
-def add_volume_limits(build: Build, node: Node, bs: int) -> None:
+def add_volume_limits(build: Build, node: Node, bs: int, random: bool = False) -> None:
     """``node``'s volume: its IOPS (read and write apart on instance store) and throughput, with their buckets."""
     perf = node.volume
     role = node.role
@@ -73,14 +73,20 @@ def add_volume_limits(build: Build, node: Node, bs: int) -> None:
         )
     if perf.baseline_bytes_s is not None:
         share = node.writes + node.reads
+        charged = bs
+        if perf.random_io_charge is not None and random and bs < perf.random_io_charge:
+            # AWS st1/sc1: a random I/O of 1 MiB or less spends 1 MiB of throughput credit.
+            charged = perf.random_io_charge
         bucket_key = None
         detail = f"{perf.description}: {perf.baseline_bytes_s / MIB:g} MiB/s"
+        if charged != bs:
+            detail += f" (each random {bs} B I/O is charged as {charged // KIB} KiB)"
         if perf.burst_bytes_s is not None and perf.throughput_bucket == "iops":
             bucket_key = f"{role}.volume.io_credits"
             detail += f", {perf.burst_bytes_s / MIB:g} MiB/s while I/O credits last"
         elif perf.burst_bytes_s is not None and perf.bytes_bucket is not None:
             bucket_key = f"{role}.volume.throughput_credits"
-            build.add_bucket(Bucket(bucket_key, perf.bytes_bucket, perf.baseline_bytes_s, share * bs))
+            build.add_bucket(Bucket(bucket_key, perf.bytes_bucket, perf.baseline_bytes_s, share * charged))
             detail += (
                 f" baseline, {perf.burst_bytes_s / MIB:g} MiB/s burst from "
                 f"{perf.bytes_bucket / TIB:g} TiB of throughput credits"
@@ -90,7 +96,7 @@ def add_volume_limits(build: Build, node: Node, bs: int) -> None:
                 key=f"{role}.volume.throughput",
                 label=f"{role} {perf.type} throughput",
                 resource="volume",
-                units_per_io=share * bs,
+                units_per_io=share * charged,
                 baseline=perf.baseline_bytes_s,
                 burst=perf.burst_bytes_s if bucket_key else None,
                 bucket=bucket_key,

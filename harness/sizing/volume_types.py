@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from harness.sizing.records import CatalogRecord, PositiveFloat, SourceList
+from harness.sizing.records import CatalogRecord, FigureSource, NonNegativeFloat, PositiveFloat, SourceList
 
 __all__ = [
     "FixedVolume",
@@ -26,6 +26,7 @@ __all__ = [
     "ThroughputBurstVolume",
     "ThroughputFromIops",
     "ThroughputTier",
+    "VolumePrice",
     "VolumeType",
 ]
 
@@ -39,10 +40,24 @@ class Latency(CatalogRecord):
     note: str = ""
 
 
+class VolumePrice(CatalogRecord):
+    """List price of a volume in one region: capacity, and IOPS / throughput above what is included."""
+
+    usd_per_gib_month: NonNegativeFloat
+    usd_per_iops_month: NonNegativeFloat = 0
+    included_iops: NonNegativeFloat = 0
+    usd_per_mib_s_month: NonNegativeFloat = 0
+    included_mib_s: NonNegativeFloat = 0
+    region: str
+    sources: SourceList
+    as_of: dt.date
+
+
 class _VolumeBase(CatalogRecord):
     """Fields every volume type has, whatever its performance model."""
 
     description: str = ""
+    cloud: str = "aws"
     min_size_gib: PositiveFloat | None = None
     max_size_gib: PositiveFloat | None = None
     io_unit_kib: Annotated[int, Field(gt=0, description="largest I/O counted as one operation against the IOPS limit")]
@@ -51,8 +66,11 @@ class _VolumeBase(CatalogRecord):
         description="reached over the instance's EBS link (or its NIC when not EBS-optimized); false for local disks",
     )
     latency: Latency
+    price: VolumePrice | None = None
     sources: SourceList
     as_of: dt.date
+    verified: bool = True
+    figure_sources: dict[str, FigureSource] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
 
 
@@ -128,6 +146,9 @@ class ThroughputBurstVolume(_VolumeBase):
     burst_mib_s_per_tib: PositiveFloat
     max_mib_s: PositiveFloat
     bucket_tib_per_tib: PositiveFloat
+    credit_unit_kib: Annotated[
+        int, Field(gt=0, description="AWS: every random I/O of this size or less spends this much credit")
+    ] = 1024
 
 
 class FixedVolume(_VolumeBase):

@@ -36,6 +36,8 @@ class VolumePerformance:
     ``read_iops`` is set, reads and writes have separate caps (instance store); otherwise they
     share ``baseline_iops``.  ``throughput_bucket`` says what gates ``burst_bytes_s``: the
     I/O-credit bucket (``"iops"``, gp2), a byte bucket (``"bytes"``, st1) or nothing.
+    ``random_io_charge`` is the byte count a random I/O of that size or less is charged against
+    the throughput limit and its credits (st1/sc1: 1 MiB; sequential I/Os are merged first).
     """
 
     type: str
@@ -49,6 +51,7 @@ class VolumePerformance:
     burst_bytes_s: float | None = None
     throughput_bucket: Literal["iops", "bytes"] | None = None
     bytes_bucket: float | None = None
+    random_io_charge: int | None = None
     write_latency_s: float = 0.001
     read_latency_s: float = 0.001
     latency_estimate: bool = False
@@ -140,7 +143,9 @@ def volume_performance(name: str, volume: VolumeType, spec: VolumeSpec, instance
         iops = spec.iops if spec.iops is not None else volume.default_iops
         if iops is None:
             raise ConfigError(f"{name} needs provisioned IOPS, e.g. {name}:{size:g}GiB:3000")
-        ceiling = min(volume.max_iops, volume.max_iops_per_gib * size)
+        # The per-GiB ratio limits what may be bought; IOPS included in the price (gp3's 3,000)
+        # come with any size, so a 1-5 GiB gp3 volume is allowed (AWS, 2025).
+        ceiling = max(min(volume.max_iops, volume.max_iops_per_gib * size), volume.default_iops or 0)
         if not volume.min_iops <= iops <= ceiling:
             raise ConfigError(
                 f"{label} allows {volume.min_iops:g}..{ceiling:g} IOPS "
@@ -193,6 +198,7 @@ def volume_performance(name: str, volume: VolumeType, spec: VolumeSpec, instance
             burst_bytes_s=burst_mib * MIB if bursts else None,
             throughput_bucket="bytes" if bursts else None,
             bytes_bucket=volume.bucket_tib_per_tib * tib * TIB if bursts else None,
+            random_io_charge=volume.credit_unit_kib * KIB,
             notes=notes,
             **latency,
         )
