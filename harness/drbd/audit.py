@@ -25,13 +25,21 @@ Anything that cannot be read is itself a risk: the audit fails closed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Final
 
 from harness.drbd.commands import dump_argv, show_defaults_argv
-from harness.drbd.config import Statement, find_resources, parse_config, walk
+from harness.drbd.config import Statement, find_resources, parse_config
 from harness.drbd.errors import DrbdOutputError
+from harness.drbd.layout import (
+    Options,
+    PairEnds,
+    ResourceLayout,
+    layout_of_dump,
+    layout_of_show,
+    option_leaves,
+)
 from harness.remote import CommandResult
 
 __all__ = ["AuditPlan", "NodeAudit", "Risk", "audit_dump", "audit_managers", "audit_show"]
@@ -49,7 +57,15 @@ _RR_CONFLICT_LOSSY: Final = frozenset({"violently", "call-pri-lost", "auto-disca
 # `outdate-peer` is the handler's name before 8.4; drbdadm still accepts it.
 _FENCE_HANDLERS: Final = ("fence-peer", "outdate-peer")
 
-Options = Mapping[str, Sequence[tuple[str, ...]]]
+_CHECK_ORDER: Final = (
+    "audit",
+    "protocol",
+    "fencing",
+    "fence-peer handler",
+    "quorum",
+    "split-brain policy",
+    "two primaries",
+)
 
 
 @dataclass(frozen=True)
@@ -63,60 +79,27 @@ class Risk:
         return f"{self.check}: {self.detail}"
 
 
-def _leaves(statements: Iterable[Statement]) -> dict[str, list[tuple[str, ...]]]:
-    """Every ``key args;`` below ``statements``, by key, in order of appearance."""
-    found: dict[str, list[tuple[str, ...]]] = {}
-    for _path, statement in walk(tuple(statements)):
-        if statement.block is None:
-            found.setdefault(statement.key, []).append(statement.args)
-    return found
-
-
 def _value(args: tuple[str, ...]) -> str:
     # a bare flag (`allow-two-primaries;` in drbd.conf) means yes
     return args[0] if args else "yes"
 
 
-def _risks(options: Options, expected_protocol: str) -> list[Risk]:
+def _values(options: Options, key: str) -> set[str]:
+    return {_value(a) for a in options.get(key, ())}
+
+
+def _connection_risks(options: Options) -> list[Risk]:
+    """Settings of one connection that make a fault on it dangerous (DRBD 9 keeps them per peer)."""
     risks: list[Risk] = []
-    protocols = {_value(a).upper() for a in options.get("protocol", ())} or {DEFAULT_PROTOCOL}
-    for protocol in sorted(protocols - {expected_protocol.upper()}):
-        risks.append(
-            Risk(
-                "protocol",
-                f"the resource runs protocol {protocol}, the inventory says {expected_protocol}: "
-                "results would be judged against the wrong replication guarantee",
-            )
-        )
-    for fencing in sorted({_value(a) for a in options.get("fencing", ())} - {"dont-care"}):
+    for fencing in sorted(_values(options, "fencing") - {"dont-care"}):
         why = {
             "resource-and-stonith": "on losing the peer the primary freezes all I/O and calls fence-peer, "
             "which is expected to STONITH the peer",
             "resource-only": "on losing the peer the primary calls fence-peer to outdate it",
         }.get(fencing, "DRBD calls fence-peer on losing the peer")
         risks.append(Risk("fencing", f"fencing {fencing}: {why}"))
-    for handler in _FENCE_HANDLERS:
-        for args in options.get(handler, ()):
-            risks.append(
-                Risk(
-                    "fence-peer handler",
-                    f"{handler} {' '.join(args)}: runs when the peer is lost; it outdates the peer or has it "
-                    "STONITHed, and a cluster manager may move services",
-                )
-            )
-    quorum = {_value(a) for a in options.get("quorum", ())} - {"off"}
-    if quorum:
-        on_loss = sorted({_value(a) for a in options.get("on-no-quorum", ())}) or ["(not shown)"]
-        effect = "returns I/O errors" if on_loss == ["io-error"] else "freezes its I/O"
-        risks.append(
-            Risk(
-                "quorum",
-                f"quorum {'/'.join(sorted(quorum))} with on-no-quorum {'/'.join(on_loss)}: on two nodes a "
-                f"partition leaves neither side with quorum and the primary {effect}",
-            )
-        )
     for key in _AFTER_SB:
-        for policy in sorted({_value(a) for a in options.get(key, ())} - {"disconnect"}):
+        for policy in sorted(_values(options, key) - {"disconnect"}):
             risks.append(
                 Risk(
                     "split-brain policy",
@@ -124,9 +107,9 @@ def _risks(options: Options, expected_protocol: str) -> list[Risk]:
                     "node's changes away by itself)",
                 )
             )
-    for policy in sorted({_value(a) for a in options.get("rr-conflict", ())} & _RR_CONFLICT_LOSSY):
+    for policy in sorted(_values(options, "rr-conflict") & _RR_CONFLICT_LOSSY):
         risks.append(Risk("split-brain policy", f"automatic data loss configured: rr-conflict {policy}"))
-    if "yes" in {_value(a) for a in options.get("allow-two-primaries", ())}:
+    if "yes" in _values(options, "allow-two-primaries"):
         risks.append(
             Risk(
                 "two primaries",
@@ -135,6 +118,85 @@ def _risks(options: Options, expected_protocol: str) -> list[Risk]:
             )
         )
     return risks
+
+
+def _quorum_needed(setting: str, nodes: int) -> int:
+    if setting == "majority":
+        return nodes // 2 + 1
+    return int(setting) if setting.isdigit() else nodes  # `all`, or a word this audit does not know
+
+
+def _quorum_risk(layout: ResourceLayout) -> Risk | None:
+    """Quorum that the primary loses when it loses only its peer in the pair.
+
+    Cut off from the peer, the primary still reaches every other node of the resource: N - 1
+    votes, itself included (diskless tie-breakers vote too, UG9 "Using a diskless node as a
+    tiebreaker").  On two nodes no side keeps a majority; on three it does."""
+    options = layout.resource_options
+    settings = _values(options, "quorum") - {"off"}
+    nodes = layout.nodes
+    short = sorted(q for q in settings if nodes - 1 < _quorum_needed(q, nodes))
+    if not short:
+        return None
+    on_loss = sorted(_values(options, "on-no-quorum")) or ["(not shown)"]
+    effect = "returns I/O errors" if on_loss == ["io-error"] else "freezes its I/O"
+    head = f"quorum {'/'.join(short)} with on-no-quorum {'/'.join(on_loss)}"
+    if nodes == 2:
+        return Risk(
+            "quorum", f"{head}: on two nodes a partition leaves neither side with quorum and the primary {effect}"
+        )
+    need = max(_quorum_needed(q, nodes) for q in short)
+    return Risk(
+        "quorum",
+        f"{head}: on {nodes} nodes the primary needs {need} of them; cut off from its peer it reaches "
+        f"{nodes - 1} and {effect}",
+    )
+
+
+def _protocol_risk(layout: ResourceLayout, ends: PairEnds | None, expected: str) -> Risk | None:
+    pair = layout.pair_connection(ends)
+    own = layout.own(ends.local) if ends is not None else layout.connections
+    if pair is None:
+        labels = ", ".join(c.label(ends.local if ends else None) for c in own)
+        peer = (
+            ", ".join(sorted(ends.peer.names | ({ends.peer.address} if ends.peer.address else set()))) if ends else ""
+        )
+        return Risk(
+            "audit",
+            f"cannot tell which connection is the pair's ({labels}; peer {peer or 'not given'}): its protocol "
+            "cannot be checked",
+        )
+    protocol = next((p for p in (_value(a).upper() for a in pair.options.get("protocol", ())[-1:])), DEFAULT_PROTOCOL)
+    if protocol == expected.upper():
+        return None
+    where = "the resource" if len(own) == 1 else f"the connection to {pair.label(ends.local if ends else None)}"
+    return Risk(
+        "protocol",
+        f"{where} runs protocol {protocol}, the inventory says {expected}: results would be judged against the "
+        "wrong replication guarantee",
+    )
+
+
+def _judge(layout: ResourceLayout, ends: PairEnds | None, expected: str) -> list[Risk]:
+    risks = [r for r in (_protocol_risk(layout, ends, expected), _quorum_risk(layout)) if r is not None]
+    local = ends.local if ends is not None else None
+    own = layout.own(local) if local is not None else layout.connections
+    per_connection = [(c, _connection_risks(c.options)) for c in own]
+    for risk in dict.fromkeys(r for _, found in per_connection for r in found):
+        holders = [c.label(local) for c, found in per_connection if risk in found]
+        # on some connections only: say which
+        where = f"connection to {', '.join(holders)}: " if len(holders) < len(own) else ""
+        risks.append(Risk(risk.check, where + risk.detail))
+    for handler in _FENCE_HANDLERS:
+        for args in layout.resource_options.get(handler, ()):
+            risks.append(
+                Risk(
+                    "fence-peer handler",
+                    f"{handler} {' '.join(args)}: runs when the peer is lost; it outdates the peer or has it "
+                    "STONITHed, and a cluster manager may move services",
+                )
+            )
+    return sorted(risks, key=lambda r: _CHECK_ORDER.index(r.check))
 
 
 def _resource(
@@ -151,8 +213,13 @@ def _resource(
     return parsed, blocks
 
 
-def audit_show(text: str, resource: str, expected_protocol: str) -> list[Risk]:
-    """Risks in ``drbdsetup show [--show-defaults] RESOURCE``: the running configuration."""
+def _statements(blocks: list[Statement]) -> tuple[Statement, ...]:
+    return tuple(s for block in blocks for s in block.block or ())
+
+
+def audit_show(text: str, resource: str, expected_protocol: str, ends: PairEnds | None = None) -> list[Risk]:
+    """Risks in ``drbdsetup show [--show-defaults] RESOURCE``: the running configuration, the
+    pair ``ends`` judged by its own connection."""
     found = _resource(
         text,
         resource,
@@ -161,11 +228,10 @@ def audit_show(text: str, resource: str, expected_protocol: str) -> list[Risk]:
     )
     if isinstance(found, Risk):
         return [found]
-    _, blocks = found
-    return _risks(_leaves(blocks), expected_protocol)
+    return _judge(layout_of_show(_statements(found[1])), ends, expected_protocol)
 
 
-def audit_dump(text: str, resource: str, expected_protocol: str) -> list[Risk]:
+def audit_dump(text: str, resource: str, expected_protocol: str, ends: PairEnds | None = None) -> list[Risk]:
     """Risks in ``drbdadm dump RESOURCE``: the configuration file, ``common`` section included
     (the resource's own settings win over ``common``'s, as drbdadm applies them)."""
     found = _resource(
@@ -177,8 +243,8 @@ def audit_dump(text: str, resource: str, expected_protocol: str) -> list[Risk]:
     if isinstance(found, Risk):
         return [found]
     parsed, blocks = found
-    common = _leaves(s for s in parsed if s.block is not None and s.words == ("common",))
-    return _risks({**common, **_leaves(blocks)}, expected_protocol)
+    common = option_leaves(s for s in parsed if s.block is not None and s.words == ("common",))
+    return _judge(layout_of_dump(_statements(blocks), common), ends, expected_protocol)
 
 
 def audit_managers(units: CommandResult, processes: CommandResult) -> list[Risk]:
@@ -230,9 +296,11 @@ class NodeAudit:
 @dataclass(frozen=True)
 class AuditPlan:
     """The audit of the resources on one node: ``protocols`` maps each resource to the protocol
-    the inventory says it runs."""
+    the inventory says it runs, ``pairs`` to the ends of its pair under test (a DRBD 9 resource
+    may have more connections than the pair's, each with its own settings)."""
 
     protocols: Mapping[str, str]
+    pairs: Mapping[str, PairEnds] = field(default_factory=dict)
 
     def _keys(self) -> list[tuple[str, str, str]]:
         # run_batch wants identifiers: each resource's commands are named after it, spelled as
@@ -260,6 +328,7 @@ class AuditPlan:
                     error = (result.stderr.strip() or f"exit {result.exit_code}").splitlines()[0]
                     risks.append(Risk("audit", f"`{result.command}` failed: {error}"))
                     continue
-                risks += [r for r in audit(result.stdout, res, self.protocols[res]) if r not in risks]
+                found = audit(result.stdout, res, self.protocols[res], self.pairs.get(res))
+                risks += [r for r in found if r not in risks]
             per_resource[res] = risks
         return NodeAudit(per_resource, audit_managers(results["audit_units"], results["audit_processes"]))
