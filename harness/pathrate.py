@@ -10,6 +10,7 @@ node, and a server whose client never comes does not listen forever.
 from __future__ import annotations
 
 import json
+import math
 import time
 
 from harness.errors import InfraError
@@ -24,14 +25,41 @@ _PIDFILE = "/run/harness-iperf3.pid"
 
 
 def parse_iperf3_bits(text: str) -> float:
-    """Bits per second the receiver saw, from ``iperf3 -J`` output."""
+    """Bits per second the receiver saw, from ``iperf3 -J`` output (the same keys from 3.7 to 3.18).
+
+    Refuses, with what iperf3 said, anything that is not a positive measured rate: its own
+    ``error`` object; an empty ``end`` (iperf 3.9 leaves the error out of the JSON and
+    prints it on stderr); a rate of 0 bit/s, which iperf3 reports as a result when the path
+    carried nothing and which would otherwise surface much later as an invalid calibration.
+    """
     try:
-        data = json.loads(text)
-        if "error" in data:
-            raise InfraError(f"iperf3: {data['error']}")
-        return float(data["end"]["sum_received"]["bits_per_second"])
-    except (ValueError, KeyError, TypeError) as exc:
-        raise InfraError(f"iperf3 output not understood: {exc}") from None
+        data, _ = json.JSONDecoder().raw_decode(text.lstrip())
+    except ValueError as exc:
+        raise InfraError(f"iperf3 printed no JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise InfraError("iperf3 output not understood: not a JSON object")
+    start = data.get("start")
+    version = start.get("version") if isinstance(start, dict) else None
+    # "iperf 3.12" -> "iperf3 3.12"
+    who = f"iperf3 {version.removeprefix('iperf ')}" if isinstance(version, str) else "iperf3"
+    if "error" in data:
+        raise InfraError(f"{who}: {data['error']}")
+    end = data.get("end")
+    if isinstance(end, dict) and not end:
+        raise InfraError(f"{who} printed no result (empty 'end': iperf 3.9 prints its error only on stderr)")
+    try:
+        received = end["sum_received"]  # type: ignore[index]
+        bits = float(received["bits_per_second"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InfraError(f"iperf3 output not understood: no end.sum_received.bits_per_second ({exc!r})") from None
+    if not math.isfinite(bits) or bits <= 0:
+        moved = received.get("bytes")
+        seconds = received.get("seconds")
+        raise InfraError(
+            f"{who} measured {0.0 if bits == 0 else bits:g} bit/s ({moved} bytes received in {seconds} s): "
+            "the replication path carried nothing during the test; check the link and any impairment left on it"
+        )
+    return bits
 
 
 def has_iperf3(node: Runner) -> bool:
