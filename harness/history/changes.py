@@ -1,0 +1,99 @@
+"""Change detection on one cell's series of run medians: did its latest runs leave their own noise?
+
+A robust one-step change-point test.  For every candidate split ``k`` (at least
+``min_history`` runs before it), the runs before ``k`` are the history: their median ``m`` and
+their noise, the median absolute deviation scaled to a standard deviation
+(``s = 1.4826 · MAD``, so one wild run among them moves neither).  The runs from ``k`` to the
+newest have *changed* when every one of them lies on the same side of ``m``, each
+
+* further than ``threshold · s`` from it (3.5, Iglewicz and Hoaglin's cut-off for the modified
+  z-score: a point that far out is an outlier of the history), and
+* further than ``min_change · |m|`` (a history that barely varies, MAD ≈ 0, must not turn a
+  0.1 % wobble into a "change").
+
+The earliest such ``k`` is the run where the cell changed.  Because every run after it must
+have moved, a single outlier in the middle of the history is never named; a newest run that
+moved on its own is (it is the change a nightly gate wants to see first).  Pure: floats in,
+a :class:`Shift` or ``None`` out.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["MAD_SCALE", "MIN_CHANGE", "MIN_HISTORY", "THRESHOLD", "Shift", "detect_shift", "robust_noise"]
+
+#: MAD × this estimates the standard deviation of normally distributed noise.
+MAD_SCALE: Final = 1.4826
+#: Modified z-score beyond which a run is out of its history's noise (Iglewicz & Hoaglin, 1993).
+THRESHOLD: Final = 3.5
+#: Smallest relative move that counts as a change, whatever the noise.
+MIN_CHANGE: Final = 0.10
+#: Runs needed before a split for the history to have a noise at all.
+MIN_HISTORY: Final = 3
+
+
+def robust_noise(values: Sequence[float]) -> float:
+    """``1.4826 · median(|x − median(x)|)``: the series' noise, unmoved by a few wild values."""
+    centre = statistics.median(values)
+    return MAD_SCALE * statistics.median(abs(v - centre) for v in values)
+
+
+@dataclass(frozen=True)
+class Shift:
+    """The series changed at ``index`` (the first run of the new level)."""
+
+    index: int
+    #: Median of the runs before the change, and of the runs from it on.
+    before: float
+    after: float
+    #: The history's noise (:func:`robust_noise` of the runs before).
+    noise: float
+    #: The smallest distance of a changed run from ``before``, in units of ``noise`` (inf: no noise).
+    score: float
+
+    @property
+    def change(self) -> float:
+        """``after / before − 1``; ±inf from a zero history."""
+        if self.before == 0:
+            return math.copysign(math.inf, self.after)
+        return self.after / self.before - 1
+
+
+def _moved(value: float, centre: float, noise: float, threshold: float, min_change: float) -> float | None:
+    """Signed distance of ``value`` from ``centre`` when it is out of the noise, else ``None``."""
+    distance = value - centre
+    if abs(distance) <= threshold * noise or abs(distance) < min_change * abs(centre) or distance == 0:
+        return None
+    return distance
+
+
+def detect_shift(
+    values: Sequence[float],
+    *,
+    threshold: float = THRESHOLD,
+    min_change: float = MIN_CHANGE,
+    min_history: int = MIN_HISTORY,
+) -> Shift | None:
+    """The earliest run from which every run moved out of the noise of the runs before it, in
+    one direction; ``None`` when the newest runs are inside it (or there are too few runs)."""
+    series = [float(v) for v in values]
+    if any(not math.isfinite(v) for v in series):
+        raise ValueError("a history series holds finite numbers only")
+    for k in range(max(min_history, 1), len(series)):
+        before, after = series[:k], series[k:]
+        centre, noise = statistics.median(before), robust_noise(before)
+        moves = [_moved(v, centre, noise, threshold, min_change) for v in after]
+        if any(m is None for m in moves):
+            continue
+        signs = {math.copysign(1.0, m) for m in moves if m is not None}
+        if len(signs) != 1:
+            continue
+        nearest = min(abs(m) for m in moves if m is not None)
+        score = nearest / noise if noise > 0 else math.inf
+        return Shift(k, centre, statistics.median(after), noise, score)
+    return None
