@@ -7,15 +7,27 @@ key ``"match"`` -- repeated once per key *in the same JSON object*, kept by
 :func:`~harness.impair.tcjson.load_objects` -- with ``value``/``mask`` as unpadded hex strings
 (``"ad5010c"`` for 10.213.1.12) and ``off``.  With ``-p`` the keys print as
 ``{"dst": {"address", "prefixlen"}}``; that form is accepted too.
+
+Before iproute2 5.18 (Ubuntu 20.04's 5.5, Debian 11's 5.10, Ubuntu 22.04's 5.15), u32's
+``print_opt`` still wrote with ``fprintf`` in JSON mode, so its options arrive as text
+(``fh 800::800 order 2048 key ht 800 bkt 0 flowid 4842:2 not_in_hw \n  match 0ad5010c/ffffffff
+at 16``; recorded with 5.10 in tests/data/tc/versions/, where 6.1 and 6.15 print JSON; the
+text comes from ``fprintf(f, "fh %s ", ...)``/``"%sflowid %s "`` in ``u32_print_opt``, which a
+2022 netdev patch by Stephen Hemminger began to convert).  :func:`_u32_text` reads that
+text with the same meaning: ``fh``, ``[*]flowid``, ``ht divisor`` (a hash-table entry, not a
+rule), ``match VALUE/MASK at [nexthdr+]OFF``, and the words of the features the harness never
+sets (``link``, ``hash mask``, ``offset``, ``mark``, ``input dev``, ``police``, ``action``).
 """
 
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from harness.impair.tcjson import (
+    TEXT_OPTIONS,
     TcParseError,
     as_hex,
     as_int,
@@ -100,6 +112,40 @@ def _u32_keys(options: Mapping[str, object], what: str) -> tuple[U32Key, ...]:
     return tuple(keys)
 
 
+_TEXT_MATCH_RE = re.compile(r"\bmatch ([0-9a-f]{8})/([0-9a-f]{8}) at (nexthdr\+)?(-?\d+)")
+_TEXT_FH_RE = re.compile(r"\bfh (\S+)")
+_TEXT_FLOWID_RE = re.compile(r"(?:^|\s)\*?flowid (\S+)")
+# text words of u32 features -> the JSON key names in _U32_EXTRAS
+_TEXT_EXTRAS = (
+    ("actions", re.compile(r"\baction\b")),
+    ("police", re.compile(r"\bpolice\b")),
+    ("link", re.compile(r"\blink \S")),
+    ("input_dev", re.compile(r"\binput dev\b")),
+    ("offset_mask", re.compile(r"\boffset [0-9a-f]+>>")),
+    ("hash_mask", re.compile(r"\bhash mask\b")),
+    ("fwmark_value", re.compile(r"\bmark 0x")),
+)
+
+
+def _u32_text(kind: str, protocol: str, pref: int, text: str) -> Filter:
+    """A filter whose options tc printed as text (iproute2 < 5.18 u32)."""
+    fh = _TEXT_FH_RE.search(text)
+    flowid = _TEXT_FLOWID_RE.search(text)
+    keys = tuple(
+        U32Key(int(m[1], 16), int(m[2], 16), int(m[4]), nexthdr=m[3] is not None) for m in _TEXT_MATCH_RE.finditer(text)
+    )
+    return Filter(
+        kind=kind,
+        protocol=protocol,
+        pref=pref,
+        handle=fh[1] if fh else None,
+        flowid=parse_tc_id(flowid[1]) if flowid else None,
+        keys=keys,
+        extras=tuple(name for name, pattern in _TEXT_EXTRAS if pattern.search(text)),
+        is_rule="ht divisor" not in text,
+    )
+
+
 def parse_filters(text: str) -> list[Filter]:
     """Parse ``tc -j filter show dev X parent H``.  An empty list (``[]``) is valid; empty
     output is not.  u32 keys are decoded; other filter kinds keep no keys."""
@@ -114,6 +160,11 @@ def parse_filters(text: str) -> list[Filter]:
             filters.append(Filter(kind, protocol, pref, None, None, (), (), is_rule=False))
             continue
         opts = as_obj(options, f"{what}: options")
+        if TEXT_OPTIONS in opts:
+            if kind != "u32":
+                raise TcParseError(f"{what}: {kind} options printed as text, not JSON: {opts[TEXT_OPTIONS]!r}")
+            filters.append(_u32_text(kind, protocol, pref, as_str(opts[TEXT_OPTIONS], f"{what}: options")))
+            continue
         handle = opts.get("fh")
         flowid = opts.get("flowid")
         is_table = "ht_divisor" in opts

@@ -16,6 +16,17 @@ The JSON shapes follow iproute2 6.1.0 (Debian 12, the lab guests' userland):
 * tbf (tc/q_tbf.c, recorded with the 6.1.0 binary): ``rate`` in **bytes/s**, ``burst`` in
   bytes (``"159999b/1"``-style strings with ``-d``), ``lat`` in **microseconds**; the burst
   comes back a few bytes off (160000 -> 159999) because tc converts it through time ticks.
+  ``peakrate`` is in the JSON up to iproute2 5.10 and printed to text only since 5.11
+  (recorded: 5.10 prints ``"peakrate":25000000``, 6.1 and 6.15 leave it out); ``minburst``,
+  which tbf_print_opt prints only inside ``if (prate64)`` and which every peakrate has (tc
+  refuses a peakrate without ``mtu``), stays in the JSON of every version, so either key
+  means a peakrate is set.
+* Every time value (netem delay/jitter, tbf latency and burst) goes through tc's tick
+  conversion from ``/proc/net/psched``.  A tc that cannot read that file (a chroot or
+  container without /proc) assumes 1 tick per microsecond instead of the kernel's 64 ns
+  ticks: it prints times 15.625 times too large (recorded: a 5 ms netem delay as
+  ``"delay": 0.078125``, with iproute2 5.10 and 6.1 alike) and applies them 15.625 times too
+  small; :data:`PSCHED_TICKS_PER_US` names that factor for the read-back's diagnosis.
 * prio (tc/q_prio.c at iproute2/iproute2@c061b75895870010ea38979760dfb6806dd6fcbd):
   ``bands``, ``priomap`` (array; older code named it ``"priomap "``), ``multiqueue``.
   pfifo_fast prints through the same function.
@@ -41,7 +52,11 @@ from harness.impair.tcjson import (
     parse_tc_id,
 )
 
-__all__ = ["NetemOptions", "PrioOptions", "Qdisc", "TbfOptions", "parse_qdiscs"]
+__all__ = ["PSCHED_TICKS_PER_US", "NetemOptions", "PrioOptions", "Qdisc", "TbfOptions", "parse_qdiscs"]
+
+#: kernel packet-scheduler ticks per microsecond (PSCHED_SHIFT 6: 64 ns ticks, /proc/net/psched
+#: "000003e8 00000040": 1000 / 64); a tc without /proc/net/psched takes 1
+PSCHED_TICKS_PER_US = 1000 / 64
 
 # netem features the harness never sets; any of them in a read-back means someone else's
 # (or a stale) configuration.
@@ -150,7 +165,8 @@ class Qdisc:
         burst = _size(one(self.options, "burst", what), f"{what}: burst")
         lat = self.options.get("lat")
         latency = None if lat is None else as_int(lat, f"{what}: lat")
-        return TbfOptions(rate, burst, latency, "peakrate" in self.options)
+        # since iproute2 5.11 peakrate itself is text-only; minburst accompanies it in JSON
+        return TbfOptions(rate, burst, latency, "peakrate" in self.options or "minburst" in self.options)
 
 
 _SIZE_RE = re.compile(r"\A(\d+(?:\.\d+)?)(b|Kb|Mb|Gb)?(?:/\d+)?\Z")

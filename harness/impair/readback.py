@@ -26,7 +26,7 @@ from harness.impair.commands import (
 )
 from harness.impair.filters import Filter, U32Key
 from harness.impair.profile import DEFAULT_HZ, DEFAULT_LINK_RATE_BITS, DEFAULT_MTU, NetemProfile
-from harness.impair.qdiscs import NetemOptions, Qdisc, TbfOptions
+from harness.impair.qdiscs import PSCHED_TICKS_PER_US, NetemOptions, Qdisc, TbfOptions
 from harness.impair.tcjson import TcParseError, parse_tc_id
 from harness.units import format_duration, format_rate_bits
 
@@ -117,6 +117,20 @@ def _close(actual: float, expected: float, abs_tol: float, rel_tol: float) -> bo
     return abs(actual - expected) <= abs_tol + rel_tol * abs(expected)
 
 
+_TICKS_AS_US = (
+    " — exactly 15.625 times the value set: the tc that printed it could not read /proc/net/psched "
+    "(a chroot or container without /proc?) and took kernel ticks for microseconds; such a tc also "
+    "applies times 15.625 times too small"
+)
+
+
+def _ticks_hint(got: float, want: float, abs_tol: float, rel_tol: float) -> str:
+    """Why a time read back wrong, when it is the psched factor off (see :mod:`harness.impair.qdiscs`)."""
+    if want > 0 and _close(got / PSCHED_TICKS_PER_US, want, abs_tol, rel_tol):
+        return _TICKS_AS_US
+    return ""
+
+
 def _check_netem(problems: list[str], netem: NetemOptions, expected: NetemProfile, limit: int) -> None:
     if netem.limit != limit:
         problems.append(f"netem limit: expected {limit} packets, read back {netem.limit}")
@@ -125,7 +139,8 @@ def _check_netem(problems: list[str], netem: NetemOptions, expected: NetemProfil
         ("jitter", netem.jitter_s, expected.jitter_s),
     ):
         if not _close(got, want, _TIME_ABS_S, _TIME_REL):
-            problems.append(f"netem {name}: expected {format_duration(want)}, read back {format_duration(got)}")
+            hint = _ticks_hint(got, want, _TIME_ABS_S, _TIME_REL)
+            problems.append(f"netem {name}: expected {format_duration(want)}, read back {format_duration(got)}{hint}")
     if not _close(netem.loss_pct, expected.loss_pct, _LOSS_ABS_PCT, _LOSS_REL):
         problems.append(f"netem loss: expected {expected.loss_pct:g}%, read back {netem.loss_pct:g}%")
     if netem.delay_correlation or netem.loss_correlation:
@@ -146,10 +161,12 @@ def _check_tbf(problems: list[str], tbf: TbfOptions, expected: NetemProfile, hz:
         )
     burst = expected.tbf_burst_bytes(hz, mtu) or 0
     if not _close(tbf.burst_bytes, burst, _TBF_BURST_ABS, _TBF_REL):
-        problems.append(f"tbf burst: expected {burst} bytes, read back {tbf.burst_bytes}")
+        hint = _ticks_hint(tbf.burst_bytes, burst, _TBF_BURST_ABS, _TBF_REL)
+        problems.append(f"tbf burst: expected {burst} bytes, read back {tbf.burst_bytes}{hint}")
     latency_us = (expected.tbf_latency_s or 0.0) * 1e6
     if tbf.latency_us is None or not _close(tbf.latency_us, latency_us, _TBF_LAT_ABS_US, _TBF_REL):
-        problems.append(f"tbf latency: expected {latency_us:.0f}us, read back {tbf.latency_us}us")
+        got = "no latency" if tbf.latency_us is None else f"{tbf.latency_us}us"
+        problems.append(f"tbf latency: expected {latency_us:.0f}us, read back {got}")
     if tbf.has_peakrate:
         problems.append("tbf has a peakrate the harness never sets")
 

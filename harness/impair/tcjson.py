@@ -5,7 +5,11 @@ filter prints is described with its parser, :mod:`harness.impair.qdiscs` and
 :mod:`harness.impair.filters`.  One oddity is handled here for both: u32 repeats the key
 ``"match"`` once per match key *in the same JSON object*, so keys that appear more than once
 are kept as a :class:`Repeated` list (a plain ``json.loads`` would silently keep only the last
-one).  Nothing here runs a command.
+one).  Before iproute2 5.18, ``tc -j filter show`` printed u32's options as *text* inside the
+JSON (``"options":{fh 800::800 order 2048 key ht 800 bkt 0 flowid 4842:2 not_in_hw
+  match 0ad5010c/ffffffff at 16}}``, recorded with Debian 11's iproute2 5.10 in
+tests/data/tc/versions/); :func:`load_objects` keeps such text as a string under
+:data:`TEXT_OPTIONS` for the filter parser.  Nothing here runs a command.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from harness.errors import InfraError
 
 __all__ = [
     "TC_H_ROOT",
+    "TEXT_OPTIONS",
     "Repeated",
     "TcParseError",
     "as_float",
@@ -34,6 +39,11 @@ __all__ = [
 ]
 
 TC_H_ROOT = 0xFFFFFFFF
+#: key under which :func:`load_objects` keeps options that tc printed as text, not JSON
+TEXT_OPTIONS = "_text"
+# `"options":{<text>}}` where <text> does not start a JSON member: a filter's print_opt that
+# still used fprintf in JSON mode.  The text ends where the filter object closes.
+_TEXT_OPTIONS_RE = re.compile(r'"options":\{(?!\s*["}])(.*?)\}(?=\}\s*(?:,\s*\{|\]))', re.DOTALL)
 
 
 class TcParseError(InfraError):
@@ -65,10 +75,21 @@ def load_objects(text: str, what: str) -> list[Mapping[str, object]]:
     try:
         data = json.loads(text, object_pairs_hook=_keep_repeats)
     except json.JSONDecodeError as exc:
-        raise TcParseError(f"{what} did not print JSON ({exc.msg} at line {exc.lineno})") from None
+        quoted = _quote_text_options(text)
+        try:
+            data = json.loads(quoted, object_pairs_hook=_keep_repeats) if quoted != text else None
+        except json.JSONDecodeError:
+            data = None
+        if data is None:
+            raise TcParseError(f"{what} did not print JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         raise TcParseError(f"{what} printed JSON that is not a list of objects")
     return data
+
+
+def _quote_text_options(text: str) -> str:
+    """Text options (iproute2 < 5.18 u32) as ``{"_text": "..."}`` so the whole output loads."""
+    return _TEXT_OPTIONS_RE.sub(lambda m: '"options":{' + json.dumps(TEXT_OPTIONS) + ":" + json.dumps(m[1]) + "}", text)
 
 
 def one(obj: Mapping[str, object], key: str, what: str) -> object:
