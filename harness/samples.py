@@ -53,6 +53,18 @@ METRICS: dict[str, str] = {
     "ss_attained": "0/1",  # fio's steady-state criterion met (precondition cells)
     "lost_writes": "blocks",
     "acked_writes": "blocks",
+    # bonnie++ (harness.bonnie): seeks and file create/stat/delete per second, each phase's
+    # %CPU (above 100 with several seeker processes) and its longest single operation
+    "ops": "ops/s",
+    "cpu": "%",
+    "lat_max": "ms",
+    # the partition cell (harness.cell.partition)
+    "cut": "s",  # how long the replication path was cut
+    "stall": "s",  # the longest write while it was cut
+    "detect": "s",  # until the primary declared the peer lost
+    "behind": "MiB",  # out of sync on the primary when the path healed
+    "resync_time": "s",  # from the heal until both replicas were current again
+    "verify_out_of_sync": "KiB",  # what online verify found different afterwards
 }
 
 #: Metadata that identifies a cell across runs (baselines match on these, never on nodeids).

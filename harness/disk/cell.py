@@ -19,7 +19,8 @@ from __future__ import annotations
 import functools
 import shlex
 import time
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +38,7 @@ from harness.safety.device import guard_scratch_device
 from harness.samples import METRICS, Sample
 from harness.series import bw_logs_script
 
-__all__ = ["DiskCellResult", "DiskCellRunner", "DiskCellSpec"]
+__all__ = ["DiskCellResult", "DiskCellRunner", "DiskCellSpec", "PreparedTarget"]
 
 MIB = 2**20
 #: room a fresh filesystem needs beside the fio file (journal, metadata)
@@ -82,6 +83,20 @@ class DiskCellResult(CellOutcome, MeasuredRates):
     PROPERTY_KEYS = ("node", "mode", "workload", "devices", "steady_state")
 
 
+@dataclass(frozen=True)
+class PreparedTarget:
+    """A built layout, ready for an engine: the node, what to point the engine at (a device,
+    a pre-allocated file or a mount point: ``kind``), the cell's undo stack, device sizes, and
+    when the cell got its locks (``time.monotonic()``: its wall time counts from there)."""
+
+    node: Runner
+    target: str
+    kind: str
+    undo: ExitStack
+    sizes: dict[str, int]
+    started: float
+
+
 def _needed_per_device(spec: DiskCellSpec) -> int:
     footprint = spec.workload.footprint_bytes
     if spec.layout.kind == "raid0":
@@ -100,61 +115,89 @@ class DiskCellRunner:
         self._logs: CommandResult | None = None  # the last cell's fio bandwidth logs
 
     def run(self, spec: DiskCellSpec, *, test_id: str = "") -> DiskCellResult:
-        inventory = self.cells.inventory
-        if spec.node not in inventory.nodes:
-            raise ConfigError(f"unknown node {spec.node!r} (inventory has {sorted(inventory.nodes)})")
-        scratch = inventory.nodes[spec.node].scratch_devices
-        with self.cells.locked([spec.node]), self.cells.host_slot(exclusive=True):
-            start = time.monotonic()
-            node = self.cells.pool.get(spec.node)
-            sizes = {}
-            for device in spec.layout.devices:
-                self.cells.progress(f"{spec.id}: checking scratch device {device} on {spec.node}")
-                facts = guard_scratch_device(
-                    node, device=device, scratch=scratch, needed_bytes=_needed_per_device(spec)
-                )
-                sizes[device] = facts.size_bytes or 0
-            # short (an md name holds at most 32 characters) and unique within the run
-            token = f"{self.cells.run_id[-4:].lower()}-{time.time_ns() // 1_000_000 % 10**7}"
-            with ExitStack() as undo:
-                target, kind = self._build(node, spec, token, undo)
-                steady = None
-                if spec.fill_pct is not None:
-                    self._fill(node, spec, target, sizes)
-                fio_result, fio_wall = self._fio(node, spec, target, kind, undo)
-                states = [g.steady_state for g in fio_result.groups if g.steady_state is not None]
-                if states:
-                    steady = all(state.attained for state in states)
-            wall = time.monotonic() - start
+        with self.prepared(
+            spec.id,
+            spec.node,
+            spec.layout,
+            needed_bytes=_needed_per_device(spec),
+            file_bytes=spec.workload.footprint_bytes,
+        ) as ready:
+            steady = None
+            if spec.fill_pct is not None:
+                self._fill(ready.node, spec, ready.target, ready.sizes)
+            fio_result, fio_wall = self._fio(ready.node, spec, ready.target, ready.kind, ready.undo)
+            states = [g.steady_state for g in fio_result.groups if g.steady_state is not None]
+            if states:
+                steady = all(state.attained for state in states)
+        wall = time.monotonic() - ready.started
         result = self._finish(spec, fio_result, timing=(wall, fio_wall), steady=steady, test_id=test_id)
         self.cells.record_series(result.metadata, self._logs, [])
         return result
 
+    @contextmanager
+    def prepared(
+        self, cell_id: str, node_name: str, layout: DiskLayout, *, needed_bytes: int, file_bytes: int | None
+    ) -> Iterator[PreparedTarget]:
+        """Lock the node, guard every device of ``layout``, build it, and tear it down on exit.
+
+        A filesystem layout gets a pre-allocated file of ``file_bytes`` for fio, or none at all
+        with ``None`` (an engine that makes its own files: bonnie++); the target is then the
+        mount point.
+        """
+        inventory = self.cells.inventory
+        if node_name not in inventory.nodes:
+            raise ConfigError(f"unknown node {node_name!r} (inventory has {sorted(inventory.nodes)})")
+        scratch = inventory.nodes[node_name].scratch_devices
+        with self.cells.locked([node_name]), self.cells.host_slot(exclusive=True):
+            started = time.monotonic()  # the cell's wall time: from holding its locks
+            node = self.cells.pool.get(node_name)
+            sizes = {}
+            for device in layout.devices:
+                self.cells.progress(f"{cell_id}: checking scratch device {device} on {node_name}")
+                facts = guard_scratch_device(node, device=device, scratch=scratch, needed_bytes=needed_bytes)
+                sizes[device] = facts.size_bytes or 0
+            # short (an md name holds at most 32 characters) and unique within the run
+            token = f"{self.cells.run_id[-4:].lower()}-{time.time_ns() // 1_000_000 % 10**7}"
+            with ExitStack() as undo:
+                target, kind = self._build(node, cell_id, layout, token=token, undo=undo, file_bytes=file_bytes)
+                yield PreparedTarget(node, target, kind, undo, sizes, started)
+
     # -- layout -----------------------------------------------------------------------------
-    def _build(self, node: Runner, spec: DiskCellSpec, token: str, undo: ExitStack) -> tuple[str, str]:
-        """Create the layout; returns (fio filename, target kind)."""
-        layout = spec.layout
-        ledger = self.cells.ledger
+    def _build(
+        self,
+        node: Runner,
+        cell_id: str,
+        layout: DiskLayout,
+        *,
+        token: str,
+        undo: ExitStack,
+        file_bytes: int | None,
+    ) -> tuple[str, str]:
+        """Create the layout; returns (fio filename or mount point, target kind)."""
+        ledger, node_name = self.cells.ledger, node.name
         if layout.kind == "raw":
             return layout.devices[0], "block"
         if layout.kind == "raid0":
             md = layout.md_path(token)
-            ledger.record("md-create", {"node": spec.node, "array": md, "members": list(layout.devices)})
+            ledger.record("md-create", {"node": node_name, "array": md, "members": list(layout.devices)})
             undo.callback(self._run_undo, node, "md-remove", md, layout.md_teardown_script(token))
-            self.cells.progress(f"{spec.id}: creating {md} over {', '.join(layout.devices)}")
+            self.cells.progress(f"{cell_id}: creating {md} over {', '.join(layout.devices)}")
             node.run(layout.md_create_argv(token), timeout=60)
             # fio gets the kernel name: /dev/md/<name> is a udev-style alias that may lag
             real = node.run(["readlink", "-e", md], timeout=15).stdout.strip()
             if not real.startswith("/dev/md"):
-                raise InfraError(f"{spec.node}: {md} resolves to {real!r}, not an md device")
+                raise InfraError(f"{node_name}: {md} resolves to {real!r}, not an md device")
             return real, "block"
         mountpoint = f"{node_run_dir(self.cells.run_id)}/mnt-{token}"
-        ledger.record("mkfs", {"node": spec.node, "device": layout.devices[0], "fstype": layout.fstype})
+        ledger.record("mkfs", {"node": node_name, "device": layout.devices[0], "fstype": layout.fstype})
         undo.callback(self._run_undo, node, "fs-remove", layout.devices[0], layout.fs_teardown_script(mountpoint))
-        self.cells.progress(f"{spec.id}: mkfs.{layout.fstype} {layout.devices[0]}")
+        self.cells.progress(f"{cell_id}: mkfs.{layout.fstype} {layout.devices[0]}")
         node.run(layout.mkfs_argv(), timeout=300)
+        if file_bytes is None:
+            node.run_script(layout.mount_script(mountpoint), timeout=120)
+            return mountpoint, "directory"
         file = f"{mountpoint}/fio.dat"
-        node.run_script(layout.mount_script(mountpoint, file, spec.workload.footprint_bytes), timeout=120)
+        node.run_script(layout.mount_script(mountpoint, file, file_bytes), timeout=120)
         return file, "file"
 
     def _run_undo(self, node: Runner, event: str, what: str, script: str) -> None:

@@ -106,12 +106,16 @@ class DiskLayout:
             return ["mkfs.ext4", "-F", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0", self.devices[0]]
         raise ConfigError("not a filesystem layout")
 
-    def mount_script(self, mountpoint: str, file: str, file_bytes: int) -> str:
+    def mount_script(self, mountpoint: str, file: str | None = None, file_bytes: int = 0) -> str:
         """Mount the new filesystem and pre-allocate the fio file (fio's own default
-        ``fallocate=native``; fio then never creates files: ``allow_file_create=0``)."""
+        ``fallocate=native``; fio then never creates files: ``allow_file_create=0``).  Without
+        ``file``, only mount: an engine that makes its own files (bonnie++) gets the directory."""
         _check_under_run(mountpoint)
-        mp, dev, f = shlex.quote(mountpoint), shlex.quote(self.devices[0]), shlex.quote(file)
-        return f"mkdir -p {mp} && mount -t {self.fstype} {dev} {mp} && fallocate -l {int(file_bytes)} {f}"
+        mp, dev = shlex.quote(mountpoint), shlex.quote(self.devices[0])
+        mount = f"mkdir -p {mp} && mount -t {self.fstype} {dev} {mp}"
+        if file is None:
+            return mount
+        return f"{mount} && fallocate -l {int(file_bytes)} {shlex.quote(file)}"
 
     def fs_teardown_script(self, mountpoint: str) -> str:
         _check_under_run(mountpoint)
