@@ -37,9 +37,10 @@ from typing import Protocol
 
 from harness.drbd import commands as drbd_commands
 from harness.drbd.errors import DrbdOutputError
+from harness.drbd.layout import Endpoint, PairEnds
 from harness.drbd.replication import DrbdReplication
 from harness.errors import ConfigError
-from harness.inventory.models import PairSpec
+from harness.inventory.models import NodeSpec, PairSpec
 from harness.remote import CommandResult, Runner
 
 __all__ = [
@@ -230,15 +231,36 @@ class Replication(Protocol):
     def audit(self) -> ConfigFindings: ...
 
 
-def replication_for(pair: PairSpec, node: Runner, *, poll_interval_s: float = 1.0) -> Replication:
+def _endpoint(name: str, nodes: Mapping[str, NodeSpec] | None) -> Endpoint:
+    """How the product may know inventory node ``name``: by that name (the lab's), its host
+    name and its replication address when the inventory gives them."""
+    spec = nodes.get(name) if nodes is not None else None
+    if spec is None:
+        return Endpoint(frozenset({name}))
+    names = {name, spec.hostname} if spec.hostname else {name}
+    return Endpoint(frozenset(names), str(spec.replication.ip))
+
+
+def replication_for(
+    pair: PairSpec, node: Runner, *, poll_interval_s: float = 1.0, nodes: Mapping[str, NodeSpec] | None = None
+) -> Replication:
     """The pair's replicated device on ``node`` (its primary or its secondary).
+
+    ``nodes`` (the inventory's) lets the product find the pair's own link among more peers (a
+    DRBD 9 resource with a third node) by host name and address as well as by node name.
 
     DRBD is the only product today; a pair that names another product gets its implementation
     here, and nothing else changes."""
     if node.name not in (pair.primary, pair.secondary):
         raise ConfigError(f"node {node.name!r} is in no side of the pair of resource {pair.resource!r}")
+    peer = pair.secondary if node.name == pair.primary else pair.primary
     return DrbdReplication(
-        node, pair.resource, device=pair.device, protocol=pair.protocol, poll_interval_s=poll_interval_s
+        node,
+        pair.resource,
+        device=pair.device,
+        protocol=pair.protocol,
+        poll_interval_s=poll_interval_s,
+        pair=PairEnds(_endpoint(node.name, nodes), _endpoint(peer, nodes)),
     )
 
 

@@ -21,6 +21,7 @@ from harness.drbd.audit import AuditPlan, NodeAudit
 from harness.drbd.errors import DrbdNotReady, DrbdOutputError
 from harness.drbd.events import parse_events
 from harness.drbd.fold import EventFold
+from harness.drbd.layout import PairEnds
 from harness.drbd.state import ResourceState
 from harness.drbd.verify import SECTOR, ConnectionTimeouts, VerifyReport, parse_timeouts, wait_verified
 from harness.drbd.watch import EventWatch, watch_paths
@@ -53,6 +54,7 @@ class DrbdReplication:
         watch_root: str = NODE_ROOT,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        pair: PairEnds | None = None,
     ) -> None:
         self._runner = runner
         self.resource = commands.check_resource_name(resource)
@@ -69,6 +71,9 @@ class DrbdReplication:
         self._watch_root = watch_root
         self._clock = clock
         self._sleep = sleep
+        # this node and its peer in the pair under test: in a DRBD 9 resource with more peers
+        # the pair's own connection decides its state and its audit
+        self._pair = pair
 
     # -- identity --------------------------------------------------------------------------
     @property
@@ -139,7 +144,10 @@ class DrbdReplication:
             fold = EventFold().apply_all(parse_events(output))
         except DrbdOutputError as exc:
             raise DrbdOutputError(f"{self.node}: {exc}") from None
-        return fold.resource(self.resource)
+        state = fold.resource(self.resource)
+        if state is None or self._pair is None:
+            return state
+        return state.toward(self._pair.peer.names)
 
     def state(self, *, timeout: float | None = None) -> ResourceState:
         """The resource now, from ``drbdsetup events2 --now --statistics RES``."""
@@ -287,7 +295,7 @@ class DrbdReplication:
 
     # -- configuration audit ---------------------------------------------------------------
     def _audit_plan(self) -> AuditPlan:
-        return AuditPlan({self.resource: self.protocol})
+        return AuditPlan({self.resource: self.protocol}, {self.resource: self._pair} if self._pair else {})
 
     def audit_commands(self) -> dict[str, list[str]]:
         """Read-only commands of the configuration audit (:mod:`harness.drbd.audit`), named

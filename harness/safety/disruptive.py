@@ -64,7 +64,7 @@ def pair_risks(inventory: Inventory, pool: ConnectionPool, pair_name: str) -> li
     pair = inventory.pairs[pair_name]
     risks: list[str] = []
     for node in (pair.primary, pair.secondary):
-        audit = replication_for(pair, pool.get(node)).audit()
+        audit = replication_for(pair, pool.get(node), nodes=inventory.nodes).audit()
         risks += [f"{node}: {risk}" for risk in audit.risks()]
     return risks
 

@@ -82,7 +82,7 @@ def _replications(inv: Inventory, node: Runner, pairs: Sequence[str]) -> list[Re
     """The node's replicated devices among ``pairs``, by resource name."""
     specs = [inv.pairs[p] for p in pairs]
     found = {spec.resource: spec for spec in specs if node.name in (spec.primary, spec.secondary)}
-    return [replication_for(spec, node) for _, spec in sorted(found.items())]
+    return [replication_for(spec, node, nodes=inv.nodes) for _, spec in sorted(found.items())]
 
 
 def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, pairs: Sequence[str], risky: Status) -> list[Finding]:
@@ -209,7 +209,7 @@ def _pair_checks(inv: Inventory, pool: ConnectionPool, pair_name: str, needed_by
         node = pool.get(pair.primary)
     except HarnessError:
         return []  # reported by the node checks
-    replication = replication_for(pair, node)
+    replication = replication_for(pair, node, nodes=inv.nodes)
     facts = probe_device(node, pair.device, replication, extra={"state": replication.state_probe()})
     out: list[Finding] = []
     state = replication.read_state(facts.extra["state"].stdout)

@@ -19,6 +19,9 @@ from harness.drbd.fold import EventFold, resource_from_events2
 from harness.drbd.state import ResourceState
 from harness.drbd.status_json import parse_status_json
 from harness.drbd.validity import check_capture
+from harness.inventory.models import PairSpec
+from harness.replication import replication_for
+from tests.doubles import LAB, FakeRunner
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "drbd"
 DRBD9 = DATA / "drbd9"
@@ -219,3 +222,28 @@ def test_status_json_samples_parse_without_loss_of_peers(name: str) -> None:
     raw = json.loads(read9(name))
     parsed = parse_status_json(read9(name))
     assert [len(r["connections"]) for r in raw] == [len(s.connections) for s in parsed]
+
+
+# -- the replication seam hands the pair to DRBD ----------------------------------------------
+def test_the_seam_judges_a_pair_in_a_three_node_resource_by_its_own_link() -> None:
+    pair = PairSpec(primary="central-2004", secondary="poller-2004-1", resource="drbd1", device="/dev/drbd1")
+    on_secondary = replication_for(pair, FakeRunner("poller-2004-1"))
+    # the recorded snapshot was taken on a third node: seen from poller-2004-1's side the peer
+    # central-2004 is Connected, the other peer (poller-2004-1's line) is the one that goes away
+    text = read9(THREE_NODE).replace("poller-2004-1", "third-node") + (
+        "change connection name:drbd1 peer-node-id:1 conn-name:third-node connection:Connecting role:Unknown\n"
+    )
+    state = on_secondary.read_state(text)
+    assert state is not None and state.healthy, state and state.problems()
+    assert state.describe() == "Connected UpToDate/UpToDate Secondary/Primary"
+    whole = resource_from_events2(text, "drbd1")
+    assert whole is not None and not whole.healthy
+
+
+def test_the_seam_finds_the_peer_by_the_inventorys_host_name() -> None:
+    pair = PairSpec(primary="a1", secondary="a2", resource="drbd1", device="/dev/drbd1")
+    nodes = {"a1": LAB.nodes["a1"].model_copy(update={"hostname": "central-2004"}), "a2": LAB.nodes["a2"]}
+    state = replication_for(pair, FakeRunner("a2"), nodes=nodes).read_state(read9(THREE_NODE))
+    assert state is not None and state.healthy and state.describe() == "Connected UpToDate/UpToDate Secondary/Primary"
+    blind = replication_for(pair, FakeRunner("a2")).read_state(read9(THREE_NODE))
+    assert blind is not None and not blind.healthy and "cannot tell" in blind.problems()[0]
