@@ -5,15 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from filelock import FileLock
 
 from harness.errors import ConfigError
+from harness.userfile import read_config_text
 
 __all__ = ["NdjsonFile", "read_ndjson"]
 
 T = TypeVar("T")
+
+#: A run's samples or series: far more than any configuration file, still not the whole memory.
+NDJSON_MAX_BYTES: Final = 1024 * 1024 * 1024
 
 
 class NdjsonFile:
@@ -37,11 +41,13 @@ def read_ndjson(path: Path, parse: Callable[[str], T], *, what: str, missing: st
     if not path.exists():
         raise ConfigError(f"{path}: {missing}")
     out: list[T] = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    # regular and UTF-8 like any file a user can point at; records of long runs add up, hence the limit
+    text = read_config_text(path, f"{what} file", limit=NDJSON_MAX_BYTES)
+    for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             out.append(parse(line))
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
             raise ConfigError(f"{path}:{n}: not a {what} record: {exc}") from None
     return out

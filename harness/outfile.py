@@ -27,8 +27,21 @@ def check_output(output: Path, inputs: dict[str, Path], *, force: bool) -> None:
             raise ConfigError(f"-o {output}: that is the {what} ({path}); write to another file")
     if output.is_dir():
         raise ConfigError(f"-o {output}: is a directory; name the file to write")
+    if output.exists() and not output.is_file():
+        # as root, replacing /dev/full or a FIFO by a rename would swap the device node itself
+        raise ConfigError(f"-o {output}: is not a regular file (a device, FIFO or socket); name a file to write")
     if os.path.lexists(output) and not force:
         raise ConfigError(f"-o {output}: the file exists; pass --force to replace it, or choose another file")
+    parent = output.resolve().parent
+    if not parent.is_dir():
+        what = (
+            f"the directory {parent} does not exist" if not os.path.lexists(parent) else f"{parent} is not a directory"
+        )
+        raise ConfigError(f"-o {output}: {what}")
+    # before any work: a read-only file system, or a directory the user may not write to
+    # (os.access does not see a read-only mount for root; statvfs does)
+    if not os.access(parent, os.W_OK) or os.statvfs(parent).f_flag & os.ST_RDONLY:
+        raise ConfigError(f"-o {output}: cannot write in {parent} (read-only or no permission)")
 
 
 def write_replacing(output: Path, text: str) -> None:
@@ -42,5 +55,5 @@ def write_replacing(output: Path, text: str) -> None:
     except OSError as exc:
         raise ConfigError(f"-o {output}: cannot write it: {exc.strerror or exc}") from None
     finally:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):  # nothing made (ENOENT, EROFS, ENOTDIR): nothing to remove
             tmp.unlink()

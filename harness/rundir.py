@@ -60,16 +60,21 @@ class RunDir:
         """
         if run_id is not None:
             validate_run_id(run_id)
-        reports_root.mkdir(parents=True, exist_ok=True)
-        for _ in range(16):
-            candidate = reports_root / (run_id or new_run_id())
-            try:
-                candidate.mkdir()
-            except FileExistsError:
-                if run_id is not None:
-                    raise RunExists(f"{candidate}: a run with this id already exists") from None
-                continue  # same second, same random tail: draw again
-            return cls(candidate)
+        if os.path.lexists(reports_root) and not reports_root.is_dir():
+            raise ConfigError(f"{reports_root}: not a directory (it should hold the runs' directories)")
+        try:
+            reports_root.mkdir(parents=True, exist_ok=True)
+            for _ in range(16):
+                candidate = reports_root / (run_id or new_run_id())
+                try:
+                    candidate.mkdir()
+                except FileExistsError:
+                    if run_id is not None:
+                        raise RunExists(f"{candidate}: a run with this id already exists") from None
+                    continue  # same second, same random tail: draw again
+                return cls(candidate)
+        except OSError as exc:  # a file in the way, a read-only or full file system
+            raise ConfigError(f"{reports_root}: cannot make a run directory there: {exc.strerror}") from None
         raise ConfigError(f"{reports_root}: could not find a free run id")  # pragma: no cover
 
     @classmethod

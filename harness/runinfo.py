@@ -35,6 +35,7 @@ from typing import Any, Final
 
 from harness.errors import ConfigError
 from harness.jsonsafe import dumps
+from harness.userfile import read_config_text
 
 __all__ = ["RUN_JSON", "RunInfo", "iso_time", "tool_versions"]
 
@@ -175,18 +176,16 @@ class RunInfo:
     def from_json(cls, text: str, *, where: str = RUN_JSON) -> RunInfo:
         try:
             data = json.loads(text)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: arrays nested thousands deep
             raise ConfigError(f"{where}: not valid JSON: {exc}") from None
         return cls.from_dict(data, where=where)
 
     @classmethod
     def read(cls, path: Path) -> RunInfo | None:
         """The record in file ``path``, or ``None`` when it was never written (an interrupted run)."""
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        if not os.path.lexists(path):
             return None
-        return cls.from_json(text, where=str(path))
+        return cls.from_json(read_config_text(path, "run record"), where=str(path))
 
     def write(self, path: Path) -> Path:
         """Write the record to ``path`` (replaced whole, never half-written); returns ``path``."""

@@ -39,6 +39,7 @@ from harness.report.aggregate import aggregate_samples
 from harness.rundir import LATEST, RunDir
 from harness.runinfo import RunInfo
 from harness.samples import Sample, read_samples
+from harness.userfile import read_config_text
 
 __all__ = [
     "BASELINES_DIR",
@@ -134,11 +135,12 @@ class BaselineInfo:
     def read(cls, path: Path) -> BaselineInfo:
         """The baseline in directory ``path``; ConfigError if it is not one."""
         info = path / _INFO_FILE
+        if not os.path.lexists(info):
+            raise ConfigError(f"{path}: not a baseline (no {_INFO_FILE})")
+        text = read_config_text(info, "baseline metadata")  # regular, bounded, UTF-8
         try:
-            data = json.loads(info.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"{path}: not a baseline (no {_INFO_FILE})") from None
-        except ValueError as exc:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:  # RecursionError: arrays nested thousands deep
             raise ConfigError(f"{info}: not valid JSON: {exc}") from None
         if not isinstance(data, Mapping):
             raise ConfigError(f"{info}: not baseline metadata (expected an object)")

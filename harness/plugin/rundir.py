@@ -57,6 +57,8 @@ def controller_run_dir(config: pytest.Config, reports: Path, *, writes_reports: 
             f"--run-id {given}: {reports / str(given)} already exists (an earlier run); "
             "choose another --run-id or delete that directory"
         ) from None
+    except ConfigError as exc:
+        raise pytest.UsageError(f"--reports: {exc}") from None
     config.pluginmanager.register(_DropIfEmpty(run.path), f"harness-run-dir-{run.run_id}")
     return run
 
