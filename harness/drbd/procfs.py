@@ -4,6 +4,14 @@ The fallback for 8.4 kernels older than 8.4.6, where events2 does not exist.  Qu
 the resync line switches from ``K`` to ``M`` once the resync total exceeds 1 GiB
 (``drbd_proc.c``), speeds carry a thousands separator (``42,792``), and on DRBD 9 the file
 holds version lines only.
+
+A stalled resync (no progress for longer than DRBD's sync marks span) is printed as
+``(stalled)`` after ``K/sec`` (``drbd_syncer_progress``: ``" K/sec%s\n", stalled ? " (stalled)"
+: ""``).  Where that text lands differs: in the ``M`` layout the kernel prints no newline
+before ``finish:``, so progress, speeds and ``(stalled)`` share one line (drbd-8.4's
+drbd_proc.c, ``"(%lu/%lu)M"`` without the ``"\n\t"`` of the ``K`` form), and a consumer that
+wraps or cuts lines finds ``stalled`` on a line of its own.  Any ``stalled`` word in a minor's
+progress block therefore marks the resync stalled, whatever line it is on.
 """
 
 from __future__ import annotations
@@ -63,6 +71,11 @@ class ProcDrbdMinor:
     io_flags: str = ""
     counters: Mapping[str, int | str] = field(default_factory=dict)
     sync: SyncProgress | None = None
+
+    @property
+    def resync_stalled(self) -> bool:
+        """DRBD printed ``(stalled)`` for this minor's resync or verify."""
+        return self.sync is not None and self.sync.stalled
 
     @property
     def out_of_sync_kib(self) -> int:
@@ -173,6 +186,7 @@ _PROGRESS_RE: Final = re.compile(
     r"\[[=>.]*\]\s+(?P<kind>sync'ed|verified):\s*(?P<pct>\d+(?:\.\d+)?)%\s+"
     r"\((?P<left>[\d,]+)/(?P<total>[\d,]+)\)(?P<unit>[KM])"
 )
+_STALLED_RE: Final = re.compile(r"\bstalled\b")
 _FINISH_RE: Final = re.compile(
     r"finish:\s+(?P<h>\d+):(?P<m>\d{2}):(?P<s>\d{2})\s+speed:\s+(?P<speed>[\d,]+)\s+\((?P<avg>[\d,]+)\)"
     r"(?:\s+want:\s+(?P<want>[\d,]+))?\s+K/sec(?P<rest>.*)$"
@@ -255,9 +269,12 @@ def parse_proc_drbd(text: str) -> ProcDrbd:
                 counters[cm["key"]] = _num(value) if re.fullmatch(r"[\d,]+", value) else value
             current = replace(current, counters=counters)
         elif (progress := _progress(line)) is not None:
-            current = replace(current, sync=progress)
+            # the "M" layout carries finish/speed on the progress line itself
+            current = replace(current, sync=_with_finish(progress, line))
         elif "finish:" in line and current.sync is not None:
             current = replace(current, sync=_with_finish(current.sync, line))
+        if current.sync is not None and _STALLED_RE.search(line) and not current.sync.stalled:
+            current = replace(current, sync=replace(current.sync, stalled=True))
         # Other indented lines (act_log/resync details with verbose settings) are ignored.
     if version is None:
         raise DrbdOutputError("/proc/drbd is empty (is the drbd module loaded?)")
