@@ -58,6 +58,7 @@ __all__ = [
     "ProtocolSwitch",
     "cell_seed",
     "run_failover",
+    "verify_written",
     "verify_workload",
 ]
 
@@ -314,7 +315,7 @@ def _oracle(
         runner.ledger.record("failover-promoted", {"node": pair.secondary, "acked": acked})
         notes: list[str] = []
         only = VerifySpec(alg="crc32c", verify_only=True, state_save=False)
-        verify_ok, bad_blocks = _verify(
+        verify_ok, bad_blocks = verify_written(
             runner,
             secondary,
             spec.replace(verify=only, number_ios=verified),
@@ -323,7 +324,7 @@ def _oracle(
             notes=notes,
         )
         beyond = min(size // spec.bs, verified + 20000)
-        negative_ok, _ = _verify(
+        negative_ok, _ = verify_written(
             runner,
             secondary,
             spec.replace(verify=only, number_ios=beyond),
@@ -374,7 +375,7 @@ def _recover(runner: CellRunner, crasher: Crasher, pair_name: str, on_rejoin: Ca
     runner.replication(pair_name, pair.primary).promote()
 
 
-def _verify(
+def verify_written(
     runner: CellRunner, node: Runner, spec: WorkloadSpec, *, device: str, cell: str, notes: list[str]
 ) -> tuple[bool, int]:
     """Run a ``verify_only`` job; return (passed, bad blocks).  fio checks every block unless

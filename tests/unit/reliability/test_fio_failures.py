@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.cell import CellRunner
-from harness.cell.failover import FailoverResult, _verify, verify_workload
+from harness.cell.failover import FailoverResult, verify_written, verify_workload
 from harness.connections import ConnectionPool
 from harness.fio.options import VerifySpec
 from harness.fio.report import parse_fio_json
@@ -126,7 +126,7 @@ def test_case_33_lost_acknowledged_writes_fail_verification(tmp_path: Path) -> N
     _tail_answers(node, run_log, LOST_WRITES_STDERR + "\n")
     # fio logs one `verify:` line per bad block; the recorded stderr of that run has one
     node.argv[("grep", "-c", "^verify: ", run_log)] = [Answer(f"{LOST_WRITES_STDERR.count('verify: ')}\n")]
-    verified = _verify(runner, node, spec, device="/dev/drbd0", cell="failover-verify-4321", notes=notes)
+    verified = verify_written(runner, node, spec, device="/dev/drbd0", cell="failover-verify-4321", notes=notes)
     assert verified == (False, 1)
     assert len(notes) == 1 and "fio error 84" in notes[0] and "offset 1011712" in notes[0]
     assert not any(re.search(r"\bdrbdadm (?:invalidate|connect|primary)", c) for c in node.calls)
@@ -142,5 +142,5 @@ def test_case_33_clean_verify_passes(tmp_path: Path) -> None:
     )
     node = fio_run_node(data("fio/fio-3.33-verify-only-phase.json"), "0\n")
     notes: list[str] = []
-    assert _verify(runner, node, spec, device="/dev/drbd0", cell="failover-verify-4321", notes=notes) == (True, 0)
+    assert verify_written(runner, node, spec, device="/dev/drbd0", cell="failover-verify-4321", notes=notes) == (True, 0)
     assert notes == []
