@@ -9,6 +9,12 @@ version table (ecosystem.md §3.4):
 * ``bw_bytes`` exists from 3.2; before that ``bw`` (KiB/s) is all there is;
 * latencies are ``clat``/``lat`` in µs before 2.99 and ``clat_ns``/``lat_ns`` after;
 * percentile maps were padded with duplicate ``"0.00": 0`` keys up to fio 3.3; they are dropped.
+
+fio in client/server mode (``fio --client=HOST job.fio``, recorded with 3.25 and 3.33 in
+tests/data/fio/) prints ``client_stats`` instead of ``jobs``: the same job objects plus
+``hostname``/``port``, and with more than one server an ``"All clients"`` sum.  One server's
+report is read like a local one; several servers' are refused, naming them, because a
+harness result is one node's.
 """
 
 from __future__ import annotations
@@ -179,9 +185,28 @@ def _groups(jobs: Sequence[Mapping[str, Any]]) -> tuple[GroupResult, ...]:
     return tuple(groups)
 
 
+_ALL_CLIENTS: Final = "All clients"
+
+
+def _client_jobs(raw: object) -> list[object]:
+    """The job objects of a client/server report, if they come from one server."""
+    if not isinstance(raw, list):
+        raise FioOutputError("fio JSON: 'client_stats' should be a list")
+    jobs = [j for j in raw if not (isinstance(j, dict) and j.get("jobname") == _ALL_CLIENTS)]
+    servers = sorted({f"{j.get('hostname')}:{j.get('port')}" for j in jobs if isinstance(j, dict)})
+    if len(servers) > 1:
+        raise FioOutputError(
+            f"fio JSON from client/server mode with {len(servers)} servers ({', '.join(servers)}): "
+            "a harness result is one node's; run one --client per report"
+        )
+    return jobs
+
+
 def _result_from_document(doc: object) -> FioResult:
     top = _mapping(doc, "top level")
     jobs_raw = top.get("jobs")
+    if jobs_raw is None and "client_stats" in top:
+        jobs_raw = _client_jobs(top["client_stats"])
     if not isinstance(jobs_raw, list) or not jobs_raw:
         raise FioOutputError("fio JSON: no 'jobs' list (is this fio's JSON output, and did any job start?)")
     jobs = [_mapping(j, f"jobs[{i}]") for i, j in enumerate(jobs_raw)]

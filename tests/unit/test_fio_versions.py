@@ -1,0 +1,49 @@
+"""fio 3.25 (Debian 11) and client/server mode (3.25, 3.33), recorded on the lab
+(tests/data/fio/README.md): read like local reports, or refused with what they are."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.fio.report import parse_fio_json
+from harness.fio.result import FioOutputError
+from harness.fio.terse import parse_fio_terse
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "fio"
+
+
+def test_fio_3_25_json_reads_its_write_side() -> None:
+    text = (DATA / "fio-3.25-randwrite-4k-libaio.json").read_text()
+    job = json.loads(text)["jobs"][0]
+    result = parse_fio_json(text)
+    assert result.fio_version == "fio-3.25" == (DATA / "fio-3.25-version.txt").read_text().strip()
+    assert result.groups[0].write.iops == job["write"]["iops"] > 0
+    assert result.groups[0].write.bytes_per_s == job["write"]["bw_bytes"]
+
+
+def test_fio_3_25_terse_reads() -> None:
+    result = parse_fio_terse((DATA / "fio-3.25-terse.txt").read_text())
+    assert result.groups[0].write.iops > 0
+
+
+@pytest.mark.parametrize("version", ["3.25", "3.33"])
+def test_one_server_client_report_reads_like_a_local_one(version: str) -> None:
+    text = (DATA / f"fio-{version}-client-one-server.json").read_text()
+    (entry,) = json.loads(text)["client_stats"]
+    assert "jobs" not in json.loads(text)
+    result = parse_fio_json(text)
+    assert result.fio_version == f"fio-{version}"
+    assert result.groups[0].jobname == entry["jobname"] == "randwrite-4k"
+    assert result.groups[0].write.iops == entry["write"]["iops"] > 0
+
+
+def test_two_server_client_report_is_refused_naming_the_servers() -> None:
+    text = (DATA / "fio-3.33-client-two-servers.txt").read_text()
+    with pytest.raises(FioOutputError) as info:
+        parse_fio_json(text)
+    message = str(info.value)
+    assert message.startswith("fio JSON from client/server mode with 2 servers (10.213.0.12:8765, 10.213.0.13:8765)")
+    assert "'jobs'" not in message
