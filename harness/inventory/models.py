@@ -36,6 +36,8 @@ from harness.tolerance import TOLERANCES_JSON_SCHEMA, parse_tolerances
 __all__ = [
     "AzLinkSpec",
     "Inventory",
+    "LabNodeSpec",
+    "LabRoot",
     "LabSpec",
     "NetworkProfileSpec",
     "NodeSpec",
@@ -175,6 +177,19 @@ class AzLinkSpec(FrozenModel):
         return self
 
 
+#: A lab guest's root filesystem: the host's own (``host``) or a Debian release built with
+#: debootstrap and cached (harness.lab.roots).
+LabRoot = Literal["host", "bookworm", "bullseye", "trixie"]
+
+
+class LabNodeSpec(FrozenModel):
+    """What one lab node boots with, beyond what ``nodes:`` says of every cluster."""
+
+    root: LabRoot = Field(
+        "host", description="root filesystem: the host's own, or a Debian release built once and cached"
+    )
+
+
 class LabSpec(FrozenModel):
     """Present only in the embedded lab's inventory: `harness lab up` boots this."""
 
@@ -203,6 +218,14 @@ class LabSpec(FrozenModel):
         "compete for a CPU",
     )
     az_link: AzLinkSpec = AzLinkSpec()
+    nodes: dict[Name, LabNodeSpec] = Field(
+        default_factory=dict, description="per node: its root filesystem (default: the host's root)"
+    )
+
+    def root_of(self, node: str) -> LabRoot:
+        """The root filesystem ``node`` boots (``host`` unless ``lab.nodes`` says otherwise)."""
+        spec = self.nodes.get(node)
+        return spec.root if spec is not None else "host"
 
 
 class Inventory(FrozenModel):

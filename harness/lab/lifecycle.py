@@ -29,6 +29,7 @@ from harness.lab.keys import generate_keypair, known_hosts_line, write_private_k
 from harness.lab.processes import find_lab_processes, find_orphan_guest_processes, kill_orphans, stop_processes
 from harness.lab.render import render_boot_script, router_link_commands
 from harness.lab.resources import PairRow, pair_rows
+from harness.lab.roots import ensure_roots
 from harness.lab.state import LATENCY_QOS_DEVICE, MARKER, LabState, check_host, mounted, run_host
 from harness.lab.topology import ROUTER, Guest, LabTopology, build_topology, guest_cpus, guest_dir
 from harness.lab.xstate import XSTATE_SHIM, build_xstate_shim
@@ -94,10 +95,14 @@ class Lab:
                 f"(state {self.state_dir}); see `harness lab status`, or clean it with `harness lab down`"
             )
         start = time.monotonic()
+        # before anything is created: a missing debootstrap or mirror is said now, not mid-boot
+        roots = ensure_roots(self.spec, sorted(self.inventory.nodes), self.progress)
         state = LabState(
             self.spec.netns, str(self.state_dir), str(self.inventory_path) if self.inventory_path else None
         )
         try:
+            if roots:
+                state.timings["roots_s"] = round(time.monotonic() - start, 2)
             self._prepare_state_dir(state)
             self.progress(f"lab: network namespace {self.spec.netns} with {len(self.topology.bridges)} bridges")
             self._create_network()

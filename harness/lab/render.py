@@ -10,6 +10,7 @@ import shlex
 
 from harness.drbd.provision import boot_lines
 from harness.inventory.models import Inventory, LabSpec
+from harness.lab.roots import STAGE0_PATH, node_root
 from harness.lab.topology import GUEST_LABDIR, REPLICATION_IFACE, ROUTER, Guest, LabTopology, lab_spec
 from harness.lab.xstate import XSTATE_SHIM
 from harness.units import format_duration, format_rate_bits
@@ -144,9 +145,14 @@ def uml_argv(
         f"uml_dir={state / 'uml'}",
         f"mem={spec.guest_memory // (1024 * 1024)}M",
         "rootfstype=hostfs",
-        "rootflags=/",
-        "ro",
-        f"init={state / 'guest' / 'init1.sh'}",
+    ]
+    # The host's own root, or a built one (harness.lab.roots) whose stage 0 reaches the lab's files
+    root = node_root(spec, guest.name) if guest.role == "node" else None
+    if root is None:
+        argv += ["rootflags=/", "ro", f"init={state / 'guest' / 'init1.sh'}"]
+    else:
+        argv += [f"rootflags={root}", "ro", f"init={STAGE0_PATH}"]
+    argv += [
         "con=null",
         "con0=fd:0,fd:1",
     ]

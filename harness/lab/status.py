@@ -2,7 +2,8 @@
 
 The JSON form is an interface other tools rely on::
 
-    {"up": true, "nodes": [{"name", "az", "pid", "ssh": bool, ...}],
+    {"up": true, "nodes": [{"name", "az", "pid", "ssh": bool, "root": "bullseye",
+                            "userland": {"os", "codename", "debian_version", "versions": {...}}, ...}],
      "resources": [{"name", "connection", "disk", "role", ...}],
      "rtt_ms": {"a1-a2": 0.27, ...}, "az_link": {...}, "router": {...}}
 
@@ -27,10 +28,11 @@ from harness.lab.processes import find_lab_processes, process_alive
 from harness.lab.resources import PairRow
 from harness.lab.state import LabState
 from harness.lab.topology import ROUTER, Guest
+from harness.lab.userland import KEY_TOOLS, PROBE_SCRIPT, Userland, parse_probe
 from harness.remote import SshNode
 from harness.rtt import parse_ping, ping_argv
 
-__all__ = ["GuestStatus", "LabStatus", "collect_status", "guest_memory_mib", "measure_rtt_matrix"]
+__all__ = ["GuestStatus", "LabStatus", "collect_status", "guest_memory_mib", "measure_rtt_matrix", "read_userlands"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,8 @@ class GuestStatus:
     replication_ip: str | None
     memory_mib: float | None
     host_cpus: str | None = None  # the CPUs the guest's process may run on (``lab.pin_pairs``)
+    root: str = "host"  # the root filesystem it boots (``lab.nodes.<node>.root``)
+    userland: Userland | None = None  # its distribution and tool versions, read over SSH
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,11 @@ class LabStatus:
             ),
             "",
             tabulate(
+                [[g.name, g.root, *_userland_cells(g.userland)] for g in guests],
+                headers=["guest", "root", "distribution", *KEY_TOOLS],
+            ),
+            "",
+            tabulate(
                 [[r.name, f"{r.primary} -> {r.secondary}", r.connection, r.disk, r.role] for r in self.resources],
                 headers=["resource", "pair", "connection", "disk", "role"],
             ),
@@ -131,6 +140,23 @@ class LabStatus:
         ]
         parts += [f"problem: {p}" for p in self.problems]
         return "\n".join(parts)
+
+
+def _userland_cells(userland: Userland | None) -> list[str]:
+    if userland is None:
+        return ["?"] + ["-"] * len(KEY_TOOLS)
+    name = f"Debian {userland.debian_version} ({userland.codename})" if userland.codename else userland.os
+    return [name or "?", *(userland.versions.get(tool, "missing") for tool in KEY_TOOLS)]
+
+
+def read_userlands(conns: dict[str, SshNode]) -> dict[str, Userland]:
+    """Each guest's distribution and tool versions (:mod:`harness.lab.userland`), in parallel."""
+
+    def probe(name: str) -> tuple[str, Userland]:
+        return name, parse_probe(conns[name].run_script(PROBE_SCRIPT, timeout=30, check=False).stdout)
+
+    with ThreadPoolExecutor(max_workers=len(conns) or 1) as pool:
+        return dict(pool.map(probe, sorted(conns)))
 
 
 def guest_memory_mib(lab: Lab, guest_name: str) -> float | None:
@@ -212,7 +238,9 @@ def describe_root_qdisc(qdiscs: list[dict[str, Any]]) -> str:
     return "none"
 
 
-def _guest_status(lab: Lab, guest: Guest, state: LabState | None, ssh_ok: set[str]) -> GuestStatus:
+def _guest_status(
+    lab: Lab, guest: Guest, state: LabState | None, ssh_ok: set[str], userlands: dict[str, Userland]
+) -> GuestStatus:
     pid = state.pids.get(guest.name) if state else None
     running = pid is not None and process_alive(pid)
     repl = str(guest.nics[1].address.ip) if guest.role == "node" else None
@@ -227,6 +255,8 @@ def _guest_status(lab: Lab, guest: Guest, state: LabState | None, ssh_ok: set[st
         repl,
         guest_memory_mib(lab, guest.name) if running else None,
         _affinity(pid) if running and pid is not None else None,
+        lab.spec.root_of(guest.name) if guest.role == "node" else "host",
+        userlands.get(guest.name),
     )
 
 
@@ -264,7 +294,8 @@ def collect_status(lab: Lab, *, rtt_count: int = 10) -> LabStatus:
     with ThreadPoolExecutor(max_workers=len(lab.topology.guests)) as pool:
         list(pool.map(try_open, lab.topology.guests))
     try:
-        guests = [_guest_status(lab, g, state, ssh_ok) for g in lab.topology.guests]
+        userlands = read_userlands(conns)
+        guests = [_guest_status(lab, g, state, ssh_ok, userlands) for g in lab.topology.guests]
         status.nodes = [g for g in guests if g.role == "node"]
         status.router = next((g for g in guests if g.role == "router"), None)
         if all(n.name in conns for n in lab.topology.nodes):

@@ -155,6 +155,8 @@ def build_topology(inv: Inventory) -> LabTopology:
         for dev in node.scratch_devices:
             if dev not in extra:
                 problems.append(f"node {name!r}: scratch device {dev} does not exist in the lab (it has {list(extra)})")
+    for name in sorted(set(spec.nodes) - set(inv.nodes)):
+        problems.append(f"lab.nodes.{name}: no node {name!r} in `nodes:`")
     if len(set(az_subnets.values())) != len(az_subnets):
         problems.append("two AZs share one replication subnet")
     if problems:

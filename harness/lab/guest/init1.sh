@@ -1,19 +1,31 @@
 #!/bin/sh
-# Stage-1 init of an embedded-lab guest: PID 1 on the host's root, mounted read-only through
-# hostfs.  Builds a writable root (overlay: host / below, guest tmpfs above) and chroots into
-# it for stage 2.  PID 1 must never exit: the guest kernel panics if it does.
+# Stage-1 init of an embedded-lab guest: PID 1 on a read-only hostfs root, the host's own (/)
+# or a root built by harness.lab.roots, whose stage 0 has mounted the lab state directory at
+# /lab.  Builds a writable root (overlay: that root below, guest tmpfs above), gives it the UML
+# kernel's modules and the lab directory, and chroots into it for stage 2.  PID 1 must never
+# exit: the guest kernel panics if it does.
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 mount -t proc proc /proc
 kver=$(uname -r)
-mods=/usr/lib/uml/modules/$kver
 labdir=$(sed -n 's/.*labdir=\([^ ]*\).*/\1/p' /proc/cmdline)
+# Where stage 2 sees the lab state directory: on a built root, stage 0's hostfs mount at /lab
+# (writes such as booted-once reach the host); on the host's root, its host path seen through
+# the overlay, as before built roots existed (writes stay in the guest's overlay).
+if grep -q "init=/sbin/harness-lab-init" /proc/cmdline; then lab=/lab; else lab=/tmp/ov/root$labdir; fi
 mount -t tmpfs -o mode=755 guestroot /tmp
-insmod "$mods/kernel/fs/overlayfs/overlay.ko"
+# The UML package keeps its modules on the host (/usr/lib/uml/modules), which a built root
+# lacks: read them through hostfs (read-only: the guest runs as an unprivileged host uid).
+mkdir -p /tmp/mods
+mount -t hostfs -o ro,/usr/lib/uml/modules umlmods /tmp/mods
+insmod "/tmp/mods/$kver/kernel/fs/overlayfs/overlay.ko"
 mkdir -p /tmp/ov/upper /tmp/ov/work /tmp/ov/root
 mount -t overlay overlay -o lowerdir=/,upperdir=/tmp/ov/upper,workdir=/tmp/ov/work /tmp/ov/root
-# modprobe looks in /lib/modules/$(uname -r); the UML package keeps its modules elsewhere.
-mkdir -p /tmp/ov/root/lib/modules
-ln -sfn "$mods" "/tmp/ov/root/lib/modules/$kver"
+# modprobe looks in /lib/modules/$(uname -r); the overlay sees no mount below its lower root,
+# so the modules and the lab directory are mounted into it again.
+mkdir -p /tmp/ov/root/lib/modules /tmp/ov/root/lab
+mount --bind /tmp/mods /tmp/ov/root/lib/modules
+# The lab state directory may live under the host's /run, which stage 2's tmpfs hides: /lab.
+mount --bind "$lab" /tmp/ov/root/lab
 umount /proc
-exec chroot /tmp/ov/root /bin/sh "$labdir/guest/init2.sh"
+exec chroot /tmp/ov/root /bin/sh /lab/guest/init2.sh

@@ -6,11 +6,7 @@ PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 mount -t proc proc /proc
 labnode=$(sed -n 's/.*labnode=\([^ ]*\).*/\1/p' /proc/cmdline)
-labdir=$(sed -n 's/.*labdir=\([^ ]*\).*/\1/p' /proc/cmdline)
-# The lab state directory may live under the host's /run, which the tmpfs below hides:
-# keep it reachable at /lab first.
-mkdir -p /lab
-mount --bind "$labdir" /lab
+# init1.sh has mounted the lab state directory at /lab (the host's /run is hidden below)
 labdir=/lab
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
