@@ -34,6 +34,7 @@ from harness.cell.spec import Annotator, CellContext, CellSpec, Progress
 from harness.connections import ConnectionPool
 from harness.errors import ConfigError
 from harness.fio.runner import FioRunner
+from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S
 from harness.inventory.models import Inventory
 from harness.ledger import Ledger
 from harness.reboot import watch_reboots
@@ -65,7 +66,7 @@ class CellRunner:
         lock_dir: Path,
         progress: Progress = _quiet,
         health_timeout_s: float = 120.0,
-        deadman_grace_s: float = 90.0,
+        deadman_grace_s: float = DEFAULT_DEADMAN_GRACE_S,
         host_guard: Path | None = None,
     ) -> None:
         self.inventory = inventory

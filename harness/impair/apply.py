@@ -33,7 +33,12 @@ from harness.nodefiles import node_run_dir, safe_token
 from harness.remote import DetachedJob, Runner
 from harness.remote.detached import stop_script
 
-__all__ = ["AppliedImpairment", "Impairer", "ImpairmentMismatch", "deadman_script"]
+__all__ = ["DEFAULT_DEADMAN_GRACE_S", "AppliedImpairment", "Impairer", "ImpairmentMismatch", "deadman_script"]
+
+#: How long after a cell's fio deadline its fault removes itself should the harness die or
+#: lose SSH.  fio's deadline already holds 30 s of slack over ramp + runtime, so a killed run's
+#: fault lasts at most ramp + runtime + 60 s from its start.
+DEFAULT_DEADMAN_GRACE_S = 30.0
 
 
 class ImpairmentMismatch(InfraError):
@@ -62,10 +67,14 @@ def deadman_script(fault_file: str, pid_file: str, undo: list[list[str]], hold_s
     # systemd-run gives a unit with the service manager as parent, immune to our session
     # ending; without systemd (lab guests, containers) a detached job does the same: its
     # `sleep` is its deadline.
-    switch = DetachedJob.of_script(f"sleep {hold_s:.0f}; {fire}", deadline_s=None, pid_file=pid_file)
+    # Millisecond precision: a partition is a fault whose switch may be the heal itself.
+    switch = DetachedJob.of_script(f"sleep {hold_s:.3f}; {fire}", deadline_s=None, pid_file=pid_file)
     return (
         f"if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null; then "
-        f"systemd-run --quiet --collect --unit={shlex.quote(unit)} --on-active={hold_s:.0f} "
+        # A transient timer's AccuracySec defaults to 1 min: without it the switch of a 30 s
+        # hold may fire 90 s after it was armed.
+        f"systemd-run --quiet --collect --unit={shlex.quote(unit)} --on-active={round(hold_s * 1000)}ms "
+        f"--timer-property=AccuracySec=100ms "
         f"/bin/sh -c {shlex.quote(fire)} && echo systemd:{unit} > {shlex.quote(pid_file)}; "
         f"else {switch.start_script()} fi"
     )

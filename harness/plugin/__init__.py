@@ -21,6 +21,7 @@ from harness.bounds import BoundResult
 from harness.cell import CellContext, CellResult, CellSpec
 from harness.disk.cell import DiskCellResult, DiskCellRunner, DiskCellSpec
 from harness.errors import HarnessError
+from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S
 from harness.inventory import Inventory
 from harness.plugin.rundir import controller_run_dir, worker_run_dir
 from harness.plugin.session import SESSION_KEY, HarnessSession, PreflightBlocked
@@ -60,7 +61,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--deadman-grace",
         # finite and bounded: `inf` would render `sleep inf`, a dead-man switch that never fires
         type=number(float, 0, 3600, exclusive_minimum=True, what="seconds"),
-        default=90.0,
+        default=DEFAULT_DEADMAN_GRACE_S,
         help="seconds after a cell's fio deadline when its fault removes itself should the harness die "
         "(default: %(default)s)",
     )

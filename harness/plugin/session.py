@@ -23,6 +23,7 @@ from harness.cell.failover import FailoverParts, InventoryProtocol
 from harness.connections import ConnectionPool
 from harness.errors import ConfigError, RefusedError
 from harness.fio.profiles import PROFILES, Profile
+from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S
 from harness.inventory import Inventory, load_inventory
 from harness.ledger import Ledger
 from harness.prediction.cellmodel import CellPredictor, inventory_catalog
@@ -51,7 +52,7 @@ class HarnessSession:
     run: RunDir
     is_controller: bool
     keep_lab: bool = False
-    deadman_grace_s: float = 90.0
+    deadman_grace_s: float = DEFAULT_DEADMAN_GRACE_S
     lab_booted_here: bool = False
     predict: bool = True
     allow_disruptive: str | None = None  # --allow-disruptive's value (None: not given)

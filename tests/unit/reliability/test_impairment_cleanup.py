@@ -151,8 +151,10 @@ def test_case_26_every_node_side_job_has_its_own_deadline(tmp_path: Path) -> Non
     Impairer(RUN_ID, ledger).apply(node, iface="vec1", peer_ip=PEER, profile=QDISC_T, hold_s=120, role="primary")
     apply_script = next(c for c in node.calls if "tc qdisc add" in c)
     # the switch is armed before the first tc change, in the same script
-    assert apply_script.index("--on-active=120") < apply_script.index("tc qdisc add")
-    assert apply_script.index("sleep 120") < apply_script.index("tc qdisc add")
+    assert apply_script.index("--on-active=120000ms") < apply_script.index("tc qdisc add")
+    assert apply_script.index("sleep 120.000") < apply_script.index("tc qdisc add")
+    # systemd's default timer accuracy (1 min) would let a 2 min switch fire at 3 min
+    assert "--timer-property=AccuracySec=100ms" in apply_script
     fio_node = FakeRunner("a1", scripts=[("", Answer())])
     FioRunner(RUN_ID, ledger).start(fio_node, WorkloadSpec(name="w", rw="write", size=1 << 20), "/dev/drbd0", "c")
     assert "setsid sh -c" in fio_node.calls[0] and "timeout --kill-after=10 600 fio" in fio_node.calls[0]
