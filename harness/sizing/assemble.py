@@ -18,9 +18,17 @@ from harness.sizing.latency import LatencyBound, ServiceTimes
 from harness.sizing.limits import PATH_KEYS, Build, Node
 from harness.sizing.network_limits import add_measured_path, add_network_limits, add_replication_capacities
 from harness.sizing.storage_limits import add_calibrated_limits, add_ebs_limits, add_volume_limits
+from harness.sizing.transport_limits import add_window_limit, wire_factor
 from harness.sizing.volumes import VolumePerformance, volume_performance
 
-__all__ = ["collect"]
+__all__ = ["collect", "sndbuf_bytes"]
+
+
+def sndbuf_bytes(scenario: Scenario, catalog: Catalog) -> float:
+    """The send buffer of one replication connection: the scenario's, else the catalog's default."""
+    if scenario.sndbuf_bytes is not None:
+        return scenario.sndbuf_bytes
+    return catalog.defaults.tcp_sndbuf_bytes.value
 
 
 def collect(scenario: Scenario, catalog: Catalog) -> tuple[Build, LatencyBound, Node | None, float | None]:
@@ -43,11 +51,26 @@ def collect(scenario: Scenario, catalog: Catalog) -> tuple[Build, LatencyBound, 
         if peer is not None:
             add_measured_path(build, calibration.path_rate_bits, calibration.label, workload.write_fraction, bs)
     else:
-        add_network_limits(build, primary, peer, bs)
+        wire = wire_factor(catalog, scenario.mtu_bytes)
+        add_network_limits(build, primary, peer, bs, wire=wire, peers=scenario.peers)
     if calibration is not None and peer is not None:
         add_replication_capacities(build, calibration, workload.write_fraction, bs)
 
     rtt = _rtt(scenario, catalog, build)
+    if peer is not None and rtt is not None:
+        add_window_limit(
+            build,
+            workload.write_fraction,
+            bs,
+            rtt_s=rtt,
+            sndbuf=sndbuf_bytes(scenario, catalog),
+            explicit=scenario.sndbuf_bytes is not None,
+        )
+    if peer is not None and scenario.peers > 1:
+        build.note(
+            f"DRBD 9 with {scenario.peers} peers: the primary sends every write once per peer (its outbound "
+            "allowance carries them all); under protocol C a write completes when the slowest peer has it."
+        )
     latency = ServiceTimes(
         outstanding=workload.outstanding,
         read_fraction=workload.read_fraction,
@@ -69,7 +92,8 @@ def collect(scenario: Scenario, catalog: Catalog) -> tuple[Build, LatencyBound, 
     if peer is not None and scenario.protocol == "A":
         build.note(
             "Protocol A acknowledges after the local write, but DRBD's buffers fill at the "
-            "network or peer-disk rate, so those limits still cap sustained throughput (LINBIT)."
+            "network or peer-disk rate, so those limits still cap sustained throughput (LINBIT); "
+            "the peer may lag by the send buffer, and a crash of the primary loses what it holds."
         )
     if any(limit.resource == "flow" for limit in build.limits):
         build.note(

@@ -38,7 +38,7 @@ from harness.sizing.inputs import (
 )
 from harness.sizing.model import predict
 from harness.sizing.search import parse_requirement, search
-from harness.units import UnitError, parse_duration, parse_rate_bits
+from harness.units import UnitError, parse_duration, parse_rate_bits, parse_size
 
 __all__ = ["add_arguments", "run"]
 
@@ -91,6 +91,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="fio-style workload, e.g. randwrite:4k:numjobs=8 (also :rwmixread=P for rw/randrw)",
     )
     parser.add_argument("--protocol", choices=["A", "B", "C"], default="C", help="DRBD protocol (default C)")
+    parser.add_argument(
+        "--peers",
+        type=number(int, 1, 31, what="peers"),
+        default=1,
+        help="DRBD 9 peers of the primary, each like --peer-instance-type (default 1)",
+    )
+    parser.add_argument(
+        "--sndbuf", metavar="4MiB", help="TCP send buffer of a replication connection (default: catalog)"
+    )
+    parser.add_argument(
+        "--mtu", type=number(int, 576, 65536, what="MTU"), help="MTU of the replication path (default: catalog)"
+    )
     parser.add_argument("--duration", metavar="60m", help="how long the load runs, so burst credits count")
     parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
     parser.add_argument(
@@ -149,6 +161,10 @@ def _scenario_factory(args: argparse.Namespace) -> tuple[Callable[[str], Scenari
         raise ConfigError(f"--duration: {exc}") from None
     calibration = _calibration(args)
     protocol: Protocol = args.protocol
+    try:
+        sndbuf = float(parse_size(args.sndbuf)) if args.sndbuf else None
+    except UnitError as exc:
+        raise ConfigError(f"--sndbuf: {exc}") from None
     replicate = not args.no_replication
     if replicate and rtt is None:
         catalog.placement(placement)  # fail early on a typo, before any search
@@ -165,6 +181,9 @@ def _scenario_factory(args: argparse.Namespace) -> tuple[Callable[[str], Scenari
             protocol=protocol,
             duration_s=duration,
             calibration=calibration,
+            peers=args.peers,
+            sndbuf_bytes=sndbuf,
+            mtu_bytes=args.mtu,
         )
 
     return scenario_for, catalog

@@ -34,6 +34,8 @@ _WHY = {
     "network": "the {role} instance's network allowance is full",
     "flow": "one TCP connection carries no more between instances outside a cluster placement group",
     "path": "the measured replication path is full",
+    "window": "one TCP connection keeps no more than its send buffer in flight per round trip",
+    "cpu": "the instance's CPU is busy with the I/O path",
     "latency": "too few I/Os are in flight to hide the time each one takes",
 }
 

@@ -169,8 +169,10 @@ class Calibration:
 class Scenario:
     """Everything a prediction depends on besides the catalog.
 
-    ``peer`` defaults to a copy of ``primary``.  ``rtt_s`` overrides the named ``placement``'s RTT.
-    ``duration_s`` is how long the load runs; ``None`` asks for the long-run steady state.
+    ``peer`` defaults to a copy of ``primary``; with ``peers`` > 1 (DRBD 9) every peer is like it.
+    ``rtt_s`` overrides the named ``placement``'s RTT.  ``duration_s`` is how long the load runs;
+    ``None`` asks for the long-run steady state.  ``sndbuf_bytes`` and ``mtu_bytes`` replace the
+    catalog's TCP send buffer and MTU.
     """
 
     primary: NodeSpec
@@ -182,10 +184,19 @@ class Scenario:
     protocol: Protocol = "C"
     duration_s: float | None = None
     calibration: Calibration | None = None
+    peers: int = 1
+    sndbuf_bytes: float | None = None
+    mtu_bytes: float | None = None
 
     def __post_init__(self) -> None:
         if self.protocol not in ("A", "B", "C"):
             raise ConfigError(f"protocol must be A, B or C, got {self.protocol!r}")
+        if not 1 <= self.peers <= 31:
+            raise ConfigError(f"peers must be 1..31 (DRBD 9 allows 31 peers per resource), got {self.peers}")
+        for name in ("sndbuf_bytes", "mtu_bytes"):
+            value = getattr(self, name)
+            if value is not None and not (value > 0 and math.isfinite(value)):
+                raise ConfigError(f"{name} must be a positive number, got {value}")
         if self.duration_s is not None and not (self.duration_s > 0 and math.isfinite(self.duration_s)):
             raise ConfigError(f"duration must be positive, got {self.duration_s}")
         if self.rtt_s is not None and not (self.rtt_s >= 0 and math.isfinite(self.rtt_s)):

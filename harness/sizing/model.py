@@ -41,13 +41,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-from harness.sizing.assemble import collect
+from harness.sizing.assemble import collect, sndbuf_bytes
 from harness.sizing.catalog import Catalog
 from harness.sizing.credits import simulate
 from harness.sizing.inputs import Scenario
 from harness.sizing.latency import LatencyBound
 from harness.sizing.limits import LATENCY_KEY, REL_TIE, Bucket, Build, Limit
 from harness.sizing.prediction import LimitValue, Phase, Prediction
+from harness.sizing.transport_limits import protocol_a_lag
 
 __all__ = ["predict"]
 
@@ -87,6 +88,14 @@ def predict(scenario: Scenario, catalog: Catalog) -> Prediction:
             serialization = bs / final_path if final_path else 0.0
             remote = peer.volume.write_latency_s if scenario.protocol == "C" else 0.0
             break_even = budget - serialization - remote - latency.overhead_s
+    lag = None
+    if peer is not None and scenario.protocol == "A" and workload.write_fraction > 0:
+        lag = protocol_a_lag(sndbuf_bytes(scenario, catalog), bs, iops * bs * workload.write_fraction)
+        build.note(
+            f"Protocol A: the peer may trail by the send buffer, {lag.bytes / 2**20:g} MiB "
+            f"= {lag.writes:,.0f} writes of {bs} B = {lag.seconds:.3g} s at this rate; a crash of the "
+            "primary can lose that many acknowledged writes."
+        )
     return Prediction(
         scenario=scenario,
         bs=bs,
@@ -102,6 +111,8 @@ def predict(scenario: Scenario, catalog: Catalog) -> Prediction:
         break_even_rtt_s=break_even,
         notes=tuple(build.notes),
         estimates=tuple(build.estimates),
+        lag_bytes=lag.bytes if lag is not None else None,
+        lag_s=lag.seconds if lag is not None else None,
     )
 
 

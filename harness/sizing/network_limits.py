@@ -63,17 +63,25 @@ def _add_network_limit(
     )
 
 
-def add_network_limits(build: Build, primary: Node, peer: Node | None, bs: int) -> None:
-    """The primary's outbound and the peer's inbound allowance, the shared-NIC EBS traffic, the single flow."""
+def add_network_limits(
+    build: Build, primary: Node, peer: Node | None, bs: int, *, wire: float = 1.0, peers: int = 1
+) -> None:
+    """The primary's outbound and the peer's inbound allowance, the shared-NIC EBS traffic, the single flow.
+
+    ``wire`` is bytes on the wire per payload byte (IP and TCP headers); with ``peers`` > 1 (DRBD
+    9) the primary sends every write once per peer, each over its own connection.
+    """
     writes = primary.writes
+    payload = bs
+    bs = round(bs * wire) if wire != 1.0 else bs
     # The primary: replication out; on an instance without dedicated EBS bandwidth its EBS
     # writes leave through the same interface and its EBS reads arrive through it.
     shared_primary = primary.ebs_backed and not primary.instance.ebs.optimized
     out_parts: list[str] = []
     out_bytes = 0.0
     if peer is not None:
-        out_bytes += writes * bs
-        out_parts.append("every write to the peer")
+        out_bytes += writes * bs * peers
+        out_parts.append("every write to the peer" if peers == 1 else f"every write to each of {peers} peers")
     if shared_primary:
         out_bytes += writes * bs
         out_parts.append("every write to EBS (not EBS-optimized: EBS shares the NIC)")
@@ -102,6 +110,7 @@ def add_network_limits(build: Build, primary: Node, peer: Node | None, bs: int) 
             detail=(
                 f"one 5-tuple flow is limited to {flow.value:g} Gbps outside a cluster placement "
                 "group; DRBD replicates over one TCP connection per peer"
+                + (f"; {payload} B writes take {bs} B on the wire" if bs != payload else "")
             ),
             estimate=flow.estimate,
             sources=tuple(flow.sources),

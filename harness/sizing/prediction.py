@@ -84,6 +84,9 @@ class Prediction:
     break_even_rtt_s: float | None = None
     notes: tuple[str, ...] = ()
     estimates: tuple[str, ...] = ()
+    lag_bytes: float | None = None
+    lag_s: float | None = None
+    cost: Mapping[str, float] | None = None
 
     @property
     def bw(self) -> float:
@@ -176,8 +179,13 @@ class Prediction:
                     "rwmixread": workload.rwmixread if RW_MODES[workload.rw] is None else None,
                 },
                 "duration_s": scenario.duration_s,
+                "peers": scenario.peers if scenario.replicate else 0,
                 "calibrated": scenario.calibration is not None,
             },
+            "protocol_a_lag": (
+                {"bytes": self.lag_bytes, "seconds": self.lag_s} if self.lag_bytes is not None else None
+            ),
+            "cost_usd": dict(self.cost) if self.cost is not None else None,
             "notes": list(self.notes),
             "estimates": list(self.estimates),
         }

@@ -50,10 +50,11 @@ def test_t2_small_shares_its_128_mbit_baseline_with_ebs(capsys: pytest.CaptureFi
     # t2.small: 0.128 Gbps baseline (AWS general-purpose-instances.md), not EBS-optimized, so the
     # primary's outbound link carries each 4 KiB write twice: 0.128e9 / 8 / (2 x 4096) IOPS.
     _, t2 = sizing_json(capsys, "--instance-type", "t2.small", "--placement", "cross-az", *DATAKEEPER)
-    assert t2["limits"]["primary.network.out"]["iops"] == pytest.approx(0.128e9 / 8 / 8192)
+    wire = 1500 / 1448  # MTU 1500, MSS 1448 (20 B IP + 20 B TCP + 12 B timestamps)
+    assert t2["limits"]["primary.network.out"]["iops"] == pytest.approx(0.128e9 / 8 / (8192 * wire), rel=1e-4)
     _, t3 = sizing_json(capsys, "--instance-type", "t3.medium", "--placement", "cross-az", *DATAKEEPER)
     # t3.medium: 0.256 Gbps baseline and a dedicated EBS link, so the writes cross it once.
-    assert t3["limits"]["primary.network.out"]["iops"] == pytest.approx(0.256e9 / 8 / 4096)
+    assert t3["limits"]["primary.network.out"]["iops"] == pytest.approx(0.256e9 / 8 / (4096 * wire), rel=1e-4)
     assert "primary.ebs.iops" in t3["limits"]
     assert "primary.ebs.iops" not in t2["limits"]
 

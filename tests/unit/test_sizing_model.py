@@ -20,6 +20,9 @@ from harness.sizing.volumes import VolumePerformance, volume_performance
 
 CATALOG = load_builtin_catalog()
 KIB = 1024
+# Bytes on the wire per payload byte at the catalog's MTU 1500: 20 B IPv4 + 20 B TCP + 12 B
+# timestamp option per segment (RFC 791, RFC 9293, RFC 7323), MSS 1448.
+WIRE = 1500 / 1448
 
 
 def perf(
@@ -202,7 +205,7 @@ def test_t2_small_replication_is_capped_by_its_shared_network_baseline() -> None
         CATALOG,
     )
     assert result.bottleneck == "primary.network.out"
-    assert result.bw == pytest.approx(0.128e9 / 8 / 2)
+    assert result.bw == pytest.approx(0.128e9 / 8 / 2 / WIRE, rel=1e-6)
     assert any("not EBS-optimized" in note for note in result.notes)
 
 
@@ -214,9 +217,9 @@ def test_network_burst_lasts_the_catalog_window_at_full_burst() -> None:
         CATALOG,
     )
     first, last = result.phases[0], result.phases[-1]
-    assert first.bw == pytest.approx(1.024e9 / 8 / 2)
+    assert first.bw == pytest.approx(1.024e9 / 8 / 2 / WIRE, rel=1e-6)
     assert first.end_s == pytest.approx(5 * 60)
-    assert last.bw == pytest.approx(0.128e9 / 8 / 2)
+    assert last.bw == pytest.approx(0.128e9 / 8 / 2 / WIRE, rel=1e-6)
     mean = (300 * first.bw + 3300 * last.bw) / 3600
     assert result.bw == pytest.approx(mean)
     assert result.limit("primary.network.out").burst_ends_s == pytest.approx(300)
@@ -251,7 +254,7 @@ def test_single_flow_cap_binds_a_fast_pair() -> None:
         CATALOG,
     )
     assert result.bottleneck == "replication.flow"
-    assert result.bw == pytest.approx(5e9 / 8)
+    assert result.bw == pytest.approx(5e9 / 8 / WIRE, rel=1e-6)
     no_peer = predict(
         scenario("i3.8xlarge", VolumeSpec("instance-store"), Workload("write", MIB, iodepth=32), replicate=False),
         CATALOG,
@@ -273,7 +276,7 @@ def test_mixed_workload_puts_only_writes_on_the_network() -> None:
     result = predict(scenario("m5.large", VolumeSpec("gp3", 500), mixed), CATALOG)
     out = result.limit("primary.network.out")
     # 0.75 Gbps baseline, a quarter of the I/Os are writes of 64 KiB.
-    assert out.iops == pytest.approx(0.75e9 / 8 / (0.25 * 64 * KIB))
+    assert out.iops == pytest.approx(0.75e9 / 8 / (0.25 * 64 * KIB * WIRE), rel=1e-5)
     peer = result.limit("peer.volume.iops")
     primary = result.limit("primary.volume.iops")
     assert peer.iops == pytest.approx(4 * primary.iops)

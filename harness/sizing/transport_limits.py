@@ -1,0 +1,70 @@
+"""What TCP itself puts on replication: the send-buffer window, header bytes, protocol A's lag.
+
+* **Window.**  One TCP connection keeps at most its send buffer unacknowledged, so it carries at
+  most ``sndbuf / RTT`` (the bandwidth-delay product read backwards).  DRBD leaves
+  ``sndbuf-size`` to the kernel's autotuning by default, whose cap is ``tcp_wmem``'s maximum
+  (4 MiB on a machine with enough RAM): at 10 ms RTT one peer gets 400 MiB/s however fast the
+  network is.
+* **Headers.**  The network allowances count bytes on the wire; each segment of ``MSS = MTU -
+  headers`` payload bytes costs ``MTU`` bytes (1500 / 1448 = 3.6 % more at MTU 1500).
+* **Protocol A.**  The write is acknowledged once it is in the local disk and the send buffer;
+  the peer may lag by what the buffer holds, and a crash of the primary loses that much
+  acknowledged data (DRBD's ``on-congestion`` policy decides what happens when it is full).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.errors import ConfigError
+from harness.sizing.catalog import Catalog
+from harness.sizing.limits import Build, Limit
+
+__all__ = ["ProtocolALag", "add_window_limit", "protocol_a_lag", "wire_factor"]
+
+
+def wire_factor(catalog: Catalog, mtu: float | None) -> float:
+    """Bytes on the wire per payload byte: ``MTU / (MTU - IP and TCP headers)``."""
+    headers = catalog.defaults.tcp_ip_header_bytes.value
+    size = mtu if mtu is not None else catalog.defaults.mtu_bytes.value
+    if size <= headers:
+        raise ConfigError(f"MTU {size:g} leaves no room for the {headers:g} bytes of IP and TCP headers")
+    return size / (size - headers)
+
+
+def add_window_limit(build: Build, writes: float, bs: int, *, rtt_s: float, sndbuf: float, explicit: bool) -> None:
+    """One connection per peer moves at most ``sndbuf`` bytes per round trip."""
+    if rtt_s <= 0 or writes <= 0:
+        return
+    figure = build.catalog.defaults.tcp_sndbuf_bytes
+    origin = "--sndbuf" if explicit else "tcp_wmem max (DRBD sndbuf-size 0 = autotuned)"
+    build.add(
+        Limit(
+            key="replication.window",
+            label="TCP send-buffer window",
+            resource="window",
+            units_per_io=writes * bs,
+            baseline=sndbuf / rtt_s,
+            detail=(
+                f"one connection per peer keeps at most {sndbuf / 2**20:g} MiB unacknowledged ({origin}): "
+                f"{sndbuf / 2**20:g} MiB / {rtt_s * 1000:.3g} ms RTT"
+            ),
+            estimate=figure.estimate and not explicit,
+            sources=() if explicit else tuple(figure.sources),
+        )
+    )
+
+
+@dataclass(frozen=True)
+class ProtocolALag:
+    """How far a protocol A peer may trail the primary, in bytes, writes and seconds."""
+
+    bytes: float
+    writes: float
+    seconds: float
+
+
+def protocol_a_lag(sndbuf: float, bs: int, replicated_bytes_s: float) -> ProtocolALag:
+    """The send buffer full of acknowledged writes, drained at the replication rate."""
+    seconds = sndbuf / replicated_bytes_s if replicated_bytes_s > 0 else float("inf")
+    return ProtocolALag(bytes=sndbuf, writes=sndbuf / bs, seconds=seconds)

@@ -1,0 +1,104 @@
+"""TCP window, header overhead, DRBD 9 peers and protocol A's lag in the sizing model."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.errors import ConfigError
+from harness.sizing.catalog import load_builtin_catalog
+from harness.sizing.inputs import MIB, NodeSpec, Protocol, Scenario, VolumeSpec, Workload
+from harness.sizing.model import predict
+from harness.sizing.prediction import Prediction
+from harness.sizing.transport_limits import protocol_a_lag, wire_factor
+
+CATALOG = load_builtin_catalog()
+FAST = VolumeSpec("gp3", 1000, 16000, 1000)
+
+
+def run(
+    rtt_s: float,
+    *,
+    sndbuf: float | None = None,
+    peers: int = 1,
+    protocol: Protocol = "C",
+    mtu: float | None = None,
+    workload: Workload | None = None,
+) -> Prediction:
+    return predict(
+        Scenario(
+            primary=NodeSpec("m5.8xlarge", FAST),
+            workload=workload or Workload("write", MIB, iodepth=32),
+            rtt_s=rtt_s,
+            placement="custom",
+            sndbuf_bytes=sndbuf,
+            peers=peers,
+            protocol=protocol,
+            mtu_bytes=mtu,
+        ),
+        CATALOG,
+    )
+
+
+def test_window_example_of_the_issue() -> None:
+    # Linux tcp_wmem max, "between 64K and 4MB, depending on RAM size" (ip-sysctl.rst): at 10 ms
+    # RTT one connection carries 4 MiB per round trip = 400 MiB/s (tests/data/sizing/README.md).
+    assert CATALOG.defaults.tcp_sndbuf_bytes.value == 4 * MIB
+    window = run(0.010).limit("replication.window")
+    assert window.bw == 400 * MIB
+    assert run(0.010).bottleneck == "replication.window"
+
+
+@given(
+    rtt_ms=st.floats(min_value=0.05, max_value=200),
+    sndbuf_kib=st.integers(min_value=64, max_value=64 * 1024),
+)
+@settings(max_examples=40, deadline=None)
+def test_window_is_the_bandwidth_delay_product(rtt_ms: float, sndbuf_kib: int) -> None:
+    prediction = run(rtt_ms / 1000, sndbuf=sndbuf_kib * 1024.0)
+    assert prediction.limit("replication.window").bw == pytest.approx(sndbuf_kib * 1024 / (rtt_ms / 1000))
+    assert prediction.bw <= prediction.limit("replication.window").bw * (1 + 1e-9)
+
+
+def test_header_overhead_at_mtu_1500_and_jumbo() -> None:
+    assert wire_factor(CATALOG, 1500) == pytest.approx(1500 / 1448)
+    assert wire_factor(CATALOG, 1500) - 1 == pytest.approx(0.0359, abs=1e-4)
+    assert wire_factor(CATALOG, 9001) < wire_factor(CATALOG, 1500)
+    flow_1500 = run(0.0005, mtu=1500).limit("replication.flow").bw
+    flow_9001 = run(0.0005, mtu=9001).limit("replication.flow").bw
+    assert flow_9001 / flow_1500 == pytest.approx(wire_factor(CATALOG, 1500) / wire_factor(CATALOG, 9001), rel=1e-5)
+    with pytest.raises(ConfigError, match="MTU"):
+        wire_factor(CATALOG, 40)
+
+
+@given(peers=st.integers(min_value=1, max_value=8))
+@settings(max_examples=8, deadline=None)
+def test_primary_egress_carries_every_write_once_per_peer(peers: int) -> None:
+    one = run(0.0005).limit("primary.network.out").iops
+    many = run(0.0005, peers=peers).limit("primary.network.out").iops
+    assert many == pytest.approx(one / peers)
+    # each peer has its own connection: the per-connection window and flow cap do not divide
+    assert run(0.0005, peers=peers).limit("replication.flow").iops == pytest.approx(
+        run(0.0005).limit("replication.flow").iops
+    )
+
+
+def test_protocol_a_lag_is_the_send_buffer() -> None:
+    workload = Workload("randwrite", 4096, numjobs=8)
+    prediction = run(0.001, protocol="A", workload=workload)
+    assert prediction.lag_bytes == 4 * MIB
+    assert prediction.lag_s == pytest.approx(4 * MIB / prediction.bw)
+    assert any("crash of the primary can lose" in note for note in prediction.notes)
+    assert run(0.001, protocol="C", workload=workload).lag_bytes is None
+
+
+@given(
+    sndbuf=st.floats(min_value=1024, max_value=1e9),
+    bs=st.integers(min_value=512, max_value=4 * 2**20),
+    rate=st.floats(min_value=1.0, max_value=1e11),
+)
+def test_lag_bounds(sndbuf: float, bs: int, rate: float) -> None:
+    lag = protocol_a_lag(sndbuf, bs, rate)
+    assert lag.writes * bs == pytest.approx(sndbuf)
+    assert lag.seconds * rate == pytest.approx(sndbuf)
