@@ -60,9 +60,10 @@ __all__ = [
 #: Every package a lab node runs something of: sshd (the harness's transport), sudo (posing
 #: inventories log in as a non-root operator), fio, drbd-utils (drbdadm-84 drives the UML
 #: kernel's DRBD 8.4), iproute2 (ip, tc), kmod (modprobe), mdadm, xfsprogs and e2fsprogs (disk
-#: studies), iputils-ping (RTT), iperf3 (path rate), procps (pkill) and util-linux (setsid,
-#: wipefs, findmnt, blockdev).  No python3: nothing the harness runs in a guest needs it.
+#: studies, and bonnie++, their second engine), iputils-ping (RTT), iperf3 (path rate), procps
+#: (pkill) and util-linux (setsid, wipefs, findmnt, blockdev).  No python3: nothing the harness runs in a guest needs it.
 NODE_PACKAGES: Final = (
+    "bonnie++",
     "drbd-utils",
     "e2fsprogs",
     "fio",

@@ -1,0 +1,55 @@
+"""Where a run's metrics go: a textfile for node_exporter, and a Pushgateway.
+
+node_exporter's textfile collector reads every ``*.prom`` file of its directory at each
+scrape; a file being written must never be seen half-written, so the file is written beside
+its destination and renamed over it (rename is atomic within one filesystem).  A Pushgateway
+gets the same families with ``PUT /metrics/job/<job>/inventory/<name>``: a push replaces the
+group's previous run, so a series of a cell that no longer ran does not linger.
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.error
+from pathlib import Path
+
+from prometheus_client.exposition import push_to_gateway
+
+from harness.errors import ConfigError, InfraError
+from harness.export.metrics import RunMetrics, registry_of, render_prometheus
+
+__all__ = ["PushError", "push_to_pushgateway", "write_textfile"]
+
+
+class PushError(InfraError):
+    """The Pushgateway refused the metrics or could not be reached."""
+
+
+def write_textfile(path: Path, metrics: RunMetrics) -> Path:
+    """Write the Prometheus text exposition to ``path`` atomically; returns ``path``."""
+    if path.suffix != ".prom":
+        raise ConfigError(f"{path}: node_exporter's textfile collector reads only *.prom files")
+    if not path.parent.is_dir():
+        raise ConfigError(f"{path.parent}: no such directory for the metrics textfile")
+    text = render_prometheus(metrics)
+    # a dot file: the collector skips it, should it scrape before the rename
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def push_to_pushgateway(url: str, metrics: RunMetrics, *, job: str = "harness", timeout: float = 10.0) -> None:
+    """Replace the group ``job``/``inventory`` on the Pushgateway at ``url`` with this run's metrics."""
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(f"--pushgateway {url!r}: expected an http:// or https:// URL")
+    grouping = {"inventory": metrics.info.inventory_name or "unnamed"}
+    try:
+        push_to_gateway(url, job=job, registry=registry_of(metrics), grouping_key=grouping, timeout=timeout)
+    except urllib.error.HTTPError as exc:
+        raise PushError(f"Pushgateway {url} refused the push: HTTP {exc.code} {exc.reason}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        raise PushError(f"Pushgateway {url} could not be reached: {exc}") from None
