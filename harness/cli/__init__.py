@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from harness.argtypes import number
+from harness.cli.killcheck import add_killcheck_arguments, killcheck_command
 from harness.crash import report_internal_error
 from harness.errors import HarnessError
 from harness.jsonsafe import dumps
@@ -205,12 +206,6 @@ def _cleanup(args: argparse.Namespace) -> int:
     return 5 if failed else 0
 
 
-def _killcheck(args: argparse.Namespace) -> int:
-    from harness.safety.killcheck import run_killcheck
-
-    return run_killcheck(Path(args.inventory), trials=args.trials, signals=args.signals, progress=_progress)
-
-
 def _trust(args: argparse.Namespace) -> int:
     from harness.inventory import load_inventory
     from harness.trust import pin_host_key, trust_status
@@ -319,15 +314,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--yes", action="store_true", help="pin new keys without asking (fingerprints verified elsewhere)"
     )
 
-    kill = add(sub, "killcheck", _killcheck, "kill a running scenario (SIGINT/SIGTERM/SIGKILL) and count leftovers")
-    kill.add_argument("--inventory", default=str(DEFAULT_LAB_INVENTORY))
-    kill.add_argument("--trials", type=_TRIALS, default=5, help="trials per signal and phase (default: %(default)s)")
-    kill.add_argument(
-        "--signals",
-        nargs="+",
-        choices=["INT", "TERM", "KILL"],
-        default=["INT", "TERM", "KILL"],
-        help="which signals to send (default: all three)",
+    add_killcheck_arguments(
+        add(sub, "killcheck", killcheck_command, "kill a running scenario cell and time how the nodes clean up"),
+        DEFAULT_LAB_INVENTORY,
     )
 
     bench = add(sub, "bench", _bench, "harness overhead per cell, fidelity vs fio by hand, RTT and rate accuracy")

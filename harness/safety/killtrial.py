@@ -1,8 +1,10 @@
 """Kill the harness in the middle of a cell and look at what it left behind.
 
-A trial starts a real scenario cell (a network-profile cell of the inventory: an impairment
-on both nodes of the first pair and a running fio) as a separate ``pytest`` process, waits for the chosen phase in
-the run's ledger, sends it a signal, and then inspects the pair's nodes:
+A trial starts a real scenario cell of the first pair as a separate ``pytest`` process: an
+**impaired** cell (a network profile of the inventory: netem on both nodes and a running fio),
+an **unimpaired** one (a replicated write, fio only) or a **partition** (every packet to the
+peer dropped on both nodes while fio writes).  It waits for the chosen phase in the run's
+ledger, sends a signal, and then inspects the nodes:
 
 * SIGINT / SIGTERM: pytest's teardown must remove everything before it exits;
 * SIGKILL: nothing runs on the harness side, so the node-side dead-man switches (faults),
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 from harness.connections import ConnectionPool
+from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S
 from harness.impair.qdiscs import parse_qdiscs
 from harness.impair.readback import RootClass, classify_root
 from harness.inventory.models import Inventory
@@ -33,9 +36,48 @@ from harness.rundir import RunDir
 from harness.runid import new_run_id
 from harness.safety.leftovers import find_leftovers
 
-__all__ = ["KillTrial", "ScenarioEndedEarly", "interruptible_children", "node_leftovers", "run_kill_trial"]
+__all__ = [
+    "CELL_KINDS",
+    "CellKind",
+    "KillTrial",
+    "ScenarioEndedEarly",
+    "TrialCell",
+    "interruptible_children",
+    "node_leftovers",
+    "run_kill_trial",
+    "trial_cell",
+]
 
 Phase = Literal["impairment", "fio"]
+CellKind = Literal["impaired", "unimpaired", "partition"]
+CELL_KINDS: tuple[CellKind, ...] = ("impaired", "unimpaired", "partition")
+
+
+@dataclass(frozen=True)
+class TrialCell:
+    """Which scenario cell a trial starts, and which ledger events mark its phases."""
+
+    kind: CellKind
+    scenario: str
+    select: str  # pytest -k expression
+    #: ledger events, in order, after which the cell is in its fault ("impairment" phase)
+    fault_events: tuple[str, ...]
+
+
+def trial_cell(kind: CellKind, inventory: Inventory, pair: str) -> TrialCell:
+    if kind == "impaired":
+        if not inventory.network_profiles:
+            raise RuntimeError("the inventory defines no network_profiles: an impaired kill trial needs one")
+        profile = sorted(inventory.network_profiles)[0]
+        return TrialCell(
+            kind,
+            "scenarios/test_inventory_profiles.py",
+            f"test_network_profile and {pair}-{profile}",
+            ("impair-applied",),
+        )
+    if kind == "unimpaired":
+        return TrialCell(kind, "scenarios/test_replicated_write.py", f"{pair}-randwrite-4k-nj1-qd1", ())
+    return TrialCell(kind, "scenarios/test_partition.py", f"{pair}-above-timeout", ("impair-applied", "impair-applied"))
 
 
 class ScenarioEndedEarly(RuntimeError):
@@ -53,6 +95,11 @@ class KillTrial:
     waited_s: float
     #: why earlier attempts ended before the phase (their output tails); empty when none did
     early_exits: list[str] = field(default_factory=list)
+    cell: CellKind = "impaired"
+    #: seconds from the signal until no fault and no harness qdisc was left on any node
+    path_clean_s: float | None = None
+    #: the cell's fio deadline + the dead-man grace: the promise the path clean time must keep
+    bound_s: float | None = None
 
     @property
     def clean(self) -> bool:
@@ -93,17 +140,37 @@ def _tail(path: Path, lines: int = 40) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
-def _wait_for_phase(ledger: Path, phase: Phase, proc: subprocess.Popen[bytes], timeout_s: float, output: Path) -> None:
+def _after(events: list[str], wanted: tuple[str, ...]) -> list[str] | None:
+    """The events after ``wanted`` happened in that order; None while they have not."""
+    rest = events
+    for name in wanted:
+        if name not in rest:
+            return None
+        rest = rest[rest.index(name) + 1 :]
+    return rest
+
+
+def _is_path_item(item: str) -> bool:
+    return "qdisc" in item or "fault" in item
+
+
+def _wait_for_phase(
+    ledger: Path, cell: TrialCell, phase: Phase, proc: subprocess.Popen[bytes], *, timeout_s: float, output: Path
+) -> float | None:
+    """Wait until the cell is in ``phase``; the fio deadline it announced, when it started fio."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        events = [str(e.get("event")) for e in _ledger_events(ledger)]
-        if "impair-applied" in events:
-            after = events[events.index("impair-applied") :]
-            if phase == "impairment":
-                return
-            if "fio-start" in after:
+        entries = _ledger_events(ledger)
+        events = [str(e.get("event")) for e in entries]
+        after = _after(events, cell.fault_events)
+        if after is not None:
+            fio = [e for e in entries if e.get("event") == "fio-start"]
+            fio_deadline = float(str(fio[0].get("deadline_s"))) if fio else None
+            if phase == "impairment" and cell.fault_events:
+                return fio_deadline
+            if "fio-start" in after or (not cell.fault_events and fio):
                 time.sleep(2.0)  # well inside fio's 6 s of ramp + runtime
-                return
+                return fio_deadline
         if proc.poll() is not None:
             raise ScenarioEndedEarly(
                 f"the scenario exited ({proc.returncode}) before the {phase} phase; its output ends:\n{_tail(output)}"
@@ -120,23 +187,25 @@ def run_kill_trial(
     sig: signal.Signals,
     phase: Phase,
     reports: Path,
-    deadman_grace_s: float = 5.0,
+    deadman_grace_s: float | None = 5.0,
     settle_timeout_s: float = 120.0,
     attempts: int = 2,
+    cell: CellKind = "impaired",
 ) -> KillTrial:
     """One trial; a scenario that ends before the phase (a cell failing for its own reasons,
     so no signal was sent and nothing was tested) is started again, up to ``attempts`` times,
-    and the reasons are kept in :attr:`KillTrial.early_exits`."""
-    if not inventory.network_profiles:
-        raise RuntimeError("the inventory defines no network_profiles: a kill trial needs an impaired cell")
+    and the reasons are kept in :attr:`KillTrial.early_exits`.  ``deadman_grace_s`` None runs
+    the cell with the harness's default grace (the figure a user gets)."""
     pair_name = sorted(inventory.pairs)[0]
+    target = trial_cell(cell, inventory, pair_name)
+    grace = DEFAULT_DEADMAN_GRACE_S if deadman_grace_s is None else deadman_grace_s
     # every node: the run's cluster lock is on all of them, not only on the killed cell's pair
     nodes = sorted(inventory.nodes)
     early: list[str] = []
     for attempt in range(1, attempts + 1):
         try:
-            code, exit_s, sent = _signal_scenario(
-                root, inventory_path, inventory, pair_name, sig=sig, phase=phase, reports=reports, grace=deadman_grace_s
+            code, exit_s, sent, fio_deadline = _signal_scenario(
+                root, inventory_path, target, sig=sig, phase=phase, reports=reports, grace=deadman_grace_s
             )
             break
         except ScenarioEndedEarly as exc:
@@ -147,13 +216,17 @@ def run_kill_trial(
     try:
         at_exit = node_leftovers(inventory, pool, nodes)
         final = at_exit
+        path_clean = None if any(map(_is_path_item, final)) else time.monotonic() - sent
         while final and time.monotonic() - sent < settle_timeout_s:
-            time.sleep(2.0)
+            time.sleep(1.0)
             final = node_leftovers(inventory, pool, nodes)
+            if path_clean is None and not any(map(_is_path_item, final)):
+                path_clean = time.monotonic() - sent
         waited = time.monotonic() - sent
     finally:
         pool.close_all()
-    return KillTrial(sig.name, phase, code, exit_s, at_exit, final, waited, early)
+    bound = None if fio_deadline is None else fio_deadline + grace
+    return KillTrial(sig.name, phase, code, exit_s, at_exit, final, waited, early, cell, path_clean, bound)
 
 
 @contextlib.contextmanager
@@ -178,33 +251,30 @@ def interruptible_children() -> Iterator[None]:
 def _signal_scenario(
     root: Path,
     inventory_path: Path,
-    inventory: Inventory,
-    pair_name: str,
+    cell: TrialCell,
     *,
     sig: signal.Signals,
     phase: Phase,
     reports: Path,
-    grace: float,
-) -> tuple[int | None, float, float]:
+    grace: float | None,
+) -> tuple[int | None, float, float, float | None]:
     """Start the cell as its own pytest process, signal it in ``phase``: (exit code, seconds
-    from the signal to the exit, monotonic time of the signal)."""
+    from the signal to the exit, monotonic time of the signal, the fio deadline it announced)."""
     run_id = new_run_id()
-    profile = sorted(inventory.network_profiles)[0]
     cmd = [
         sys.executable,
         "-m",
         "pytest",
-        "scenarios/test_inventory_profiles.py",
+        cell.scenario,
         "-k",
-        f"test_network_profile and {pair_name}-{profile}",
+        cell.select,
         "--inventory",
         str(inventory_path),
         "--reports",
         str(reports),
         "--run-id",
         run_id,
-        "--deadman-grace",
-        str(grace),
+        *(["--deadman-grace", str(grace)] if grace is not None else []),
         # no calibration cells before the one cell the trial kills
         "--no-predict",
         "-p",
@@ -220,7 +290,9 @@ def _signal_scenario(
         subprocess.Popen(cmd, cwd=root, stdout=sink, stderr=subprocess.STDOUT) as proc,
     ):
         try:
-            _wait_for_phase(RunDir.of(reports, run_id).ledger_ndjson, phase, proc, timeout_s=180, output=output)
+            fio_deadline = _wait_for_phase(
+                RunDir.of(reports, run_id).ledger_ndjson, cell, phase, proc, timeout_s=180, output=output
+            )
             sent = time.monotonic()
             proc.send_signal(sig)
             try:
@@ -228,7 +300,7 @@ def _signal_scenario(
             except subprocess.TimeoutExpired:
                 proc.kill()
                 code = None
-            return code, time.monotonic() - sent, sent
+            return code, time.monotonic() - sent, sent, fio_deadline
         finally:
             if proc.poll() is None:
                 proc.kill()
