@@ -290,7 +290,13 @@ class DrbdReplication:
     def watch(self, run_id: str, name: str, *, max_duration_s: float) -> EventWatch:
         """The plan of an events2 watcher for one measurement window (see :mod:`harness.drbd.watch`)."""
         return EventWatch.plan(
-            self.node, self.resource, run_id, name, max_duration_s=max_duration_s, root=self._watch_root
+            self.node,
+            self.resource,
+            run_id,
+            name,
+            max_duration_s=max_duration_s,
+            root=self._watch_root,
+            peers=self._pair.peer.names if self._pair is not None else (),
         )
 
     # -- configuration audit ---------------------------------------------------------------

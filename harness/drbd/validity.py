@@ -31,7 +31,7 @@ says nothing about the window and is inconclusive too.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final, Literal
@@ -79,10 +79,26 @@ class RunWatch:
 
     ``resource`` limits the check to one resource (``events2 RES`` prints only that one
     anyway); with None every resource in the stream must stay healthy.
+
+    ``peers`` names the peer of the pair under test.  When the resource has other connections
+    too (DRBD 9: a third node, a DR node), one of them that is already down when the window
+    starts is set aside with its out-of-sync (a DR node away for a day would otherwise spoil
+    every window); any change on another link during the window still counts, and so does its
+    coming back (the resync to it competes with the measurement).  Without a connection of
+    that name in the initial dump (DRBD 8.4 calls its only connection ``peer``) nothing is set
+    aside.
     """
 
-    def __init__(self, resource: str | None = None) -> None:
+    def __init__(self, resource: str | None = None, peers: Collection[str] = ()) -> None:
         self.resource = resource
+        self._peers = frozenset(peers)
+        # the initial dump is held back until `exists -` when peers are given: which links are
+        # the pair's is only known once every connection has been listed
+        self._held: list[Event] = []
+        # (resource, peer key) of the connections that are not the pair's, and those of them
+        # that were down when the window started
+        self._others: set[tuple[str, str]] = set()
+        self._away: set[tuple[str, str]] = set()
         self._events: list[Event] = []
         self._first_bad: Verdict | None = None
         self._dump_complete = False
@@ -106,7 +122,29 @@ class RunWatch:
         self._events.append(event)
         if event.ends_initial_dump:
             self._dump_complete = True
+            held, self._held = self._held, []
+            self._others = self._other_links(held)
+            found = [v for v in map(self._judge, held) if v is not None]
+            return found[0] if found else None
+        if self._peers and not self._dump_complete and event.action == "exists":
+            self._held.append(event)
             return None
+        return self._judge(event)
+
+    def _other_links(self, dump: list[Event]) -> set[tuple[str, str]]:
+        """The connections in the initial dump that are not the pair's, when the pair's is there."""
+        links: dict[tuple[str, str], str | None] = {}
+        for event in dump:
+            if event.kind == "connection" and event.resource is not None:
+                links[(event.resource, self._peer_key(event))] = event.text("conn-name")
+        mine = {res for (res, _), conn in links.items() if conn in self._peers}
+        return {key for key, conn in links.items() if key[0] in mine and conn not in self._peers}
+
+    @staticmethod
+    def _peer_key(event: Event) -> str:
+        return event.text("peer-node-id") or event.text("conn-name") or ""
+
+    def _judge(self, event: Event) -> Verdict | None:
         name = event.resource
         if name is None or (self.resource is not None and name != self.resource):
             return None
@@ -213,7 +251,29 @@ class RunWatch:
                 if value is not None:
                     self._last[(obj, key)] = value
 
+    def _other_link(self, event: Event, name: str) -> str | None:
+        """The rule for a link that is not the pair's: ``""`` to ignore the event, a finding, or
+        None to judge it like the pair's own."""
+        key = (name, self._peer_key(event))
+        if event.kind not in {"connection", "peer-device"} or key not in self._others:
+            return None
+        state = event.get("connection") if event.kind == "connection" else None
+        if event.action == "exists" and event.kind == "connection" and state != _CONNECTED:
+            self._away.add(key)
+        if key not in self._away:
+            return None
+        if state == _CONNECTED:
+            self._away.discard(key)
+            return (
+                f"connection to {self._peer_label(event, name)} (not the pair's) came back: the resync to it "
+                "competes with the measurement"
+            )
+        return ""
+
     def _rules(self, event: Event, name: str, obj: str) -> str | None:
+        other = self._other_link(event, name)
+        if other is not None:
+            return other or None
         kind = event.kind
         if event.action == "call" and kind == "helper":
             return f"DRBD called the {event.text('helper') or 'unknown'} handler"
@@ -281,16 +341,16 @@ class RunWatch:
         return None
 
 
-def check_events(events: Iterable[Event], *, resource: str | None = None) -> Verdict:
+def check_events(events: Iterable[Event], *, resource: str | None = None, peers: Collection[str] = ()) -> Verdict:
     """Verdict for already-parsed events of one window."""
-    watch = RunWatch(resource)
+    watch = RunWatch(resource, peers)
     for event in events:
         watch.feed(event)
     return watch.verdict()
 
 
-def check_capture(text: str, *, resource: str | None = None) -> Verdict:
+def check_capture(text: str, *, resource: str | None = None, peers: Collection[str] = ()) -> Verdict:
     """Verdict for the text a watcher captured (``events2 --timestamps --statistics``)."""
-    watch = RunWatch(resource)
+    watch = RunWatch(resource, peers)
     watch.feed_text(text)
     return watch.verdict()

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import re
 import shlex
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Final
 
@@ -62,15 +63,25 @@ class EventWatch:
     directory: str
     log_path: str
     max_duration_s: float
+    #: the pair's peer: a DRBD 9 resource's other links are judged as RunWatch says
+    peers: frozenset[str] = frozenset()
 
     @classmethod
     def plan(
-        cls, node: str, resource: str, run_id: str, name: str, *, max_duration_s: float, root: str = NODE_ROOT
+        cls,
+        node: str,
+        resource: str,
+        run_id: str,
+        name: str,
+        *,
+        max_duration_s: float,
+        root: str = NODE_ROOT,
+        peers: Collection[str] = (),
     ) -> EventWatch:
         if not 0 < max_duration_s <= MAX_WATCH_S:
             raise ConfigError(f"watch duration must be within (0, {MAX_WATCH_S}] s, got {max_duration_s!r}")
         directory, log = watch_paths(run_id, name, root=root)
-        return cls(node, commands.check_resource_name(resource), directory, log, max_duration_s)
+        return cls(node, commands.check_resource_name(resource), directory, log, max_duration_s, frozenset(peers))
 
     @property
     def pid_path(self) -> str:
@@ -117,7 +128,7 @@ class EventWatch:
             capture = output  # not our script's output: judged as a capture, which it is not
         if not capture.strip():
             return Verdict(False, "no DRBD events captured during the run")
-        run_watch = RunWatch(self.resource)
+        run_watch = RunWatch(self.resource, self.peers)
         run_watch.feed_text(capture)
         verdict = run_watch.verdict()
         if not verdict.valid:
