@@ -1,4 +1,5 @@
-"""Ansible YAML inventories → harness inventories, through a small mapping file.
+"""Ansible inventories (YAML, or INI: :mod:`harness.inventory.ansible_ini`) → harness inventories,
+through a small mapping file.
 
 Many teams already describe their DRBD nodes in an Ansible inventory (``all`` → ``hosts`` /
 ``children`` / ``vars``, with ``ansible_host``, ``ansible_port``, ``ansible_user``,
@@ -31,6 +32,7 @@ from typing import Any, Final
 import yaml
 
 from harness.errors import ConfigError
+from harness.inventory.ansible_ini import expand_host_range, looks_like_ini, parse_ini_inventory
 from harness.inventory.ansible_mapping import MAPPING_KEY, AnsibleMapping, MappedPair, SshDefaults, is_ansible_mapping
 from harness.inventory.ansible_secrets import VaultValue, is_secret_value
 from harness.inventory.models import NAME_PATTERN
@@ -131,12 +133,10 @@ class _Parser:
             self.groups[parent].children.append(name)
         group.vars.update(_as_mapping(data.get("vars"), f"{where} vars"))
         for key, host_vars in _as_mapping(data.get("hosts"), f"{where} hosts").items():
-            host = str(key)
-            if "[" in host:
-                raise ConfigError(f"{where}: host range {host!r} is not supported; list the hosts one by one")
-            if host not in group.hosts:
-                group.hosts.append(host)
-            self.host_vars.setdefault(host, {}).update(_as_mapping(host_vars, f"{where} host {host!r}"))
+            for host in expand_host_range(str(key)):  # `node[1:3]`, as Ansible expands it
+                if host not in group.hosts:
+                    group.hosts.append(host)
+                self.host_vars.setdefault(host, {}).update(_as_mapping(host_vars, f"{where} host {host!r}"))
         for child, child_body in _as_mapping(data.get("children"), f"{where} children").items():
             self.group(str(child), child_body, name)
 
@@ -176,12 +176,15 @@ def load_ansible_inventory(path: Path) -> AnsibleInventory:
 
 
 def parse_ansible_inventory(text: str, source: str = "<string>") -> AnsibleInventory:
-    """Parse an Ansible YAML inventory; ConfigError for what it cannot represent faithfully."""
-    # A SafeLoader subclass (no arbitrary objects), through the harness's bounded loader;
+    """Parse an Ansible YAML or INI inventory; ConfigError for what it cannot represent faithfully."""
+    # YAML: a SafeLoader subclass (no arbitrary objects), through the harness's bounded loader;
     # Ansible variables that are not numbers the harness reads may be anything, .inf included.
-    data = construct_yaml_text(text, source, _AnsibleLoader, finite=False)
+    if looks_like_ini(text, source):
+        data: Any = parse_ini_inventory(text, source)
+    else:
+        data = construct_yaml_text(text, source, _AnsibleLoader, finite=False)
     if not isinstance(data, dict):
-        raise ConfigError(f"{source}: not a YAML inventory (expected groups such as `all:` at the top level)")
+        raise ConfigError(f"{source}: neither a YAML inventory (groups such as `all:`) nor an INI one ([group])")
     parser = _Parser(source)
     for name, body in data.items():
         parser.group(str(name), body, None if name == "all" else "all")

@@ -237,7 +237,11 @@ def test_a_secret_pasted_into_the_mapping_is_refused(tmp_path: Path) -> None:
             MAPPING,
             "db2.example.com': no replication ip — set host",
         ),
-        (HOSTS.replace("db2.example.com:", "db[2:3].example.com:"), MAPPING, r"host range 'db\[2:3\]"),
+        (
+            HOSTS.replace("db2.example.com:", "db[2:3].example.com:"),
+            MAPPING,
+            r"group 'db' has 3 hosts \(db1.example.com, db2.example.com, db3.example.com\)",
+        ),
         (HOSTS + "    db: {}\n", MAPPING, "duplicate key 'db'"),
         (HOSTS.replace("    db:", "    db:\n      hostz: {}"), MAPPING, r"unknown key\(s\) \['hostz'\]"),
         (HOSTS, MAPPING.replace("defaults:", "defualts: {}\ndefaults:"), r"mapping.yaml:4: defualts: unknown key"),
