@@ -11,21 +11,34 @@ newest have *changed* when every one of them lies on the same side of ``m``, eac
 * further than ``min_change · |m|`` (a history that barely varies, MAD ≈ 0, must not turn a
   0.1 % wobble into a "change").
 
-The earliest such ``k`` is the run where the cell changed.  Because every run after it must
-have moved, a single outlier in the middle of the history is never named; a newest run that
-moved on its own is (it is the change a nightly gate wants to see first).  Pure: floats in,
-a :class:`Shift` or ``None`` out.
+The earliest such ``k`` is the run where the cell changed (:func:`detect_shift`).  Because every
+run after it must have moved, a single outlier in the middle of the history is never named; a
+newest run that moved on its own is (it is the change a nightly gate wants to see first).  A
+series can change more than once (a kernel upgrade, then a slow link): :func:`detect_shifts`
+starts again from each change with the new level as the history, so the last shift it returns
+is where the current level began, judged against the level before it.  Pure: floats in,
+:class:`Shift` values out.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["MAD_SCALE", "MIN_CHANGE", "MIN_HISTORY", "THRESHOLD", "Shift", "detect_shift", "robust_noise"]
+__all__ = [
+    "MAD_SCALE",
+    "MIN_CHANGE",
+    "MIN_HISTORY",
+    "THRESHOLD",
+    "Shift",
+    "detect_shift",
+    "detect_shifts",
+    "robust_noise",
+]
 
 #: MAD × this estimates the standard deviation of normally distributed noise.
 MAD_SCALE: Final = 1.4826
@@ -97,3 +110,22 @@ def detect_shift(
         score = nearest / noise if noise > 0 else math.inf
         return Shift(k, centre, statistics.median(after), noise, score)
     return None
+
+
+def detect_shifts(
+    values: Sequence[float],
+    *,
+    threshold: float = THRESHOLD,
+    min_change: float = MIN_CHANGE,
+    min_history: int = MIN_HISTORY,
+) -> list[Shift]:
+    """Every level change in order: the first by :func:`detect_shift`, each next one in the runs
+    from the previous change on (indexes into ``values``); empty when the series never changed."""
+    shifts: list[Shift] = []
+    start = 0
+    while True:
+        shift = detect_shift(values[start:], threshold=threshold, min_change=min_change, min_history=min_history)
+        if shift is None:
+            return shifts
+        start += shift.index
+        shifts.append(dataclasses.replace(shift, index=start))

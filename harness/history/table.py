@@ -30,8 +30,9 @@ def _mark(trend: CellTrend, index: int, point: TrendPoint) -> str:
     marks = []
     if point.changed:
         marks.append("* provenance")
-    if trend.shift is not None and trend.shift.index == index:
-        marks.append("<- changed")
+    for shift in trend.shifts:
+        if shift.index == index:
+            marks.append("<- changed" if shift is trend.shift else "<- level changed (earlier)")
     return ", ".join(marks)
 
 

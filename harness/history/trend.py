@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from harness.history.changes import MIN_CHANGE, THRESHOLD, Shift, detect_shift, robust_noise
+from harness.history.changes import MIN_CHANGE, THRESHOLD, Shift, detect_shifts, robust_noise
 from harness.report.aggregate import Cell, Stat, cell_sort_key
 from harness.report.plot_data import cell_label
 from harness.resultsdb.queries import RunHistory
@@ -52,7 +52,13 @@ class CellTrend:
     metric: str
     unit: str
     points: tuple[TrendPoint, ...]
-    shift: Shift | None = None
+    #: Every level change, oldest first; the last is where the current level began.
+    shifts: tuple[Shift, ...] = ()
+
+    @property
+    def shift(self) -> Shift | None:
+        """The latest change: the newest runs against the level before them."""
+        return self.shifts[-1] if self.shifts else None
 
     @property
     def medians(self) -> list[float]:
@@ -65,9 +71,13 @@ class CellTrend:
 
     @property
     def history(self) -> list[float]:
-        """The run medians the noise is judged on: those before the change (all when none)."""
+        """The run medians the latest level is judged against: the level before the latest
+        change (from the change before it, if any); all runs when the cell never changed."""
         medians = self.medians
-        return medians if self.shift is None else medians[: self.shift.index]
+        if not self.shifts:
+            return medians
+        start = self.shifts[-2].index if len(self.shifts) > 1 else 0
+        return medians[start : self.shifts[-1].index]
 
     @property
     def median(self) -> float:
@@ -103,9 +113,9 @@ def _trend(
         provenance = _provenance(cell, run)
         points.append(TrendPoint(run, stat, provenance, _changes(previous, provenance)))
         previous = provenance
-    shift = detect_shift([p.stat.median for p in points], threshold=threshold, min_change=min_change)
+    shifts = detect_shifts([p.stat.median for p in points], threshold=threshold, min_change=min_change)
     first = found[0][1]
-    return CellTrend(key, cell_label(first), metric, first.stats[metric].unit, tuple(points), shift)
+    return CellTrend(key, cell_label(first), metric, first.stats[metric].unit, tuple(points), tuple(shifts))
 
 
 def cell_trends(

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from harness.history.changes import MIN_HISTORY, detect_shift, robust_noise
+from harness.history.changes import MIN_HISTORY, detect_shift, detect_shifts, robust_noise
 
 # A level a metric could sit at (MiB/s, IOPS, ms) and a run's wobble around it: ±2 %.
 levels = st.floats(min_value=1e-3, max_value=1e6, allow_nan=False, allow_infinity=False)
@@ -40,6 +40,31 @@ def test_a_step_is_named_at_the_run_where_it_happened(
     assert shift.index == len(before)
     # The change's sign is the step's.
     assert (shift.change > 0) == (factor > 1)
+
+
+steps = st.one_of(st.floats(min_value=1.2, max_value=50.0), st.floats(min_value=0.01, max_value=0.8))
+
+
+@given(
+    levels,
+    st.lists(wobble, min_size=MIN_HISTORY, max_size=12),
+    st.lists(wobble, min_size=MIN_HISTORY, max_size=12),
+    st.lists(wobble, min_size=1, max_size=6),
+    steps,
+    steps,
+)
+def test_a_second_step_is_judged_against_the_level_before_it(
+    level: float, first: list[float], second: list[float], third: list[float], a: float, b: float
+) -> None:
+    # Two level changes: both are found, in order, and the last one is measured from the
+    # middle level (a slow link after a kernel upgrade is named as the slow link's change).
+    # Both new levels lie on one side of the first, clear of it: back to the first level is
+    # no departure from the history as a whole.
+    assume((a > 1) == (a * b > 1) and abs(math.log(a * b)) > math.log(1.25))
+    series = noisy(level, first) + noisy(level * a, second) + noisy(level * a * b, third)
+    shifts = detect_shifts(series)
+    assert [s.index for s in shifts] == [len(first), len(first) + len(second)]
+    assert shifts[-1].change == pytest.approx(b - 1, rel=0.1, abs=0.05)
 
 
 @given(
