@@ -50,12 +50,12 @@ steps = st.one_of(st.floats(min_value=1.2, max_value=50.0), st.floats(min_value=
     st.lists(wobble, min_size=MIN_HISTORY, max_size=12),
     st.lists(wobble, min_size=MIN_HISTORY, max_size=12),
     st.lists(wobble, min_size=1, max_size=6),
-    steps,
-    steps,
+    st.tuples(steps, steps),
 )
 def test_a_second_step_is_judged_against_the_level_before_it(
-    level: float, first: list[float], second: list[float], third: list[float], a: float, b: float
+    level: float, first: list[float], second: list[float], third: list[float], factors: tuple[float, float]
 ) -> None:
+    a, b = factors
     # Two level changes: both are found, in order, and the last one is measured from the
     # middle level (a slow link after a kernel upgrade is named as the slow link's change).
     # Both new levels lie on one side of the first, clear of it: back to the first level is

@@ -42,7 +42,8 @@ def _started(run_id: str) -> str:
 def database(path: Path, *, slowed: bool, fio_changed_at: int | None = None) -> Path:
     runs = recorded_runs()
     if fio_changed_at is not None:
-        runs = [(r, relabelled(s, fio_version="fio-3.35") if i >= fio_changed_at else s) for i, (r, s) in enumerate(runs)]
+        fio = "fio-3.35"
+        runs = [(r, relabelled(s, fio_version=fio) if i >= fio_changed_at else s) for i, (r, s) in enumerate(runs)]
     with SqliteStore(path) as store:
         for run_id, samples in runs:
             store.write_run(run_record(run_id, samples, started=_started(run_id)))
