@@ -51,7 +51,7 @@ def guard_cell(
     nodes = pool.open_all([pair.primary, pair.secondary])
     primary, secondary = nodes[pair.primary], nodes[pair.secondary]
     progress(f"{spec.id}: checking {pair.resource} and {pair.device} on {pair.primary}")
-    replication = replication_for(pair, primary, poll_interval_s=HEALTH_POLL_S)
+    replication = replication_for(pair, primary, poll_interval_s=HEALTH_POLL_S, nodes=inventory.nodes)
     facts = guard_replicated_device(
         primary,
         replication,
