@@ -4,7 +4,8 @@ fio writes a verifiable pattern on the primary and reports its completed writes 
 second; the primary is crashed (the lab: SIGKILL of its whole guest, a power cut); the peer
 is promoted and verifies the acknowledged prefix with ``verify_only``; a negative control
 verifies past what was written and must fail.  The crashed node then rejoins, resyncs, and
-the original roles are restored, so the resource ends healthy.
+the original roles are restored, so the resource ends healthy, and online verify of the
+written range must find both replicas identical.
 
 Protocol C: zero acknowledged writes lost is asserted.  Protocol A (the lab switches the
 resource to it for this cell and back afterwards): the loss is measured and reported — fio
@@ -45,3 +46,4 @@ def test_failover_integrity(
     assert result.negative_control_failed, "verifying past the written data did not fail: the oracle is blind"
     assert result.protocol != "C" or result.verify_ok, f"protocol C lost acknowledged writes: {result.notes}"
     assert result.healthy_after, "the resource did not return to Connected/UpToDate with the original primary"
+    assert result.verify_oos_kib == 0, f"online verify after the resync found differences: {result.notes}"

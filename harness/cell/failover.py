@@ -132,6 +132,8 @@ class FailoverResult(CellOutcome):
     recover_s: float
     healthy_after: bool
     reports_seen: int
+    #: online verify of the written range once the crashed node resynced (0: replicas identical)
+    verify_oos_kib: int = 0
     notes: list[str] = field(default_factory=list)
     samples: list[Sample] = field(default_factory=list)
     verdict: BoundResult = field(default_factory=lambda: BoundResult("pass", ""))
@@ -258,6 +260,7 @@ def _record(runner: CellRunner, result: FailoverResult, repeat: int) -> Failover
     result.samples = [
         Sample("acked_writes", result.acked_writes, METRICS["acked_writes"], meta),
         Sample("lost_writes", float(result.lost_writes), METRICS["lost_writes"], meta),
+        Sample("verify_out_of_sync", float(result.verify_oos_kib), METRICS["verify_out_of_sync"], meta),
     ]
     runner.store.append(result.samples)
     reason = f"{result.acked_writes} acknowledged writes, {result.lost_writes} lost on the promoted peer"
@@ -341,6 +344,8 @@ def _oracle(
         if not recovered:
             _recover(runner, crasher, pair_name, on_rejoin)
     final = runner.replication(pair_name, pair.primary).wait_healthy(120.0)
+    verified_range = runner.replication(pair_name, pair.primary).verify(600.0, stop_bytes=size)
+    notes.append(verified_range.describe())
     rebooted = reboot_error(boot_ids, read_boot_ids([runner.pool.get(n) for n in boot_ids]), crashed={pair.primary})
     if rebooted:
         raise NodeRebooted(rebooted)
@@ -358,6 +363,7 @@ def _oracle(
         recover_s=recover,
         healthy_after=final.role == "Primary" and final.healthy,
         reports_seen=len(reports),
+        verify_oos_kib=verified_range.out_of_sync_kib,
         notes=notes,
     )
 

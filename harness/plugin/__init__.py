@@ -32,7 +32,12 @@ DEFAULT_INVENTORY = "inventories/lab.yaml"
 # Baselines (--baseline-save/--baseline-compare: options and their checks) are their own plugin
 # module, and so is the gate of disruptive tests (--allow-disruptive, the `disruptive` marker).
 # The end of a run is one controller-only object, harness.plugin.runend.RunEnd.
-pytest_plugins = ["harness.plugin.baseline", "harness.plugin.disruptive", "harness.plugin.resultsdb"]
+pytest_plugins = [
+    "harness.plugin.baseline",
+    "harness.plugin.disruptive",
+    "harness.plugin.resultsdb",
+    "harness.plugin.verifyafter",
+]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
