@@ -58,8 +58,8 @@ __all__ = [
     "ProtocolSwitch",
     "cell_seed",
     "run_failover",
-    "verify_written",
     "verify_workload",
+    "verify_written",
 ]
 
 MIB = 1024 * 1024
