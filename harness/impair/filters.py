@@ -114,10 +114,11 @@ def _u32_keys(options: Mapping[str, object], what: str) -> tuple[U32Key, ...]:
 
 _TEXT_MATCH_RE = re.compile(r"\bmatch ([0-9a-f]{8})/([0-9a-f]{8}) at (nexthdr\+)?(-?\d+)")
 _TEXT_FH_RE = re.compile(r"\bfh (\S+)")
-_TEXT_FLOWID_RE = re.compile(r"(?:^|\s)\*?flowid (\S+)")
+# "terminal flowid ???" (a terminal rule without a class) has no flowid
+_TEXT_FLOWID_RE = re.compile(r"(?:^|\s)\*?flowid ([0-9a-fA-F]*:[0-9a-fA-F]*)")
 # text words of u32 features -> the JSON key names in _U32_EXTRAS
 _TEXT_EXTRAS = (
-    ("actions", re.compile(r"\baction\b")),
+    ("actions", re.compile(r"\bactions?\b")),
     ("police", re.compile(r"\bpolice\b")),
     ("link", re.compile(r"\blink \S")),
     ("input_dev", re.compile(r"\binput dev\b")),

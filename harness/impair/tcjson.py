@@ -43,7 +43,7 @@ TC_H_ROOT = 0xFFFFFFFF
 TEXT_OPTIONS = "_text"
 # `"options":{<text>}}` where <text> does not start a JSON member: a filter's print_opt that
 # still used fprintf in JSON mode.  The text ends where the filter object closes.
-_TEXT_OPTIONS_RE = re.compile(r'"options":\{(?!\s*["}])(.*?)\}(?=\}\s*(?:,\s*\{|\]))', re.DOTALL)
+_TEXT_OPTIONS_RE = re.compile(r'"options":\s*\{(?!\s*["}])(.*?)\}(?=\s*\}\s*(?:,\s*\{|\]))', re.DOTALL)
 
 
 class TcParseError(InfraError):

@@ -109,3 +109,19 @@ def test_text_u32_keys_round_trip(
     assert rule.keys == tuple(U32Key(v, m, o, nexthdr=n) for v, m, o, n in keys)
     assert rule.flowid == flowid[0] << 16 | flowid[1]
     assert rule.is_rule and rule.extras == ()
+
+
+def test_public_debian_10_u32_with_an_action_is_read_and_flagged() -> None:
+    # iproute2 4.20 (ss190107), pasted in iproute2/iproute2#31 (tests/data/tc/public/SOURCES.md)
+    text = (DATA.parent / "public" / "iproute2-ss190107-debian10-u32-mirred-pretty.json").read_text()
+    rules = [f for f in parse_filters(text) if f.is_rule]
+    assert [(r.handle, r.flowid, r.keys, r.extras) for r in rules] == [
+        ("800::800", None, (U32Key(0, 0, 0),), ("actions",))
+    ]
+    problems = verify_applied(
+        APPLIED,
+        parse_qdiscs(_text("iproute2-6.1-qdisc-harness-delay5ms-jitter1ms-loss1-rate100mbit.json")),
+        parse_filters(text),
+        PEER,
+    )
+    assert problems and "with actions" in problems[0]
