@@ -52,8 +52,8 @@ Without --duration the answer is the long-run steady state; with it, the mean ov
 with phases as burst credits run out.
 
 --require searches the catalog for instance types (both nodes the same unless
---peer-instance-type is given) whose rate holds for the whole run, smallest first: by vCPU, then
-memory, then name (the catalog has no prices).  With --instance-type it checks that type only.
+--peer-instance-type is given) whose rate holds for the whole run, cheapest pair first when the
+catalog prices all of them (else by vCPU, then memory, then name).  With --instance-type it checks that type only.
 Exit status: 0 answered (and the requirement met), 1 requirement not met, 2 bad input.
 
 --json prints {"bw_mib_s", "iops", "latency_ms", "bottleneck", "limits": {name: {"bw_mib_s",
@@ -214,7 +214,11 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                     "value": requirement.value,
                     "text": requirement.text,
                 },
-                "order": "vcpu, memory_gib, name",
+                "order": (
+                    "cost"
+                    if hits and all(hit.prediction.cost is not None for hit in hits)
+                    else "vcpu, memory_gib, name"
+                ),
                 "matches": [
                     {
                         "instance_type": hit.instance_type,

@@ -25,6 +25,7 @@ __all__ = [
     "phase_summary",
     "render_prediction",
     "render_search",
+    "cost_line",
     "render_table",
 ]
 
@@ -224,6 +225,7 @@ def render_prediction(prediction: Prediction, requirement: Requirement | None = 
             f"(sustained {format_bw(prediction.sustained_bw)} = {format_iops(prediction.sustained_iops)}, "
             f"{margin * 100:+.0f} %).",
         ]
+    parts += ["", cost_line(prediction)]
     if prediction.notes:
         parts += ["", "Notes:"] + [f"- {note}" for note in prediction.notes]
     if prediction.estimates:
@@ -232,11 +234,28 @@ def render_prediction(prediction: Prediction, requirement: Requirement | None = 
     return "\n".join(parts)
 
 
+def cost_line(prediction: Prediction) -> str:
+    """``Cost: $X/month for the pair (...)`` at list prices, or why there is none."""
+    cost = prediction.cost
+    if cost is None:
+        return "Cost: not known (the catalog has no price for one of the instance or volume types)."
+    text = (
+        f"Cost: ${cost.pair_month:,.2f}/month for the pair at on-demand list prices in {cost.region} "
+        f"(instances ${cost.instances_month:,.2f}, volumes ${cost.volumes_month:,.2f})"
+    )
+    if cost.transfer_per_gb > 0:
+        text += (
+            f"; replication across zones adds ${cost.transfer_per_gb:.2f} per GB written "
+            f"(${cost.transfer_month_at_rate:,.0f}/month if the predicted rate ran all month)"
+        )
+    return text + "."
+
+
 def render_search(
     hits: Sequence[SearchHit], misses: Sequence[SearchHit], requirement: Requirement, shown: int = 10
 ) -> str:
     """Instance types that meet ``requirement``, smallest first, or the nearest misses."""
-    headers = ["instance type", "vCPU", "GiB", "sustained", "IOPS", "bound by", "margin"]
+    headers = ["instance type", "vCPU", "GiB", "sustained", "IOPS", "bound by", "margin", "$/month"]
 
     def row(hit: SearchHit) -> list[str]:
         prediction = hit.prediction
@@ -248,14 +267,17 @@ def render_search(
             f"{prediction.sustained_iops:,.0f}",
             prediction.limit(prediction.phases[-1].bottleneck).label,
             f"{requirement.margin(prediction) * 100:+.0f} %",
+            f"{prediction.cost.pair_month:,.0f}" if prediction.cost is not None else "?",
         ]
 
     lines = []
     if hits:
-        lines.append(
-            f"{len(hits)} instance types sustain {requirement.text} for the whole run "
-            "(ordered by vCPU, then memory, then name):"
+        order = (
+            "cheapest pair first"
+            if all(hit.prediction.cost is not None for hit in hits)
+            else "ordered by vCPU, then memory, then name"
         )
+        lines.append(f"{len(hits)} instance types sustain {requirement.text} for the whole run ({order}):")
         lines.append(tabulate([row(hit) for hit in hits[:shown]], headers=headers, tablefmt="github"))
         if len(hits) > shown:
             lines.append(f"... and {len(hits) - shown} more (--json lists all).")

@@ -105,6 +105,7 @@ class Price(CatalogRecord):
     region: str
     sources: SourceList
     as_of: dt.date
+    verified: bool = True
 
 
 class InstanceStore(CatalogRecord):

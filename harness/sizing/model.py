@@ -43,6 +43,7 @@ from typing import Literal
 
 from harness.sizing.assemble import collect, sndbuf_bytes
 from harness.sizing.catalog import Catalog
+from harness.sizing.cost import PairCost, pair_cost
 from harness.sizing.credits import simulate
 from harness.sizing.inputs import Scenario
 from harness.sizing.latency import LatencyBound
@@ -113,7 +114,12 @@ def predict(scenario: Scenario, catalog: Catalog) -> Prediction:
         estimates=tuple(build.estimates),
         lag_bytes=lag.bytes if lag is not None else None,
         lag_s=lag.seconds if lag is not None else None,
+        cost=_cost(scenario, catalog, iops * bs * workload.write_fraction),
     )
+
+
+def _cost(scenario: Scenario, catalog: Catalog, written_bytes_s: float) -> PairCost | None:
+    return pair_cost(scenario, catalog, written_bytes_s)
 
 
 def _over_basis(

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from harness.sizing.cost import PairCost
 from harness.sizing.inputs import MIB, RW_MODES, Scenario, format_volume
 
 __all__ = ["LimitValue", "Phase", "Prediction"]
@@ -86,7 +87,7 @@ class Prediction:
     estimates: tuple[str, ...] = ()
     lag_bytes: float | None = None
     lag_s: float | None = None
-    cost: Mapping[str, float] | None = None
+    cost: PairCost | None = None
 
     @property
     def bw(self) -> float:
@@ -185,7 +186,7 @@ class Prediction:
             "protocol_a_lag": (
                 {"bytes": self.lag_bytes, "seconds": self.lag_s} if self.lag_bytes is not None else None
             ),
-            "cost_usd": dict(self.cost) if self.cost is not None else None,
+            "cost_usd": self.cost.as_dict() if self.cost is not None else None,
             "notes": list(self.notes),
             "estimates": list(self.estimates),
         }

@@ -75,7 +75,7 @@ def _figures(catalog: Catalog) -> Iterator[_Figure]:
             yield _Figure(f"{where}.latency", volume.as_of, sources, True, volume.verified, volume.latency.note)
         if volume.price is not None:
             cost = volume.price
-            yield _Figure(f"{where}.price", cost.as_of, tuple(cost.sources), False, True, cost.region)
+            yield _Figure(f"{where}.price", cost.as_of, tuple(cost.sources), False, cost.verified, cost.region)
         yield from _overrides(where, volume.figure_sources)
     for name, instance in catalog.instance_types.items():
         where = f"instance_types.{name}"
@@ -87,7 +87,7 @@ def _figures(catalog: Catalog) -> Iterator[_Figure]:
             yield _Figure(f"{where}.ebs", instance.as_of, sources, True, instance.verified, instance.ebs.note)
         if instance.price is not None:
             price = instance.price
-            yield _Figure(f"{where}.price", price.as_of, tuple(price.sources), False, True, price.region)
+            yield _Figure(f"{where}.price", price.as_of, tuple(price.sources), False, price.verified, price.region)
         yield from _overrides(where, instance.figure_sources)
 
 

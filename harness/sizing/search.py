@@ -69,8 +69,9 @@ def search(
     """Instance types whose prediction meets ``requirement`` and those that do not.
 
     ``scenario_for(name)`` builds the scenario for candidate ``name`` (so the caller decides
-    whether the peer follows the candidate).  Both lists are ordered smallest first: vCPU, then
-    memory, then name; the catalog has no prices, and size is what drives price within a region.
+    whether the peer follows the candidate).  Hits are ordered by the pair's monthly list price
+    when the catalog prices every one of them, else smallest first (vCPU, memory, name); misses
+    smallest first.
     Candidates the scenario does not fit (e.g. an instance-store volume on a type without one)
     are left out of both lists.
     """
@@ -83,8 +84,18 @@ def search(
             continue
         hit = SearchHit(name, instance.vcpu, instance.memory_gib, prediction)
         (hits if requirement.met_by(prediction) else misses).append(hit)
-    return sorted(hits, key=_size_order), sorted(misses, key=_size_order)
+    return sorted(hits, key=_order(hits)), sorted(misses, key=_size_order)
 
 
-def _size_order(hit: SearchHit) -> tuple[int, float, str]:
-    return (hit.vcpu, hit.memory_gib, hit.instance_type)
+def _size_order(hit: SearchHit) -> tuple[float, int, float, str]:
+    return (0.0, hit.vcpu, hit.memory_gib, hit.instance_type)
+
+
+def _cost_order(hit: SearchHit) -> tuple[float, int, float, str]:
+    cost = hit.prediction.cost
+    return (cost.pair_month if cost is not None else float("inf"), hit.vcpu, hit.memory_gib, hit.instance_type)
+
+
+def _order(hits: list[SearchHit]) -> Callable[[SearchHit], tuple[float, int, float, str]]:
+    """Cheapest pair first when every hit has a price; otherwise smallest first."""
+    return _cost_order if hits and all(hit.prediction.cost is not None for hit in hits) else _size_order

@@ -51,6 +51,7 @@ class VolumePrice(CatalogRecord):
     region: str
     sources: SourceList
     as_of: dt.date
+    verified: bool = True
 
 
 class _VolumeBase(CatalogRecord):

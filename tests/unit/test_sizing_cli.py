@@ -107,7 +107,7 @@ def test_table_output_names_the_binding_limit(capsys: pytest.CaptureFixture[str]
     assert "Estimated inputs" in out
 
 
-def test_require_searches_smallest_first(capsys: pytest.CaptureFixture[str]) -> None:
+def test_require_ranks_by_cost_when_prices_are_known(capsys: pytest.CaptureFixture[str]) -> None:
     code, data = sizing_json(
         capsys,
         "--require",
@@ -122,8 +122,9 @@ def test_require_searches_smallest_first(capsys: pytest.CaptureFixture[str]) -> 
     assert code == 0
     matches = data["matches"]
     assert matches
-    order = [(m["vcpu"], m["memory_gib"], m["instance_type"]) for m in matches]
-    assert order == sorted(order)
+    assert data["order"] == "cost"
+    costs = [m["cost_usd"]["pair_month"] for m in matches]
+    assert costs == sorted(costs)
     assert all(m["sustained_bw_mib_s"] * MIB >= 40e6 for m in matches)
     assert data["checked"] > len(matches)
 

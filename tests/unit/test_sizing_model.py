@@ -407,7 +407,7 @@ def test_json_summary_has_the_documented_keys() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def test_search_returns_types_that_meet_the_requirement_smallest_first() -> None:
+def test_search_returns_types_that_meet_the_requirement_cheapest_first() -> None:
     need = Requirement("bw", 40e6, "40MB/s")
     workload = Workload("randwrite", 4 * KIB, numjobs=8, iodepth=4)
 
@@ -418,8 +418,10 @@ def test_search_returns_types_that_meet_the_requirement_smallest_first() -> None
     assert hits
     assert all(hit.prediction.sustained_bw >= 40e6 for hit in hits)
     assert all(miss.prediction.sustained_bw < 40e6 for miss in misses)
-    order = [(hit.vcpu, hit.memory_gib, hit.instance_type) for hit in hits]
-    assert order == sorted(order)
+    # every type in the built-in catalog has a price: cheapest pair first
+    costs = [hit.prediction.cost.pair_month for hit in hits if hit.prediction.cost is not None]
+    assert len(costs) == len(hits)
+    assert costs == sorted(costs)
     assert "t3.medium" in {miss.instance_type for miss in misses}  # 2,000 EBS IOPS after 30 min
 
 
