@@ -18,6 +18,7 @@ from harness.sizing.prediction import LimitValue, Phase, Prediction
 from harness.sizing.search import Requirement, SearchHit
 
 __all__ = [
+    "cost_line",
     "explain",
     "format_bw",
     "format_iops",
@@ -25,7 +26,6 @@ __all__ = [
     "phase_summary",
     "render_prediction",
     "render_search",
-    "cost_line",
     "render_table",
 ]
 
