@@ -98,7 +98,8 @@ class KillTrial:
     cell: CellKind = "impaired"
     #: seconds from the signal until no fault and no harness qdisc was left on any node
     path_clean_s: float | None = None
-    #: the cell's fio deadline + the dead-man grace: the promise the path clean time must keep
+    #: the longest a fault of the cell may outlive the harness (its dead-man hold: the cell's
+    #: fio deadline + the grace); the path clean time must keep it
     bound_s: float | None = None
 
     @property
@@ -150,27 +151,45 @@ def _after(events: list[str], wanted: tuple[str, ...]) -> list[str] | None:
     return rest
 
 
-def _is_path_item(item: str) -> bool:
-    return "qdisc" in item or "fault" in item
+def _path_is_clean(inventory: Inventory, pool: ConnectionPool, nodes: list[str]) -> bool:
+    """No harness qdisc on the replication interface of any of ``nodes`` (the path itself)."""
+    for name in nodes:
+        iface = inventory.nodes[name].replication.iface
+        text = pool.get(name).run(["tc", "-j", "qdisc", "show", "dev", iface], timeout=15).stdout
+        if classify_root(parse_qdiscs(text)) is not RootClass.DEFAULT:
+            return False
+    return True
+
+
+def _promised_s(entries: list[dict[str, object]], grace: float) -> float | None:
+    """How long the cell promised its faults would last at most: the dead-man hold of each
+    fault it armed (its fio deadline + the grace), else its fio deadline + the grace."""
+    holds = [
+        float(str(e["deadline_epoch"])) - float(str(e["ts"]))
+        for e in entries
+        if e.get("event") == "impair-intent" and "deadline_epoch" in e and "ts" in e
+    ]
+    if holds:
+        return max(holds)
+    fio = [e for e in entries if e.get("event") == "fio-start"]
+    return float(str(fio[0]["deadline_s"])) + grace if fio else None
 
 
 def _wait_for_phase(
     ledger: Path, cell: TrialCell, phase: Phase, proc: subprocess.Popen[bytes], *, timeout_s: float, output: Path
-) -> float | None:
-    """Wait until the cell is in ``phase``; the fio deadline it announced, when it started fio."""
+) -> None:
+    """Wait until the cell is in ``phase``."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         entries = _ledger_events(ledger)
         events = [str(e.get("event")) for e in entries]
         after = _after(events, cell.fault_events)
         if after is not None:
-            fio = [e for e in entries if e.get("event") == "fio-start"]
-            fio_deadline = float(str(fio[0].get("deadline_s"))) if fio else None
             if phase == "impairment" and cell.fault_events:
-                return fio_deadline
-            if "fio-start" in after or (not cell.fault_events and fio):
+                return
+            if "fio-start" in after:
                 time.sleep(2.0)  # well inside fio's 6 s of ramp + runtime
-                return fio_deadline
+                return
         if proc.poll() is not None:
             raise ScenarioEndedEarly(
                 f"the scenario exited ({proc.returncode}) before the {phase} phase; its output ends:\n{_tail(output)}"
@@ -199,12 +218,13 @@ def run_kill_trial(
     pair_name = sorted(inventory.pairs)[0]
     target = trial_cell(cell, inventory, pair_name)
     grace = DEFAULT_DEADMAN_GRACE_S if deadman_grace_s is None else deadman_grace_s
+    pair = inventory.pairs[pair_name]
     # every node: the run's cluster lock is on all of them, not only on the killed cell's pair
     nodes = sorted(inventory.nodes)
     early: list[str] = []
     for attempt in range(1, attempts + 1):
         try:
-            code, exit_s, sent, fio_deadline = _signal_scenario(
+            code, exit_s, sent, ledger = _signal_scenario(
                 root, inventory_path, target, sig=sig, phase=phase, reports=reports, grace=deadman_grace_s
             )
             break
@@ -215,17 +235,21 @@ def run_kill_trial(
     pool = ConnectionPool(inventory)
     try:
         at_exit = node_leftovers(inventory, pool, nodes)
-        final = at_exit
-        path_clean = None if any(map(_is_path_item, final)) else time.monotonic() - sent
+        # the path first, polled alone so its time is exact to a fraction of a second
+        path_clean = None
+        while time.monotonic() - sent < settle_timeout_s:
+            if _path_is_clean(inventory, pool, [pair.primary, pair.secondary]):
+                path_clean = time.monotonic() - sent
+                break
+            time.sleep(0.25)
+        final = node_leftovers(inventory, pool, nodes)
         while final and time.monotonic() - sent < settle_timeout_s:
             time.sleep(1.0)
             final = node_leftovers(inventory, pool, nodes)
-            if path_clean is None and not any(map(_is_path_item, final)):
-                path_clean = time.monotonic() - sent
         waited = time.monotonic() - sent
     finally:
         pool.close_all()
-    bound = None if fio_deadline is None else fio_deadline + grace
+    bound = _promised_s(_ledger_events(ledger), grace)
     return KillTrial(sig.name, phase, code, exit_s, at_exit, final, waited, early, cell, path_clean, bound)
 
 
@@ -257,9 +281,9 @@ def _signal_scenario(
     phase: Phase,
     reports: Path,
     grace: float | None,
-) -> tuple[int | None, float, float, float | None]:
+) -> tuple[int | None, float, float, Path]:
     """Start the cell as its own pytest process, signal it in ``phase``: (exit code, seconds
-    from the signal to the exit, monotonic time of the signal, the fio deadline it announced)."""
+    from the signal to the exit, monotonic time of the signal, the run's ledger)."""
     run_id = new_run_id()
     cmd = [
         sys.executable,
@@ -290,9 +314,8 @@ def _signal_scenario(
         subprocess.Popen(cmd, cwd=root, stdout=sink, stderr=subprocess.STDOUT) as proc,
     ):
         try:
-            fio_deadline = _wait_for_phase(
-                RunDir.of(reports, run_id).ledger_ndjson, cell, phase, proc, timeout_s=180, output=output
-            )
+            ledger = RunDir.of(reports, run_id).ledger_ndjson
+            _wait_for_phase(ledger, cell, phase, proc, timeout_s=180, output=output)
             sent = time.monotonic()
             proc.send_signal(sig)
             try:
@@ -300,7 +323,7 @@ def _signal_scenario(
             except subprocess.TimeoutExpired:
                 proc.kill()
                 code = None
-            return code, time.monotonic() - sent, sent, fio_deadline
+            return code, time.monotonic() - sent, sent, ledger
         finally:
             if proc.poll() is None:
                 proc.kill()
