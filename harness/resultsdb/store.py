@@ -178,7 +178,8 @@ class ResultsStore(ABC):
             where += " AND inventory_name = ?"
             params.append(inventory)
         sql = f"SELECT run_json, inventory_name, gate, source FROM runs WHERE {where} "
-        sql += "ORDER BY started DESC, run_id DESC"
+        # COALESCE: both backends put a run without a start time (an old import) first.
+        sql += "ORDER BY COALESCE(started, '') DESC, run_id DESC"
         if last is not None:
             sql += f" LIMIT {int(last)}"
         with self._reader() as cur:
