@@ -129,6 +129,16 @@ class SilenceTimeouts(Protocol):
         """A silence longer than this always drops the connection."""
         ...
 
+    @property
+    def answer_timeout_s(self) -> float:
+        """How long a keep-alive may wait for its answer: a round trip grown this much disconnects."""
+        ...
+
+    @property
+    def request_timeout_s(self) -> float:
+        """How long the peer may take to answer a replicated write."""
+        ...
+
     def describe(self) -> str: ...
 
 

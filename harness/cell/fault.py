@@ -13,13 +13,14 @@ from contextlib import ExitStack
 
 from harness.cell.guard import Target
 from harness.cell.spec import CellSpec
-from harness.errors import CommandFailed, InfraError
+from harness.errors import CommandFailed, InfraError, RefusedError
 from harness.fio.runner import fio_deadline_s
 from harness.impair.apply import AppliedImpairment, Impairer, ImpairmentMismatch
+from harness.impair.lint import lint_profile
 from harness.inventory.models import Inventory
 from harness.ledger import Ledger
 from harness.remote import Runner
-from harness.replication import Replication
+from harness.replication import Replication, SilenceTimeouts
 from harness.rtt import RttStats, parse_ping, ping_argv
 
 __all__ = ["Faults", "check_rtt", "probe_rtt"]
@@ -55,9 +56,21 @@ def check_rtt(spec: CellSpec, base: RttStats, measured: RttStats) -> None:
 class Faults:
     """Injects the faults of the cells of one run (one per process)."""
 
-    def __init__(self, inventory: Inventory, run_id: str, ledger: Ledger, *, deadman_grace_s: float) -> None:
+    def __init__(
+        self,
+        inventory: Inventory,
+        run_id: str,
+        ledger: Ledger,
+        *,
+        deadman_grace_s: float,
+        allow_disconnecting: bool = False,
+    ) -> None:
         self.inventory = inventory
         self.ledger = ledger
+        # An impairment that reaches the replication's own timeouts disconnects it: a
+        # disruptive change, run only with the disruptive opt-in (or on the lab).
+        self.allow_disconnecting = allow_disconnecting
+        self._timeouts: dict[str, SilenceTimeouts] = {}
         # A fault removes itself this long after the cell's fio deadline, should the harness
         # die or lose SSH without clearing it.
         self.deadman_grace_s = deadman_grace_s
@@ -70,6 +83,7 @@ class Faults:
             self._disconnect(target, undo)
         if spec.impairment is None:
             return None
+        self.lint(spec, target)
         base = self.baseline_rtt(target.primary, target.peer_ip)
         self._impair(spec, target, undo)
         rtt = probe_rtt(target.primary, target.peer_ip)
@@ -82,6 +96,25 @@ class Faults:
         if key not in self._baseline_rtt:
             self._baseline_rtt[key] = probe_rtt(primary, peer_ip)
         return self._baseline_rtt[key]
+
+    def lint(self, spec: CellSpec, target: Target) -> None:
+        """Hold the impairment against the resource's effective timeouts (read once per pair
+        and process) before anything changes (reliability.md row 21)."""
+        assert spec.impairment is not None
+        if spec.pair not in self._timeouts:
+            self._timeouts[spec.pair] = target.replication.timeouts()
+        timeouts = self._timeouts[spec.pair]
+        findings = lint_profile(
+            spec.impairment, ping_timeout_s=timeouts.answer_timeout_s, timeout_s=timeouts.request_timeout_s
+        )
+        for finding in findings:
+            self.ledger.record("impair-lint", {"cell": spec.id, "level": finding.level, "message": finding.message})
+        errors = [f.message for f in findings if f.level == "error"]
+        if errors and not self.allow_disconnecting:
+            raise RefusedError(
+                f"{spec.id}: {'; '.join(errors)} ({timeouts.describe()}); a fault that disconnects the "
+                "replication is disruptive: run with --allow-disruptive"
+            )
 
     # -- replication cut -------------------------------------------------------------------------
     def _disconnect(self, target: Target, undo: ExitStack) -> None:

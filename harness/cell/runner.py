@@ -68,6 +68,7 @@ class CellRunner:
         health_timeout_s: float = 120.0,
         deadman_grace_s: float = DEFAULT_DEADMAN_GRACE_S,
         host_guard: Path | None = None,
+        allow_disconnecting: bool = False,
     ) -> None:
         self.inventory = inventory
         self.run_id = run_id
@@ -80,7 +81,9 @@ class CellRunner:
         self.deadman_grace_s = deadman_grace_s
         self.fio = FioRunner(run_id, ledger)
         self.slots = CellSlots(inventory.name, lock_dir, host_guard)
-        self.faults = Faults(inventory, run_id, ledger, deadman_grace_s=deadman_grace_s)
+        self.faults = Faults(
+            inventory, run_id, ledger, deadman_grace_s=deadman_grace_s, allow_disconnecting=allow_disconnecting
+        )
         self.measurer = Measurer(self.fio, run_id, deadman_grace_s=deadman_grace_s, progress=progress)
         self.recorder = Recorder(
             inventory, run_id=run_id, run_dir=run_dir, pool=pool, store=store, ledger=ledger, progress=progress

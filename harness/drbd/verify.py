@@ -53,6 +53,16 @@ class ConnectionTimeouts:
         """A silent path longer than this always makes DRBD drop the connection."""
         return self.ping_int_s + self.ping_timeout_s
 
+    @property
+    def answer_timeout_s(self) -> float:
+        """How long a ping may wait for its answer: an added round trip this long disconnects."""
+        return self.ping_timeout_s
+
+    @property
+    def request_timeout_s(self) -> float:
+        """How long the peer may take to answer a request (``timeout``)."""
+        return self.timeout_s
+
     def describe(self) -> str:
         return (
             f"ping-int {self.ping_int_s:g} s, ping-timeout {self.ping_timeout_s:g} s, timeout {self.timeout_s:g} s, "

@@ -115,6 +115,7 @@ class HarnessSession:
                 progress=_progress_line if os.environ.get("CI") else lambda _m: None,
                 deadman_grace_s=self.deadman_grace_s,
                 host_guard=self.reports_root / ".locks" / "lab-host.lock" if self.inventory.lab is not None else None,
+                allow_disconnecting=skip_reason(self.inventory, self.allow_disruptive) is None,
             )
         return self._runner
 

@@ -152,3 +152,38 @@ def test_case_21_latency_near_drbd_timeouts_needs_opt_in(
     limit = profile.limit_packets()
     assert limit >= NETEM_DEFAULT_LIMIT
     assert limit >= 1.5 * max(10e9, rate or 0) * (profile.delay_s + profile.jitter_s) / (8 * 1500) - 1e-6
+
+
+@pytest.mark.reliability_row(21)
+@pytest.mark.parametrize("allowed", [False, True])
+def test_case_21_a_fault_at_the_resources_own_timeouts_needs_the_opt_in(tmp_path: Path, allowed: bool) -> None:
+    """The lint reads the resource's effective timeouts (recorded `show --show-defaults`: the
+    lab's ping-timeout 1 s) before anything changes, and refuses without the opt-in."""
+    from harness.cell.fault import Faults
+    from harness.cell.guard import Target
+    from harness.drbd import commands
+    from harness.drbd.replication import DrbdReplication
+    from tests.doubles import LAB, FakeRunner
+
+    node = FakeRunner(
+        "a1",
+        argv={
+            tuple(commands.show_defaults_argv("single-az")): [
+                Answer(data("drbd/84-drbdsetup-show-defaults-verify-alg.txt"))
+            ]
+        },
+    )
+    replication = DrbdReplication(node, "single-az")
+    target = Target(LAB.pairs["single-az"], node, node, replication, PEER, "boot")  # type: ignore[arg-type]
+    faults = Faults(LAB, RUN_ID, Ledger(tmp_path / "l.ndjson", RUN_ID), deadman_grace_s=30, allow_disconnecting=allowed)
+    workload = WorkloadSpec(name="w", rw="randwrite", size=1 << 20, runtime_s=5, time_based=True)
+    near = CellSpec("itest", "single-az", workload, impairment=NetemProfile("slow", delay_s=0.6))  # +1.2 s RTT
+    far = CellSpec("itest", "single-az", workload, impairment=NetemProfile("wan", delay_s=0.2))  # +0.4 s RTT
+    faults.lint(far, target)
+    if allowed:
+        faults.lint(near, target)
+    else:
+        with pytest.raises(RefusedError, match=r"reaches DRBD ping-timeout 1s.*--allow-disruptive"):
+            faults.lint(near, target)
+    # read once per pair, and nothing but the read was sent
+    assert node.calls == ["drbdsetup show --show-defaults single-az"]
