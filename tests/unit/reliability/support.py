@@ -125,6 +125,12 @@ def lab_node(name: str, *, events: str = "drbd/84-events2-now-primary-connected.
         "fio": Answer(data("fio/fio-3.33-version.txt")),
         "product": Answer(DRBDADM_VERSION),
         "tc": Answer(TC_VERSION),
+        # harness.toolversions.PROBES, recorded on the lab (tests/data/versions/SOURCES.md)
+        "v_iperf3": Answer(data("versions/iperf3-3.12-version.txt")),
+        "v_ping": Answer(data("ping/iputils-20221126-V.txt")),
+        "v_ssh": Answer(stderr=data("versions/openssh-9.2p1-ssh-V.txt")),
+        "v_os": Answer(data("versions/os-release-pretty-name-debian12.txt")),
+        "v_psched": Answer(data("tc/versions/proc-net-psched.txt")),
         "netem": Answer(),
         "addr": Answer(ip_addr_line(spec.replication.iface, spec.replication.ip)),
         "qdisc": Answer(data("tc/lab/default-root.json")),
