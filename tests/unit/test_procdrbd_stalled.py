@@ -51,3 +51,30 @@ def test_stalled_outside_a_progress_block_is_not_a_resync() -> None:
     text = RECORDED.split("\t[")[0] + "\tstalled\n"
     minor = parse_proc_drbd(text).minors[0]
     assert minor.sync is None and not minor.resync_stalled
+
+
+PUBLIC = Path(__file__).resolve().parents[1] / "data" / "drbd" / "public"
+
+
+@pytest.mark.parametrize(
+    ("name", "cs", "want"),
+    [
+        ("ganeti-843-proc-drbd-8.3.11-syncsource.txt", "SyncSource", None),
+        ("ganeti-843-proc-drbd-8.3.11-synctarget.txt", "SyncTarget", 250),
+    ],
+)
+def test_public_8_3_m_layout_is_read(name: str, cs: str, want: int | None) -> None:
+    # DRBD 8.3.11 pasted in ganeti/ganeti#843 (tests/data/drbd/public/SOURCES.md)
+    proc = parse_proc_drbd((PUBLIC / name).read_text())
+    assert (proc.version, proc.api) == ("8.3.11", 88)
+    assert [m.cs for m in proc.minors] == ["Unconfigured", cs]
+    sync = proc.minors[1].sync
+    assert sync is not None
+    assert (sync.unit, sync.left_kib, sync.total_kib) == ("M", 22888476 * 1024, 22888772 * 1024)
+    assert (sync.finish_s, sync.speed_kib_s, sync.average_kib_s, sync.want_kib_s) == (
+        4882 * 3600 + 52 * 60 + 29,
+        1312,
+        1280,
+        want,
+    )
+    assert not proc.minors[1].resync_stalled
