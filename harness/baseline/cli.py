@@ -15,6 +15,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from harness.baseline.gate import run_gate
+from harness.baseline.history import history_runs, history_side
 from harness.baseline.refs import Side, resolve_reference, resolve_run
 from harness.baseline.store import BaselineStore, NameTaken, validate_name
 from harness.errors import ConfigError
@@ -22,6 +23,7 @@ from harness.report.aggregate import aggregate_samples
 from harness.report.comparison import METRIC_LABELS
 from harness.report.formatting import format_stat
 from harness.report.publish import write_report
+from harness.resultsdb.location import results_db
 from harness.samples import read_samples
 
 __all__ = ["add_baseline_commands", "add_compare_arguments", "run_compare"]
@@ -38,7 +40,7 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         "reference",
         metavar="RUN_OR_BASELINE",
         help="what to compare against: a run directory, a run id under the reports root, 'latest', "
-        "or a saved baseline's name",
+        "a saved baseline's name, or history:N (the last N good runs in the results database)",
     )
     parser.add_argument(
         "run",
@@ -55,6 +57,9 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         "still exists; else the built-in defaults)",
     )
     parser.add_argument("--no-write", action="store_true", help="print only; do not write RUN/baseline-compare.md")
+    parser.add_argument(
+        "--results-db", metavar="URL|PATH", help="the database history:N reads (default: <reports>/results.sqlite)"
+    )
 
 
 def _say(message: str) -> None:
@@ -78,13 +83,26 @@ def _tolerances(args: argparse.Namespace, run: Side) -> Mapping[str, float | Non
     return None
 
 
+def _history_reference(args: argparse.Namespace, current: Side) -> Side | None:
+    """The reference ``history:N`` names (``None`` for any other reference)."""
+    runs = history_runs(args.reference)
+    if runs is None:
+        return None
+    db = results_db(args.results_db, args.reports)
+    if db is None or current.inventory_name is None:
+        what = "--results-db none" if db is None else f"run {current.info.run_id} names no inventory"
+        raise ConfigError(f"{args.reference}: cannot read the history ({what})")
+    with db.open() as store:
+        return history_side(store, current.inventory_name, runs, exclude=current.info.run_id)
+
+
 def run_compare(args: argparse.Namespace) -> int:
     """``harness compare``: print the Markdown, write it into the run (and the baseline plot into
     its report), exit 1 on a regression."""
     reports: Path = args.reports
     run = resolve_run(reports, args.run)
     current = Side.of_run(run)
-    reference = resolve_reference(reports, args.reference, current.inventory_name)
+    reference = _history_reference(args, current) or resolve_reference(reports, args.reference, current.inventory_name)
     if reference.path == current.path:
         raise ConfigError(f"{args.reference} and {args.run} are the same run; name two different ones")
     result = run_gate(reference, current, _tolerances(args, current), write_to=None if args.no_write else run.path)

@@ -18,7 +18,7 @@ from harness.history.trend import CellTrend, cell_trends
 from harness.resultsdb.queries import run_history
 from harness.resultsdb.sqlite import SqliteStore
 from harness.samples import Sample
-from tests.unit.baseline_runs import REPEATS_A, REPEATS_B, cell_is, load, relabelled, scaled
+from tests.unit.baseline_runs import REPEATS_A, REPEATS_B, SINGLE, cell_is, load, relabelled, scaled, write_run
 from tests.unit.resultsdb_contract import run_record
 
 SLOWED = cell_is("multi-az", "write-1m-nj8-qd2")
@@ -110,3 +110,20 @@ def test_harness_history_prints_the_tables_names_the_change_and_writes_the_plot(
 def test_harness_history_on_an_empty_database_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["history", "--results-db", str(tmp_path / "none.sqlite")]) == 2
     assert "no finished run" in capsys.readouterr().err
+
+
+def test_harness_compare_gates_a_run_directory_on_the_history(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = database(tmp_path / "r.sqlite", slowed=False)
+    newest = recorded_runs()[-1][1]
+    slow = write_run(tmp_path / "reports", "slow", scaled(newest, 0.5, where=SLOWED), run_json_from=SINGLE)
+    fine = write_run(tmp_path / "reports", "fine", newest, run_json_from=SINGLE)
+    args = ["--results-db", str(db), "--no-write", "--reports", str(tmp_path / "reports")]
+    assert main(["compare", "history:3", str(slow), *args]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("## Baseline comparison: REGRESSED")
+    assert "against the last 3 good runs of inventory `lab`" in out
+    assert "| replicated_write multi-az write-1m-nj8-qd2 [none] | MiB/s" in out
+    assert main(["compare", "history:3", str(fine), *args]) == 0
+    assert main(["compare", "history:3", str(fine), "--results-db", "none", "--reports", str(tmp_path)]) == 2
