@@ -22,7 +22,7 @@ from harness.rtt import RttStats
 from harness.samples import METRICS, Sample, SampleStore
 from harness.series import CellSeries, FaultWindow, SeriesStore, series_from_framed_logs
 
-__all__ = ["NodeFacts", "Recorder", "fault_windows"]
+__all__ = ["NodeFacts", "Recorder", "fault_windows", "os_release_name"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,17 @@ class NodeFacts:
     fio_version: str
     kernel: str
     drbd_version: str
+    distro: str = ""  # os-release's PRETTY_NAME, e.g. "Debian GNU/Linux 11 (bullseye)"
+
+
+def os_release_name(text: str) -> str:
+    """The distribution an ``/etc/os-release`` names (PRETTY_NAME, else NAME VERSION_ID)."""
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            fields[key.strip()] = value.strip().strip("'\"")
+    return fields.get("PRETTY_NAME") or " ".join(v for v in (fields.get("NAME"), fields.get("VERSION_ID")) if v)
 
 
 def fault_windows(spec: CellSpec) -> list[FaultWindow]:
@@ -67,13 +78,18 @@ class Recorder:
     def facts(self, node_name: str) -> NodeFacts:
         if node_name not in self._facts:
             node = self.pool.get(node_name)
-            res = run_batch(
-                node, {"fio": ["fio", "--version"], "kernel": ["uname", "-r"], "drbd": version_probe()}, timeout=30
-            )
+            probes = {
+                "fio": ["fio", "--version"],
+                "kernel": ["uname", "-r"],
+                "drbd": version_probe(),
+                "os": ["cat", "/etc/os-release"],
+            }
+            res = run_batch(node, probes, timeout=30)
             self._facts[node_name] = NodeFacts(
                 res["fio"].stdout.strip() or "missing",
                 res["kernel"].stdout.strip(),
                 read_product_version(res["drbd"].stdout),
+                os_release_name(res["os"].stdout),
             )
         return self._facts[node_name]
 
@@ -113,6 +129,9 @@ class Recorder:
             "fio_version": facts.fio_version,
             "kernel": facts.kernel,
             "drbd_version": facts.drbd_version,
+            # each node's distribution: a pair's two nodes may run different releases
+            "distro_primary": facts.distro,
+            "distro_secondary": self.facts(pair.secondary).distro,
         }
 
     def record(

@@ -107,6 +107,7 @@ def pairs_rows(comparison: Comparison) -> list[list[str]]:
         extra = [
             distinct_text(c.value_text(f"az_{role}") for c in cells),
             distinct_text(c.value_text(f"instance_type_{role}") for c in cells),
+            distinct_text(c.value_text(f"distro_{role}") for c in cells),
         ]
         extra = [e for e in extra if e]
         return f"{name} ({', '.join(extra)})" if name and extra else name

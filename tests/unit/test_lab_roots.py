@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness.cell.record import os_release_name
 from harness.errors import ConfigError
 from harness.inventory import Inventory, parse_inventory
 from harness.lab.mirror import parse_deb822_sources, parse_sources_list
@@ -180,3 +181,16 @@ def test_probe_of_a_node_without_a_tool_says_it_is_missing() -> None:
     text = (PROBES / "bullseye.txt").read_text()
     without = "\n".join(line for line in text.splitlines() if not line.startswith("iperf3\t"))
     assert parse_probe(without + "\niperf3\tsh: 1: iperf3: not found\n").missing() == ["iperf3"]
+
+
+@pytest.mark.parametrize(
+    ("suite", "name"),
+    [("bullseye", "Debian GNU/Linux 11 (bullseye)"), ("trixie", "Debian GNU/Linux 13 (trixie)")],
+)
+def test_the_distribution_a_sample_records_is_os_release_pretty_name(suite: str, name: str) -> None:
+    text = (PROBES / f"os-release.{suite}").read_text()
+    assert os_release_name(text) == name
+    # without PRETTY_NAME: NAME and VERSION_ID
+    bare = "\n".join(line for line in text.splitlines() if not line.startswith("PRETTY_NAME="))
+    assert os_release_name(bare) == f"Debian GNU/Linux {name.split()[2]}"
+    assert os_release_name("") == ""
