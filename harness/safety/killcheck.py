@@ -12,7 +12,7 @@ from tabulate import tabulate
 from harness.errors import HarnessError
 from harness.inventory import load_inventory
 from harness.lab.lifecycle import Lab
-from harness.safety.killtrial import CellKind, KillTrial, run_kill_trial
+from harness.safety.killtrial import CellKind, KillTrial, Phase, run_kill_trial
 
 __all__ = ["run_killcheck"]
 
@@ -40,7 +40,7 @@ def run_killcheck(
     with tempfile.TemporaryDirectory(prefix="harness-killcheck-") as tmp:
         for cell in cells:
             for sig in (signal.Signals[f"SIG{name}"] for name in signals):
-                for phase in ("impairment", "fio") if cell != "unimpaired" else ("fio",):
+                for phase in PHASES[cell]:
                     for i in range(trials):
                         trial = run_kill_trial(
                             root, path, inventory, sig=sig, phase=phase, reports=Path(tmp), cell=cell,
@@ -51,6 +51,14 @@ def run_killcheck(
     print(tabulate(rows, headers=HEADERS))
     return 0 if all(_ok(row) for row in rows) else 1
 
+
+#: the phases worth a kill per cell: an unimpaired cell has no fault; a partition's fio
+#: started before its cut, so its fault is the phase
+PHASES: dict[CellKind, tuple[Phase, ...]] = {
+    "impaired": ("impairment", "fio"),
+    "unimpaired": ("fio",),
+    "partition": ("impairment",),
+}
 
 HEADERS = [
     "cell",

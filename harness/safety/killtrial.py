@@ -40,6 +40,7 @@ __all__ = [
     "CELL_KINDS",
     "CellKind",
     "KillTrial",
+    "Phase",
     "ScenarioEndedEarly",
     "TrialCell",
     "interruptible_children",
