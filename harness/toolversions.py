@@ -90,7 +90,6 @@ class ToolVersion:
 class Requirement:
     """What the harness knows about a tool's versions."""
 
-    label: str
     tested: Version
     tested_with: str
     needed: Version | None = None
@@ -111,11 +110,11 @@ PROBES: Final[Mapping[str, Sequence[str]]] = {
 #: tested: the oldest version whose real output the parsers are tested on (tests/data/);
 #: needed: below it the harness cannot work (None: no such floor is known)
 REQUIREMENTS: Final[Mapping[str, Requirement]] = {
-    "tc": Requirement("iproute2 tc", Version((5, 9, 0), "iproute2-5.9.0"), "Debian 11's iproute2 5.10"),
-    "fio": Requirement("fio", Version((3, 25), "fio-3.25"), "Debian 11's fio 3.25"),
-    "iperf3": Requirement("iperf3", Version((3, 9), "3.9"), "Debian 11's iperf3 3.9"),
-    "ping": Requirement("iputils ping", Version((20210202,), "20210202"), "Debian 11's iputils 20210202"),
-    "ping/busybox": Requirement("BusyBox ping", Version((1, 30, 1), "1.30.1"), "Debian 11's BusyBox 1.30.1"),
+    "tc": Requirement(Version((5, 9, 0), "iproute2-5.9.0"), "Debian 11's iproute2 5.10"),
+    "fio": Requirement(Version((3, 25), "fio-3.25"), "Debian 11's fio 3.25"),
+    "iperf3": Requirement(Version((3, 9), "iperf3 3.9"), "Debian 11's iperf3 3.9"),
+    "ping": Requirement(Version((20210202,), "iputils 20210202"), "Debian 11's iputils-ping"),
+    "ping/busybox": Requirement(Version((1, 30, 1), "busybox 1.30.1"), "Debian 11's busybox"),
 }
 
 # snapshot tags of iproute2 before 5.8, to the release they name
@@ -158,7 +157,12 @@ def parse_tool_version(tool: str, stdout: str, stderr: str = "") -> ToolVersion:
     parts = _parts(match["v"])
     if tool == "ssh" and match["p"]:
         parts += (int(match["p"]),)
-    spelled = {"tc": f"iproute2-{match['v']}", "fio": f"fio-{match['v']}"}.get(tool, match[0].split()[-1])
+    spelled = {
+        "tc": f"iproute2-{match['v']}",
+        "fio": f"fio-{match['v']}",
+        "iperf3": f"iperf3 {match['v']}",
+        "ping": f"iputils {match['v']}",
+    }.get(tool, match[0].split()[-1])
     return ToolVersion(tool, Version(parts, spelled), first)
 
 
@@ -169,10 +173,10 @@ def assess(found: ToolVersion) -> tuple[Status, str]:
     if found.version is None or req is None:
         return "ok", found.describe()
     if req.needed is not None and found.version < req.needed:
-        return "BLOCK", (f"{req.label} {found.version} found, {req.needed} or newer needed ({req.needed_for})")
+        return "BLOCK", f"{found.describe()} found, {req.needed} or newer needed ({req.needed_for})"
     if found.version < req.tested:
         return "warn", (
-            f"{req.label} {found.version} found; the harness is tested from {req.tested} ({req.tested_with}) "
+            f"{found.describe()} found; the harness is tested from {req.tested} ({req.tested_with}) "
             "and older releases may print what its parsers do not know"
         )
     return "ok", found.describe()
@@ -217,6 +221,8 @@ def node_version_checks(outputs: Mapping[str, CommandOutput]) -> list[tuple[str,
             continue
         status, detail = assess(found)
         checks.append((f"{tool} version", status, detail))
+    if "os" in outputs:
+        checks.append(("os", "ok", parse_tool_version("os", outputs["os"].stdout).describe()))
     if "psched" in outputs:
         psched = outputs["psched"]
         checks.append(("psched", *assess_psched(psched.ok, psched.stdout)))
