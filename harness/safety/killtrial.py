@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 from harness.connections import ConnectionPool
+from harness.errors import InfraError
 from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S
 from harness.impair.qdiscs import parse_qdiscs
 from harness.impair.readback import RootClass, classify_root
@@ -81,7 +82,7 @@ def trial_cell(kind: CellKind, inventory: Inventory, pair: str) -> TrialCell:
     return TrialCell(kind, "scenarios/test_partition.py", f"{pair}-above-timeout", ("impair-applied", "impair-applied"))
 
 
-class ScenarioEndedEarly(RuntimeError):
+class ScenarioEndedEarly(InfraError):
     """The scenario exited before the phase the signal was meant for (the trial tested nothing)."""
 
 
