@@ -79,16 +79,22 @@ def _unexpected_skips(outcome: Outcome) -> dict[str, str]:
 
 @pytest.mark.lab
 def test_the_whole_matrix_passes_on_a_multi_az_cloud_inventory(default_lab: Lab, tmp_path: Path) -> None:
-    """Both pairs, sudo user, no scratch devices: every replicated scenario, the calibration
-    and the sysrq failover (protocol C, the inventory's) run; the disk studies say why not."""
+    """Both pairs, sudo user, no scratch devices: every replicated scenario, the calibration,
+    the sysrq failover (protocol C, the inventory's) and the partitions run, and online verify
+    finds both replicas of each pair identical at the end; the disk studies say why not."""
     inventory = _posing_inventory(default_lab, "multi-az", tmp_path)
-    outcome = _run_scenarios(default_lab, inventory, tmp_path / "reports", "--allow-disruptive", "-n", "2")
+    outcome = _run_scenarios(
+        default_lab, inventory, tmp_path / "reports", "--allow-disruptive", "--verify-after=256MiB", "-n", "2"
+    )
+    # a failed test or teardown: --verify-after fails the last test's teardown when replicas differ
     assert outcome.failed == [], outcome.output
     assert _unexpected_skips(outcome) == {}, outcome.output
     ran = " ".join(outcome.passed)
     for scenario in ("test_replicated_write", "test_stack_baseline", "test_latency_sweep", "test_bandwidth_cap"):
         assert f"{scenario}[single-az" in ran and f"{scenario}[multi-az" in ran, scenario
     assert "test_failover_integrity[single-az-protocol-C]" in outcome.passed
+    for cut in ("below-timeout", "above-timeout"):
+        assert f"test_partition[single-az-{cut}]" in outcome.passed and f"test_partition[multi-az-{cut}]" in ran
     disk = [n for n, why in outcome.skipped.items() if "scratch_devices" in why]
     assert {n.split("[")[0] for n in disk} >= {"test_disk_baseline", "test_raid0", "test_filesystem"}
 
