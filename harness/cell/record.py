@@ -21,6 +21,7 @@ from harness.replication import read_product_version, version_probe
 from harness.rtt import RttStats
 from harness.samples import METRICS, Sample, SampleStore
 from harness.series import CellSeries, FaultWindow, SeriesStore, series_from_framed_logs
+from harness.toolversions import PROBES, node_versions
 
 __all__ = ["NodeFacts", "Recorder", "fault_windows", "os_release_name"]
 
@@ -31,6 +32,12 @@ class NodeFacts:
     kernel: str
     drbd_version: str
     distro: str = ""  # os-release's PRETTY_NAME, e.g. "Debian GNU/Linux 11 (bullseye)"
+    #: the other tools the harness drives, as each printed its version (harness.toolversions)
+    tools: str = ""
+
+
+#: node-side tools recorded beside fio, the kernel and DRBD
+_TOOLS = ("tc", "iperf3", "ping", "ssh")
 
 
 def os_release_name(text: str) -> str:
@@ -83,13 +90,16 @@ class Recorder:
                 "kernel": ["uname", "-r"],
                 "drbd": version_probe(),
                 "os": ["cat", "/etc/os-release"],
+                **{f"v_{tool}": argv for tool, argv in PROBES.items() if tool in _TOOLS},
             }
             res = run_batch(node, probes, timeout=30)
+            seen = node_versions({k[2:]: v for k, v in res.items() if k.startswith("v_")})
             self._facts[node_name] = NodeFacts(
                 res["fio"].stdout.strip() or "missing",
                 res["kernel"].stdout.strip(),
                 read_product_version(res["drbd"].stdout),
                 os_release_name(res["os"].stdout),
+                " · ".join(seen[tool] for tool in _TOOLS if tool in seen),
             )
         return self._facts[node_name]
 
@@ -132,6 +142,9 @@ class Recorder:
             # each node's distribution: a pair's two nodes may run different releases
             "distro_primary": facts.distro,
             "distro_secondary": self.facts(pair.secondary).distro,
+            # tc, iperf3, ping and ssh as each node printed them: a pair may mix releases
+            "tools_primary": facts.tools,
+            "tools_secondary": self.facts(pair.secondary).tools,
         }
 
     def record(
