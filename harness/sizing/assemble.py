@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Literal
 
 from harness.sizing.catalog import Catalog
+from harness.sizing.clouds import placement_for, same_cloud
 from harness.sizing.inputs import NodeSpec, Scenario
 from harness.sizing.latency import LatencyBound, ServiceTimes
 from harness.sizing.limits import PATH_KEYS, Build, Node
@@ -106,9 +107,13 @@ def collect(scenario: Scenario, catalog: Catalog) -> tuple[Build, LatencyBound, 
 def _resolve_nodes(scenario: Scenario, catalog: Catalog) -> tuple[Node, Node | None]:
     workload = scenario.workload
 
+    cloud = catalog.instance(scenario.primary.instance_type).cloud
+
     def node(role: Literal["primary", "peer"], spec: NodeSpec, writes: float, reads: float) -> Node:
         instance = catalog.instance(spec.instance_type)
         volume = catalog.volume(spec.volume.type)
+        same_cloud(f"{role} instance type", spec.instance_type, instance.cloud, cloud)
+        same_cloud(f"{role} volume", spec.volume.type, volume.cloud, cloud)
         perf = volume_performance(spec.volume.type, volume, spec.volume, instance)
         calibration = scenario.calibration
         if calibration is not None and calibration.local_write_latency_s is not None:
@@ -135,11 +140,12 @@ def _rtt(scenario: Scenario, catalog: Catalog, build: Build) -> float | None:
         return scenario.calibration.rtt_s
     if scenario.rtt_s is not None:
         return scenario.rtt_s
-    placement = catalog.placement(scenario.placement)
+    name = placement_for(scenario.placement, catalog.instance(scenario.primary.instance_type).cloud)
+    placement = catalog.placement(name)
     build.latency_sources.extend(s for s in placement.sources if s not in build.latency_sources)
     if placement.estimate:
         build.latency_estimated = True
-        build.estimate(f"{scenario.placement} RTT {placement.rtt_ms:g} ms ({placement.note})")
+        build.estimate(f"{name} RTT {placement.rtt_ms:g} ms ({placement.note})")
     return placement.rtt_ms / 1000
 
 

@@ -22,6 +22,7 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from harness.errors import ConfigError
+from harness.sizing.clouds import bare_name
 from harness.sizing.instance_types import InstanceType
 from harness.sizing.records import CatalogRecord, Defaults, DefaultsOverlay, Figure, PlacementEntry, Reference
 from harness.sizing.volume_types import VolumeType
@@ -40,6 +41,8 @@ __all__ = [
 ]
 
 BUILTIN_CATALOG = "catalog.yaml"
+#: the other clouds' entries, each in its own file with its own references
+BUILTIN_CLOUD_CATALOGS = ("catalog-gcp.yaml", "catalog-azure.yaml")
 
 _T = TypeVar("_T")
 _M = TypeVar("_M", bound=BaseModel)
@@ -109,6 +112,12 @@ def _all_sources(catalog: Catalog) -> Iterable[tuple[str, Sequence[str]]]:
 
 
 def _lookup(table: Mapping[str, _T], name: str, what: str) -> _T:
+    if name in table:
+        return table[name]
+    cloud, bare = bare_name(name)
+    entry = table.get(bare)
+    if cloud is not None and entry is not None and getattr(entry, "cloud", "aws") == cloud:
+        return entry
     try:
         return table[name]
     except KeyError:
@@ -181,11 +190,16 @@ def _validate(model: type[_M], data: dict[str, Any], text: str, origin: str) -> 
 
 
 def load_builtin_catalog() -> Catalog:
-    """The catalog shipped with the harness."""
+    """The catalog shipped with the harness: AWS, with Google Cloud's and Azure's types merged in."""
     resource = resources.files("harness.sizing").joinpath(BUILTIN_CATALOG)
     text = resource.read_text(encoding="utf-8")
     origin = f"<builtin>/{BUILTIN_CATALOG}"
-    return _validate(Catalog, parse_catalog_text(text, origin), text, origin)
+    catalog = _validate(Catalog, parse_catalog_text(text, origin), text, origin)
+    for name in BUILTIN_CLOUD_CATALOGS:
+        extra = resources.files("harness.sizing").joinpath(name).read_text(encoding="utf-8")
+        where = f"<builtin>/{name}"
+        catalog = merge_catalog(catalog, _validate(CatalogOverlay, parse_catalog_text(extra, where), extra, where))
+    return catalog
 
 
 def merge_catalog(base: Catalog, overlay: CatalogOverlay) -> Catalog:

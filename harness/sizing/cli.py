@@ -26,6 +26,7 @@ from harness.errors import ConfigError
 from harness.jsonsafe import dumps
 from harness.sizing.catalog import Catalog, load_catalog
 from harness.sizing.catalog_cli import add_catalog_commands, run_catalog
+from harness.sizing.clouds import CLOUDS, DEFAULT_VOLUMES, bare_name, placement_for
 from harness.sizing.explain import explain, render_prediction, render_search
 from harness.sizing.inputs import (
     Calibration,
@@ -42,7 +43,7 @@ from harness.units import UnitError, parse_duration, parse_rate_bits, parse_size
 
 __all__ = ["add_arguments", "run"]
 
-DEFAULT_VOLUME = "gp3:100GiB"
+DEFAULT_VOLUME = DEFAULT_VOLUMES["aws"]
 EXIT_REQUIREMENT_NOT_MET = 1
 
 _EPILOG = """\
@@ -71,11 +72,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--instance-type", metavar="T", help="instance type of the primary (and the peer)")
     parser.add_argument("--peer-instance-type", metavar="T2", help="instance type of the peer if different")
     parser.add_argument(
+        "--cloud",
+        choices=CLOUDS,
+        help="cloud of the pair (default: the instance type's; aws for --require); names may also be "
+        "qualified, e.g. gcp/n2-standard-4",
+    )
+    parser.add_argument(
         "--volume",
         metavar="TYPE:SIZE[:IOPS[:MiBps]]",
-        default=DEFAULT_VOLUME,
+        default=None,
         help=f"volume under the replicated device on each node, e.g. gp2:100GiB, io1:200GiB:8000, "
-        f"gp3:500GiB:6000:500, instance-store (bare sizes are GiB; default {DEFAULT_VOLUME})",
+        f"gp3:500GiB:6000:500, instance-store, pd-balanced:500GiB, premium-ssd:512GiB (bare sizes are GiB; "
+        f"default per cloud: {', '.join(f'{c} {v}' for c, v in DEFAULT_VOLUMES.items())})",
     )
     parser.add_argument("--peer-volume", metavar="TYPE:SIZE[:IOPS[:MiBps]]", help="the peer's volume if different")
     parser.add_argument(
@@ -149,9 +157,10 @@ def _calibration(args: argparse.Namespace) -> Calibration | None:
     )
 
 
-def _scenario_factory(args: argparse.Namespace) -> tuple[Callable[[str], Scenario], Catalog]:
+def _scenario_factory(args: argparse.Namespace) -> tuple[Callable[[str], Scenario], Catalog, str]:
     catalog = load_catalog(args.catalog)
-    volume = parse_volume(args.volume)
+    cloud = args.cloud or (catalog.instance(args.instance_type).cloud if args.instance_type else "aws")
+    volume = parse_volume(args.volume or DEFAULT_VOLUMES.get(cloud, DEFAULT_VOLUME))
     peer_volume = parse_volume(args.peer_volume) if args.peer_volume else volume
     workload = parse_workload(args.workload)
     placement, rtt = parse_placement(args.placement)
@@ -167,10 +176,13 @@ def _scenario_factory(args: argparse.Namespace) -> tuple[Callable[[str], Scenari
         raise ConfigError(f"--sndbuf: {exc}") from None
     replicate = not args.no_replication
     if replicate and rtt is None:
-        catalog.placement(placement)  # fail early on a typo, before any search
+        catalog.placement(placement_for(placement, cloud))  # fail early on a typo, before any search
 
-    def scenario_for(instance_type: str) -> Scenario:
-        peer_type = args.peer_instance_type or instance_type
+    def scenario_for(qualified: str) -> Scenario:
+        instance_type = (
+            bare_name(qualified)[1] if qualified in catalog.instance_types or "/" in qualified else qualified
+        )
+        peer_type = bare_name(args.peer_instance_type)[1] if args.peer_instance_type else instance_type
         return Scenario(
             primary=NodeSpec(instance_type, volume),
             peer=NodeSpec(peer_type, peer_volume),
@@ -186,7 +198,7 @@ def _scenario_factory(args: argparse.Namespace) -> tuple[Callable[[str], Scenari
             mtu_bytes=args.mtu,
         )
 
-    return scenario_for, catalog
+    return scenario_for, catalog, cloud
 
 
 def run(args: argparse.Namespace) -> int:
@@ -203,10 +215,10 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         return run_catalog(args, out)
     if not args.workload:
         raise ConfigError("--workload is required, e.g. --workload randwrite:4k:numjobs=8")
-    scenario_for, catalog = _scenario_factory(args)
+    scenario_for, catalog, cloud = _scenario_factory(args)
     requirement = parse_requirement(args.require) if args.require else None
     if requirement is not None and not args.instance_type:
-        hits, misses = search(catalog, scenario_for, requirement)
+        hits, misses = search(catalog, scenario_for, requirement, cloud=cloud)
         if args.json:
             payload = {
                 "requirement": {

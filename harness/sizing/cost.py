@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.sizing.azure_disks import AzureTieredDisk, azure_tier
 from harness.sizing.catalog import Catalog
+from harness.sizing.clouds import placement_for
 from harness.sizing.inputs import NodeSpec, Scenario
 from harness.sizing.volume_types import ProvisionedThroughput, ProvisionedVolume, VolumeType
 
@@ -52,6 +54,8 @@ def _volume_month(volume: VolumeType, node: NodeSpec) -> float | None:
     if price is None:
         return None
     spec = node.volume
+    if isinstance(volume, AzureTieredDisk):
+        return azure_tier(volume, spec.size_gib or 0.0).usd_month
     month = price.usd_per_gib_month * (spec.size_gib or 0.0)
     if isinstance(volume, ProvisionedVolume):
         iops = spec.iops if spec.iops is not None else (volume.default_iops or 0.0)
@@ -83,7 +87,8 @@ def pair_cost(scenario: Scenario, catalog: Catalog, written_bytes_s: float) -> P
         volumes += volume_month
     per_gb = 0.0
     if peer is not None and scenario.rtt_s is None:
-        placement = catalog.placement(scenario.placement)
+        cloud = catalog.instance(scenario.primary.instance_type).cloud
+        placement = catalog.placement(placement_for(scenario.placement, cloud))
         if placement.transfer_usd_per_gb is None:
             return None
         per_gb = 2 * placement.transfer_usd_per_gb * scenario.peers  # charged out of one zone and into the other

@@ -99,6 +99,8 @@ def add_network_limits(
     if peer.ebs_backed and not peer.instance.ebs.optimized:
         _add_network_limit(build, peer, "out", peer.writes * bs, "the peer's writes to EBS (not EBS-optimized)")
         build.note(f"{peer.name} is not EBS-optimized: the peer's EBS writes share its network interface.")
+    if primary.instance.cloud != "aws":
+        return  # the 5 Gbps single-flow limit is EC2's; Google and Azure publish per-VM limits only
     flow = build.catalog.defaults.single_flow_gbps
     build.add(
         Limit(

@@ -64,7 +64,7 @@ class SearchHit:
 
 
 def search(
-    catalog: Catalog, scenario_for: Callable[[str], Scenario], requirement: Requirement
+    catalog: Catalog, scenario_for: Callable[[str], Scenario], requirement: Requirement, cloud: str | None = None
 ) -> tuple[list[SearchHit], list[SearchHit]]:
     """Instance types whose prediction meets ``requirement`` and those that do not.
 
@@ -73,11 +73,13 @@ def search(
     when the catalog prices every one of them, else smallest first (vCPU, memory, name); misses
     smallest first.
     Candidates the scenario does not fit (e.g. an instance-store volume on a type without one)
-    are left out of both lists.
+    are left out of both lists, as are types of another ``cloud`` when one is given.
     """
     hits: list[SearchHit] = []
     misses: list[SearchHit] = []
     for name, instance in catalog.instance_types.items():
+        if cloud is not None and instance.cloud != cloud:
+            continue
         try:
             prediction = predict(scenario_for(name), catalog)
         except ConfigError:

@@ -129,7 +129,7 @@ def add_ebs_limits(build: Build, node: Node, bs: int) -> None:
     base_bytes = ebs.sustained_mbps * 1e6 / 8
     max_bytes = (ebs.max_mbps or ebs.sustained_mbps) * 1e6 / 8
     byte_bucket = None
-    detail = f"{node.name} dedicated EBS link: {ebs.sustained_mbps:,.0f} Mbps"
+    detail = f"{node.name} dedicated {_link(node)} link: {ebs.sustained_mbps:,.0f} Mbps"
     if max_bytes > base_bytes:
         byte_bucket = f"{role}.ebs.byte_credits"
         build.add_bucket(Bucket(byte_bucket, (max_bytes - base_bytes) * minutes * 60, base_bytes, share * bs))
@@ -137,7 +137,7 @@ def add_ebs_limits(build: Build, node: Node, bs: int) -> None:
     build.add(
         Limit(
             key=f"{role}.ebs.throughput",
-            label=f"{role} {node.name} EBS bandwidth",
+            label=f"{role} {node.name} {_link(node)} bandwidth",
             resource="ebs",
             units_per_io=share * bs,
             baseline=base_bytes,
@@ -149,7 +149,7 @@ def add_ebs_limits(build: Build, node: Node, bs: int) -> None:
         )
     )
     iops_bucket = None
-    detail = f"{node.name} EBS IOPS: {ebs.sustained_iops:,.0f}"
+    detail = f"{node.name} {_link(node)} IOPS: {ebs.sustained_iops:,.0f}"
     max_iops = ebs.max_iops or ebs.sustained_iops
     if max_iops > ebs.sustained_iops:
         iops_bucket = f"{role}.ebs.iops_credits"
@@ -160,7 +160,7 @@ def add_ebs_limits(build: Build, node: Node, bs: int) -> None:
     build.add(
         Limit(
             key=f"{role}.ebs.iops",
-            label=f"{role} {node.name} EBS IOPS",
+            label=f"{role} {node.name} {_link(node)} IOPS",
             resource="ebs",
             units_per_io=share * units,
             baseline=ebs.sustained_iops,
@@ -171,6 +171,11 @@ def add_ebs_limits(build: Build, node: Node, bs: int) -> None:
             sources=sources,
         )
     )
+
+
+def _link(node: Node) -> str:
+    """What the provider calls the instance's own storage cap."""
+    return "EBS" if node.instance.cloud == "aws" else "VM disk cap"
 
 
 def add_calibrated_limits(build: Build, nodes: Sequence[Node], calibration: Calibration, bs: int) -> None:

@@ -8,12 +8,14 @@ delivers at a size is :mod:`harness.sizing.volumes`.
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from harness.sizing.records import CatalogRecord, FigureSource, NonNegativeFloat, PositiveFloat, SourceList
+from harness.sizing.azure_disks import AzureTieredDisk
+from harness.sizing.gcp_disks import GcpLocalSsd, GcpSizeScaledDisk
+from harness.sizing.records import CatalogRecord, PositiveFloat
+from harness.sizing.volume_base import Latency, VolumeBase, VolumePrice
 
 __all__ = [
     "FixedVolume",
@@ -31,50 +33,6 @@ __all__ = [
 ]
 
 
-class Latency(CatalogRecord):
-    """Typical per-I/O service time of a volume at low queue depth (4 KiB)."""
-
-    write_ms: PositiveFloat
-    read_ms: PositiveFloat
-    estimate: bool = False
-    note: str = ""
-
-
-class VolumePrice(CatalogRecord):
-    """List price of a volume in one region: capacity, and IOPS / throughput above what is included."""
-
-    usd_per_gib_month: NonNegativeFloat
-    usd_per_iops_month: NonNegativeFloat = 0
-    included_iops: NonNegativeFloat = 0
-    usd_per_mib_s_month: NonNegativeFloat = 0
-    included_mib_s: NonNegativeFloat = 0
-    region: str
-    sources: SourceList
-    as_of: dt.date
-    verified: bool = True
-
-
-class _VolumeBase(CatalogRecord):
-    """Fields every volume type has, whatever its performance model."""
-
-    description: str = ""
-    cloud: str = "aws"
-    min_size_gib: PositiveFloat | None = None
-    max_size_gib: PositiveFloat | None = None
-    io_unit_kib: Annotated[int, Field(gt=0, description="largest I/O counted as one operation against the IOPS limit")]
-    network_attached: bool = Field(
-        default=True,
-        description="reached over the instance's EBS link (or its NIC when not EBS-optimized); false for local disks",
-    )
-    latency: Latency
-    price: VolumePrice | None = None
-    sources: SourceList
-    as_of: dt.date
-    verified: bool = True
-    figure_sources: dict[str, FigureSource] = Field(default_factory=dict)
-    notes: list[str] = Field(default_factory=list)
-
-
 class ThroughputTier(CatalogRecord):
     """A size band of a size-scaled volume's throughput cap (gp2)."""
 
@@ -83,7 +41,7 @@ class ThroughputTier(CatalogRecord):
     burst_mib_s: PositiveFloat | None = None
 
 
-class SizeScaledBurstVolume(_VolumeBase):
+class SizeScaledBurstVolume(VolumeBase):
     """IOPS proportional to size plus an I/O-credit burst bucket (gp2)."""
 
     model: Literal["size_scaled_burst"]
@@ -126,7 +84,7 @@ class ThroughputFromIops(CatalogRecord):
     steps: Annotated[list[IopsThroughputStep], Field(min_length=1)]
 
 
-class ProvisionedVolume(_VolumeBase):
+class ProvisionedVolume(VolumeBase):
     """IOPS chosen at creation within per-GiB and absolute bounds; no burst (gp3, io1, io2)."""
 
     model: Literal["provisioned"]
@@ -138,7 +96,7 @@ class ProvisionedVolume(_VolumeBase):
     throughput: Annotated[ProvisionedThroughput | ThroughputFromIops, Field(discriminator="kind")]
 
 
-class ThroughputBurstVolume(_VolumeBase):
+class ThroughputBurstVolume(VolumeBase):
     """Throughput proportional to size with a throughput-credit bucket (st1)."""
 
     model: Literal["throughput_burst"]
@@ -152,7 +110,7 @@ class ThroughputBurstVolume(_VolumeBase):
     ] = 1024
 
 
-class FixedVolume(_VolumeBase):
+class FixedVolume(VolumeBase):
     """Fixed IOPS and throughput whatever the size (magnetic, or a user's on-prem array)."""
 
     model: Literal["fixed"]
@@ -160,7 +118,7 @@ class FixedVolume(_VolumeBase):
     mib_s: PositiveFloat
 
 
-class InstanceStoreVolume(_VolumeBase):
+class InstanceStoreVolume(VolumeBase):
     """The instance's local disks; their limits come from the instance's ``instance_store``."""
 
     model: Literal["instance_store"]
@@ -173,6 +131,13 @@ class InstanceStoreVolume(_VolumeBase):
 
 
 VolumeType = Annotated[
-    SizeScaledBurstVolume | ProvisionedVolume | ThroughputBurstVolume | FixedVolume | InstanceStoreVolume,
+    SizeScaledBurstVolume
+    | ProvisionedVolume
+    | ThroughputBurstVolume
+    | FixedVolume
+    | InstanceStoreVolume
+    | GcpSizeScaledDisk
+    | GcpLocalSsd
+    | AzureTieredDisk,
     Field(discriminator="model"),
 ]

@@ -9,12 +9,12 @@ throughput burst, fixed, instance store); the limits these figures become on the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, TypedDict
-
 from harness.errors import ConfigError
+from harness.sizing.azure_disks import AzureTieredDisk, azure_tiered_performance
+from harness.sizing.gcp_disks import GcpLocalSsd, GcpSizeScaledDisk, gcp_local_ssd_performance, gcp_scaled_performance
 from harness.sizing.inputs import GIB, KIB, MIB, TIB, VolumeSpec
 from harness.sizing.instance_types import InstanceType
+from harness.sizing.performance import LatencyFields, VolumePerformance
 from harness.sizing.volume_types import (
     FixedVolume,
     InstanceStoreVolume,
@@ -28,57 +28,6 @@ from harness.sizing.volume_types import (
 __all__ = ["VolumePerformance", "volume_performance"]
 
 
-@dataclass(frozen=True)
-class VolumePerformance:
-    """A volume's IOPS and throughput limits for one size/IOPS choice, with its burst bucket.
-
-    ``iops`` count operations of up to ``io_unit`` bytes (EBS splits larger I/Os).  When
-    ``read_iops`` is set, reads and writes have separate caps (instance store); otherwise they
-    share ``baseline_iops``.  ``throughput_bucket`` says what gates ``burst_bytes_s``: the
-    I/O-credit bucket (``"iops"``, gp2), a byte bucket (``"bytes"``, st1) or nothing.
-    ``random_io_charge`` is the byte count a random I/O of that size or less is charged against
-    the throughput limit and its credits (st1/sc1: 1 MiB; sequential I/Os are merged first).
-    """
-
-    type: str
-    description: str
-    io_unit: int
-    baseline_iops: float
-    burst_iops: float | None = None
-    iops_bucket: float | None = None
-    read_iops: float | None = None
-    baseline_bytes_s: float | None = None
-    burst_bytes_s: float | None = None
-    throughput_bucket: Literal["iops", "bytes"] | None = None
-    bytes_bucket: float | None = None
-    random_io_charge: int | None = None
-    write_latency_s: float = 0.001
-    read_latency_s: float = 0.001
-    latency_estimate: bool = False
-    latency_note: str = ""
-    notes: tuple[str, ...] = ()
-
-    def burst_seconds(self, iops: float | None = None) -> float | None:
-        """How long a full I/O-credit bucket lasts at ``iops`` (default: the burst rate).
-
-        AWS gp2: burst duration = credit balance / (burst IOPS - 3 x size in GiB).
-        ``None`` when there is no bucket or the rate does not exceed the baseline.
-        """
-        if self.iops_bucket is None or self.burst_iops is None:
-            return None
-        rate = self.burst_iops if iops is None else min(iops, self.burst_iops)
-        if rate <= self.baseline_iops:
-            return None
-        return self.iops_bucket / (rate - self.baseline_iops)
-
-
-class _LatencyFields(TypedDict):
-    write_latency_s: float
-    read_latency_s: float
-    latency_estimate: bool
-    latency_note: str
-
-
 def volume_performance(name: str, volume: VolumeType, spec: VolumeSpec, instance: InstanceType) -> VolumePerformance:
     """Limits of volume type ``volume`` at ``spec``'s size/IOPS/throughput on ``instance``.
 
@@ -86,7 +35,7 @@ def volume_performance(name: str, volume: VolumeType, spec: VolumeSpec, instance
     per-GiB ratio, IOPS given for a type whose IOPS follow from its size, ...).
     """
     size = spec.size_gib
-    latency: _LatencyFields = {
+    latency: LatencyFields = {
         "write_latency_s": volume.latency.write_ms / 1000,
         "read_latency_s": volume.latency.read_ms / 1000,
         "latency_estimate": volume.latency.estimate,
@@ -203,6 +152,15 @@ def volume_performance(name: str, volume: VolumeType, spec: VolumeSpec, instance
             **latency,
         )
 
+    if isinstance(volume, GcpSizeScaledDisk):
+        _no_provisioning(name, spec, "its IOPS and throughput follow from its size")
+        return gcp_scaled_performance(name, volume, size, latency, notes)
+    if isinstance(volume, GcpLocalSsd):
+        _no_provisioning(name, spec, "its performance follows from the number of devices")
+        return gcp_local_ssd_performance(name, volume, size, latency, notes)
+    if isinstance(volume, AzureTieredDisk):
+        _no_provisioning(name, spec, "its IOPS and throughput follow from its tier")
+        return azure_tiered_performance(name, volume, size, latency, notes)
     if isinstance(volume, FixedVolume):
         _no_provisioning(name, spec, "its performance is fixed")
         return VolumePerformance(

@@ -1,0 +1,65 @@
+"""What one volume delivers at a size: its IOPS and throughput limits, burst bucket and latency.
+
+The record every cloud's disk rules produce (:mod:`harness.sizing.volumes` for AWS EBS,
+:mod:`harness.sizing.gcp_disks`, :mod:`harness.sizing.azure_disks`) and the storage limits read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypedDict
+
+__all__ = ["LatencyFields", "VolumePerformance"]
+
+
+class LatencyFields(TypedDict):
+    """The latency figures of a volume type, as :class:`VolumePerformance` takes them."""
+
+    write_latency_s: float
+    read_latency_s: float
+    latency_estimate: bool
+    latency_note: str
+
+
+@dataclass(frozen=True)
+class VolumePerformance:
+    """A volume's IOPS and throughput limits for one size/IOPS choice, with its burst bucket.
+
+    ``iops`` count operations of up to ``io_unit`` bytes (EBS splits larger I/Os).  When
+    ``read_iops`` is set, reads and writes have separate caps (instance store); otherwise they
+    share ``baseline_iops``.  ``throughput_bucket`` says what gates ``burst_bytes_s``: the
+    I/O-credit bucket (``"iops"``, gp2), a byte bucket (``"bytes"``, st1) or nothing.
+    ``random_io_charge`` is the byte count a random I/O of that size or less is charged against
+    the throughput limit and its credits (st1/sc1: 1 MiB; sequential I/Os are merged first).
+    """
+
+    type: str
+    description: str
+    io_unit: int
+    baseline_iops: float
+    burst_iops: float | None = None
+    iops_bucket: float | None = None
+    read_iops: float | None = None
+    baseline_bytes_s: float | None = None
+    burst_bytes_s: float | None = None
+    throughput_bucket: Literal["iops", "bytes"] | None = None
+    bytes_bucket: float | None = None
+    random_io_charge: int | None = None
+    write_latency_s: float = 0.001
+    read_latency_s: float = 0.001
+    latency_estimate: bool = False
+    latency_note: str = ""
+    notes: tuple[str, ...] = ()
+
+    def burst_seconds(self, iops: float | None = None) -> float | None:
+        """How long a full I/O-credit bucket lasts at ``iops`` (default: the burst rate).
+
+        AWS gp2: burst duration = credit balance / (burst IOPS - 3 x size in GiB).
+        ``None`` when there is no bucket or the rate does not exceed the baseline.
+        """
+        if self.iops_bucket is None or self.burst_iops is None:
+            return None
+        rate = self.burst_iops if iops is None else min(iops, self.burst_iops)
+        if rate <= self.baseline_iops:
+            return None
+        return self.iops_bucket / (rate - self.baseline_iops)
