@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.rtt import parse_ping
+from harness.rtt import parse_ping, ping_argv
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ping"
 VERSIONS = ["iputils-20210202", "iputils-20221126", "iputils-20240905", "busybox-1.30.1", "busybox-1.37.0"]
@@ -85,3 +85,12 @@ def test_one_sample_per_sequence_number(replies: list[tuple[int, float]]) -> Non
         firsts.setdefault(seq, ms)
     assert list(stats.samples) == list(firsts.values())
     assert stats.duplicates == len(replies) - len(firsts)
+
+
+def test_busybox_runs_the_harness_argv() -> None:
+    text = _read("busybox-1.30.1-harness-argv.txt")
+    assert ping_argv("10.213.1.12", count=5, source="10.213.1.11")[1:] == [
+        "-n", "-c", "5", "-i", "0.02", "-W", "2", "-I", "10.213.1.11", "10.213.1.12",
+    ]  # fmt: skip
+    stats = parse_ping(text)
+    assert (len(stats.samples), stats.sent, stats.received) == (5, 5, 5)
