@@ -50,7 +50,8 @@ def _read_bounded(path: Path, what: str, limit: int) -> bytes:
         os.close(fd)
         raise ConfigError(f"{path}: the {what} is {_kind(info.st_mode)}, not a regular file")
     with os.fdopen(fd, "rb") as f:
-        too_big = f"{path}: the {what} is larger than {limit // 1024} KiB; the harness refuses to read it"
+        size = f"{limit >> 20} MiB" if limit % (1 << 20) == 0 else f"{limit} bytes"
+        too_big = f"{path}: the {what} is larger than {size}; the harness refuses to read it"
         if info.st_size > limit:
             raise ConfigError(f"{too_big} ({info.st_size} bytes)")
         try:
@@ -66,10 +67,12 @@ def _not_utf8(path: Path, exc: UnicodeDecodeError) -> ConfigError:
     data: bytes = exc.object
     line = data[: exc.start].count(b"\n") + 1
     column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+    if data[:4] in (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff"):
+        cause = " (it starts with a UTF-32 byte-order mark: save it as UTF-8)"
+    elif data[:2] in (b"\xff\xfe", b"\xfe\xff"):
         cause = " (it starts with a UTF-16 byte-order mark: save it as UTF-8)"
-    elif b"\x00" in data[:64] and data[:1] != b"\x00":
-        cause = " (NUL bytes between the characters: UTF-16 without a byte-order mark? save it as UTF-8)"
+    elif b"\x00" in data[:64]:
+        cause = " (NUL bytes between the characters: UTF-16 or UTF-32 without a byte-order mark? save it as UTF-8)"
     elif 0xA0 <= data[exc.start] <= 0xFF:
         cause = f" ({bytes([data[exc.start]]).decode('latin-1')!r} in Latin-1: save the file as UTF-8)"
     else:
@@ -85,6 +88,15 @@ def read_config_text(path: Path, what: str = "file", *, limit: int = MAX_FILE_BY
     ConfigError saying which of these it is not (``what`` names the file in the message)."""
     data = _read_bounded(path, what, limit)
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _not_utf8(path, exc) from None
+    nul = text.find("\0")
+    if nul >= 0:  # valid UTF-8, but no text file holds NUL: UTF-16/32 of ASCII text, or binary
+        line = text.count("\n", 0, nul) + 1
+        column = nul - text.rfind("\n", 0, nul)
+        raise ConfigError(
+            f"{path}:{line}:{column}: a NUL byte: the file is UTF-16, UTF-32 or binary, not UTF-8 text; "
+            "save it as UTF-8"
+        )
+    return text

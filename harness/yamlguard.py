@@ -26,7 +26,7 @@ import yaml
 
 from harness.errors import ConfigError
 
-__all__ = ["MAX_DEPTH", "MAX_NODES", "compose_guarded", "syntax_error"]
+__all__ = ["MAX_DEPTH", "MAX_NODES", "compose_guarded", "yaml_error"]
 
 #: Inventories and catalogs nest five or six levels; an Ansible group tree two per level.
 MAX_DEPTH: Final = 64
@@ -51,12 +51,20 @@ def _too_many(source: str, mark: Any, how: str) -> ConfigError:
     return ConfigError(f"{_where(source, mark)}: more than {MAX_NODES} YAML nodes {how}; the harness refuses it")
 
 
-def syntax_error(exc: yaml.MarkedYAMLError, source: str) -> ConfigError:
+def yaml_error(exc: yaml.YAMLError, source: str, text: str) -> ConfigError:
     """One line for PyYAML's error: where it noticed the problem and what it is."""
-    where = _where(source, exc.problem_mark)
-    if isinstance(exc, yaml.constructor.ConstructorError):
-        return ConfigError(f"{where}: {exc.problem}")
-    return ConfigError(f"{where}: YAML syntax error: {exc.problem}")
+    if isinstance(exc, yaml.reader.ReaderError):  # a control character (NUL, ESC) in the text
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - text.rfind("\n", 0, exc.position)
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        return ConfigError(f"{source}:{line}:{column}: control character U+{code:04X} is not allowed in YAML")
+    if isinstance(exc, yaml.MarkedYAMLError):
+        where = _where(source, exc.problem_mark)
+        if isinstance(exc, yaml.constructor.ConstructorError):
+            return ConfigError(f"{where}: {exc.problem}")
+        return ConfigError(f"{where}: YAML syntax error: {exc.problem}")
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return ConfigError(f"{source}: YAML error: {first}")
 
 
 def _prescan(text: str, source: str) -> None:
@@ -74,6 +82,8 @@ def _prescan(text: str, source: str) -> None:
                 if depth > MAX_DEPTH:
                     raise _too_deep(source, event.start_mark)
             if isinstance(event, _NODES):
+                if not isinstance(event, _OPEN) and depth + 1 > MAX_DEPTH:  # a leaf is a level too
+                    raise _too_deep(source, event.start_mark)
                 nodes += 1
                 if nodes > MAX_NODES:
                     raise _too_many(source, event.start_mark, "as written")
@@ -165,19 +175,21 @@ def _check_graph(root: yaml.Node, source: str, *, finite: bool) -> None:
         stack.extend((child, False) for child in reversed(_children(node)))
 
 
-def compose_guarded(loader: yaml.SafeLoader, text: str, source: str, *, finite: bool) -> yaml.Node | None:
-    """The single document ``loader`` (made on ``text``) reads, composed within the bounds
-    above; None if the document is empty.  PyYAML's errors become ConfigErrors naming
-    ``source``, line and column."""
+def compose_guarded(
+    loader: type[yaml.SafeLoader], text: str, source: str, *, finite: bool
+) -> tuple[yaml.SafeLoader, yaml.Node | None]:
+    """A ``loader`` on ``text`` and the single document it composes within the bounds above
+    (None if the document is empty); the loader then constructs it with its own constructors.
+    PyYAML's errors become ConfigErrors naming ``source``, line and column."""
     try:
         _prescan(text, source)
-        bounded = _Bounded(loader, source)
-        loader.compose_node = bounded.compose_node  # type: ignore[method-assign]
-        root: yaml.Node | None = loader.get_single_node()
-    except yaml.MarkedYAMLError as exc:
-        raise syntax_error(exc, source) from None
+        instance = loader(text)  # PyYAML refuses control characters here already
+        instance.name = source
+        bounded = _Bounded(instance, source)
+        instance.compose_node = bounded.compose_node  # type: ignore[method-assign]
+        root: yaml.Node | None = instance.get_single_node()
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: YAML error: {exc}") from None
+        raise yaml_error(exc, source, text) from None
     if root is not None:
         _check_graph(root, source, finite=finite)
-    return root
+    return instance, root

@@ -29,7 +29,7 @@ import yaml
 
 from harness.errors import ConfigError
 from harness.userfile import read_config_text
-from harness.yamlguard import compose_guarded, syntax_error
+from harness.yamlguard import compose_guarded, yaml_error
 
 __all__ = ["LoadedYaml", "construct_yaml_file", "construct_yaml_text", "load_yaml_file", "load_yaml_text"]
 
@@ -130,7 +130,7 @@ def _merged_pairs(node: yaml.MappingNode, source: str) -> list[tuple[yaml.Node, 
 
 def load_yaml_text(text: str, source: str = "<string>") -> LoadedYaml:
     """Parse one YAML document strictly (see module docstring)."""
-    root = compose_guarded(yaml.SafeLoader(text), text, source, finite=False)
+    _, root = compose_guarded(yaml.SafeLoader, text, source, finite=False)
     lines: dict[Path_, int] = {}
     data = {} if root is None else _build(root, (), lines, source)
     return LoadedYaml(data=data, source=source, lines=lines)
@@ -145,15 +145,11 @@ def construct_yaml_text(text: str, source: str, loader: type[yaml.SafeLoader], *
     """The document built by ``loader``'s own constructors (a SafeLoader subclass: Ansible's
     tags, the catalog's duplicate-key check), composed through the same guard.  ``finite``:
     refuse ``.inf``, ``.nan`` and floats that overflow (where every number is a figure)."""
-    instance = loader(text)
-    instance.name = source
+    instance, root = compose_guarded(loader, text, source, finite=finite)
     try:
-        root = compose_guarded(instance, text, source, finite=finite)
         return None if root is None else instance.construct_document(root)
-    except yaml.MarkedYAMLError as exc:
-        raise syntax_error(exc, source) from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: YAML error: {exc}") from None
+        raise yaml_error(exc, source, text) from None
     finally:
         instance.dispose()
 

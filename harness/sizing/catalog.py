@@ -148,7 +148,7 @@ def _yaml_line(text: str, loc: Sequence[int | str]) -> int | None:
     name of a missing field) are skipped, so the line is that of the closest enclosing value.
     """
     try:  # text the catalog's loader has read already, within its bounds
-        node = compose_guarded(yaml.SafeLoader(text), text, "<catalog>", finite=False)
+        node = compose_guarded(yaml.SafeLoader, text, "<catalog>", finite=False)[1]
     except ConfigError:
         return None
     line = None
