@@ -47,3 +47,14 @@ def test_two_server_client_report_is_refused_naming_the_servers() -> None:
     message = str(info.value)
     assert message.startswith("fio JSON from client/server mode with 2 servers (10.213.0.12:8765, 10.213.0.13:8765)")
     assert "'jobs'" not in message
+
+
+def test_the_harness_command_lines_run_on_fio_3_25() -> None:
+    # verify write phase, verify-only phase and steady state, as build_fio_argv writes them
+    write = parse_fio_json((DATA / "fio-3.25-harness-verify-write-phase.json").read_text())
+    verify = parse_fio_json((DATA / "fio-3.25-harness-verify-only-phase.json").read_text())
+    steady = parse_fio_json((DATA / "fio-3.25-harness-steadystate.json").read_text())
+    assert {r.fio_version for r in (write, verify, steady)} == {"fio-3.25"}
+    assert write.groups[0].write.total_ios == verify.groups[0].read.total_ios == 1000
+    assert verify.groups[0].error == 0
+    assert steady.groups[0].steady_state is not None and steady.groups[0].steady_state.attained
