@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from harness.impair.filters import U32Key, parse_filters
 from harness.impair.profile import NetemProfile
 from harness.impair.qdiscs import parse_qdiscs
-from harness.impair.readback import RootClass, classify_root, verify_applied
+from harness.impair.readback import RootClass, classify_root, verify_applied, verify_cleared
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "tc" / "versions"
 VERSIONS = ["5.10", "6.1", "6.15"]
@@ -125,3 +125,12 @@ def test_public_debian_10_u32_with_an_action_is_read_and_flagged() -> None:
         PEER,
     )
     assert problems and "with actions" in problems[0]
+
+
+@pytest.mark.parametrize("version", ["5.10", "6.15"])
+def test_the_harness_commands_applied_and_removed_by_each_version(version: str) -> None:
+    qdiscs = parse_qdiscs(_text(f"iproute2-{version}-applied-by-{version}-qdisc.json"))
+    filters = parse_filters(_text(f"iproute2-{version}-applied-by-{version}-filter.json"))
+    assert verify_applied(APPLIED, qdiscs, filters, PEER) == []
+    after = parse_qdiscs(_text(f"iproute2-{version}-after-teardown.json"))
+    assert verify_cleared(after) == [] and classify_root(after) is RootClass.DEFAULT
