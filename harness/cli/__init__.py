@@ -327,6 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from harness.baseline.cli import add_baseline_commands, add_compare_arguments, run_compare
     from harness.cli.history import add_history_commands
+    from harness.cli.metrics import add_metrics_commands
     from harness.report.cli import add_arguments as report_arguments
     from harness.sizing.cli import add_arguments as sizing_arguments
 
@@ -338,6 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_compare_arguments(compare)
     add_baseline_commands(sub.add_parser("baseline", help="saved baselines: list, show, save"))
     add_history_commands(sub)
+    add_metrics_commands(sub)
     sizing = sub.add_parser("sizing", help="predict replicated write throughput from instance/volume limits")
     sizing.set_defaults(handler=_sizing)
     sizing_arguments(sizing)

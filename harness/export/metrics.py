@@ -60,6 +60,10 @@ class Measure:
     #: extra label and its value, for metrics that are statistics of one quantity
     statistic: str | None = None
 
+    def to_base(self, value: float) -> float:
+        # divide by 1000 rather than multiply by 0.001: 12.078 ms is 0.012078 s, not 0.012078000000000001
+        return value / (1.0 / self.scale) if self.scale < 1 else value * self.scale
+
 
 MIB: Final = 2.0**20
 MS: Final = 1e-3
@@ -126,7 +130,7 @@ class RunMetrics(Collector):
                 if family is None:
                     family = families[name] = GaugeMetricFamily(name, measure.help, labels=labels)
                 values = _labels(cell) + ([measure.statistic] if measure.statistic else [])
-                family.add_metric(values, stat.median * measure.scale)
+                family.add_metric(values, measure.to_base(stat.median))
             if cell.verdict is not None:
                 name = metric_name(cell.scenario, "cell_verdict")
                 family = families.get(name)

@@ -35,6 +35,8 @@ DEFAULT_INVENTORY = "inventories/lab.yaml"
 pytest_plugins = [
     "harness.plugin.baseline",
     "harness.plugin.disruptive",
+    "harness.plugin.junit",
+    "harness.plugin.metrics",
     "harness.plugin.resultsdb",
     "harness.plugin.verifyafter",
 ]

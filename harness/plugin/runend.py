@@ -8,7 +8,8 @@ One object owns everything that happens once the cells are done, in this order:
 4. write run.json (:mod:`harness.runinfo`) with the exit status these judged, and the run into
    the results database (:mod:`harness.resultsdb`; ``--results-db``, off with ``none``);
 5. write the report, once: tables, report.html and plots, the baseline plot among them;
-6. point ``reports/latest`` at the run;
+6. point ``reports/latest`` at the run, and write its metrics for Prometheus (``metrics.prom``,
+   ``--openmetrics-file``, ``--pushgateway``: :mod:`harness.plugin.metrics`);
 7. save the run as a baseline (``--baseline-save``), from the same results;
 
 and prints the comparison, the judgements and the baseline in the terminal summary.
@@ -24,6 +25,7 @@ import pytest
 
 from harness.baseline.refs import Side
 from harness.plugin.baseline import BaselineStep
+from harness.plugin.metrics import export_run_metrics
 from harness.plugin.resultsdb import results_db_of
 from harness.plugin.session import HarnessSession, fail_session
 from harness.relative import relative_verdicts
@@ -69,9 +71,10 @@ class RunEnd:
         stored = [] if db is None else [write_results(db, info, results, gate=verdict).line]
         paths = write_report(run, results, info, [] if baseline_plot is None else [baseline_plot])
         update_latest(hs.reports_root, run)
+        metrics = export_run_metrics(self.config, run, results, info)
         reports = [f"reports: {run.path} (reports/latest)"] + [f"  {os.path.relpath(p, run.path)}" for p in paths]
         judged = [f"{result.verdict.upper():12} {label}: {result.reason}" for label, result in verdicts]
-        self.lines = reports + stored + judged + model_fit(results.samples).summary()
+        self.lines = reports + stored + metrics + judged + model_fit(results.samples).summary()
         if self.baseline is not None:
             self.baseline.save(session, results, info)
 

@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 #: Metrics a comparison table shows, in column order; a column nobody measured is dropped.
-TABLE_METRICS: Final[tuple[str, ...]] = ("bw", "predicted_bw", "model_ratio", "iops", "clat_p99")
+TABLE_METRICS: Final[tuple[str, ...]] = ("bw", "predicted_bw", "model_ratio", "iops", "ops", "clat_p99")
 #: Metrics that get ratio columns.  Not IOPS: for one workload (one block size) its ratio is the
 #: bandwidth ratio again.  Not predictions: compared across pairs they say nothing new.
 RATIO_METRICS: Final[tuple[str, ...]] = ("bw", "clat_p99")
@@ -68,6 +68,7 @@ METRIC_LABELS: Final[Mapping[str, str]] = MappingProxyType(
         "bw": "MiB/s",
         "predicted_bw": "pred. MiB/s",
         "iops": "IOPS",
+        "ops": "ops/s",
         "predicted_iops": "pred. IOPS",
         "model_ratio": "meas./pred.",
         "clat_mean": "mean ms",
@@ -88,6 +89,7 @@ METRIC_TITLES: Final[Mapping[str, str]] = MappingProxyType(
         "bw": "Bandwidth (MiB/s)",
         "predicted_bw": "Predicted bandwidth (MiB/s)",
         "iops": "IOPS",
+        "ops": "Operations per second (bonnie++ seeks, file create/stat/delete)",
         "predicted_iops": "Predicted IOPS",
         "model_ratio": "Measured / predicted bandwidth",
         "clat_mean": "Mean completion latency (ms)",

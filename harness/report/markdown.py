@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from tabulate import tabulate
 
 from harness.report.comparison import Comparison, ScenarioTable
+from harness.report.engines import ENGINE_HEADERS, engine_tables
 from harness.report.formatting import LEGEND, cell_text, is_numeric, table_caption, verdict_text
 from harness.report.header import PAIR_HEADERS, header_items, pairs_rows, run_id_text, varying_provenance
 from harness.runinfo import RunInfo
@@ -53,6 +54,10 @@ def render_markdown(comparison: Comparison, run_info: RunInfo | None = None) -> 
         parts += ["", "_No cells: the samples file holds no measurements._"]
     for table in comparison.tables:
         parts += ["", *_scenario_markdown(table)]
+    for engines in engine_tables(comparison):
+        rows = [list(r.texts()) for r in engines.rows]
+        numeric = [False, False, False, True, True, True]
+        parts += ["", f"## {engines.scenario}: fio vs bonnie++", "", _md_table(ENGINE_HEADERS, rows, numeric)]
     if comparison.not_passed:
         parts += ["", "## Not passed", ""]
         for c in comparison.not_passed:

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Final
 
 from harness.report.comparison import Column, Comparison, Row
+from harness.report.engines import ENGINE_HEADERS, engine_tables
 from harness.report.formatting import (
     LEGEND,
     cell_text,
@@ -167,6 +168,12 @@ def render_html(
             out.append(f"<h3>{_esc(section.title)}</h3>")
             headers = [c.header for c in section.columns]
             out.append(_html_table(headers, [[_html_cell(r, c, n) for c in section.columns] for r in table.rows]))
+    for engines in engine_tables(comparison):
+        out.append(f'<h2 id="engines-{_esc(engines.scenario)}">{_esc(engines.scenario)}: fio vs bonnie++</h2>')
+        css = ("", "", "", "num", "num", "ratio")
+        out.append(
+            _html_table(ENGINE_HEADERS, [list(zip(r.texts(), css, ("",) * 6, strict=True)) for r in engines.rows])
+        )
     out.append(f'<p class="legend">{_esc(LEGEND)}</p></section>')
 
     if comparison.not_passed:

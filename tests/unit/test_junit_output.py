@@ -22,9 +22,9 @@ def _schema() -> etree.XMLSchema:
     return etree.XMLSchema(etree.parse(str(DATA / "junit-10.xsd")))
 
 
-def _read(text: str | None = None) -> list[xunit2.TestSuite]:
-    """The suites of the recorded file (or of ``text``), read as xunit2 (testcase properties)."""
-    xml = xunit2.JUnitXml.fromfile(str(RECORDED)) if text is None else xunit2.JUnitXml.fromstring(text)
+def _read(path: Path = RECORDED) -> list[xunit2.TestSuite]:
+    """The suites of a JUnit file, read as xunit2 (whose testcases have properties)."""
+    xml = xunit2.JUnitXml.fromfile(str(path))
     return [cast(xunit2.TestSuite, suite) for suite in xml]
 
 
@@ -54,16 +54,17 @@ def test_pytests_own_file_breaks_the_xunit_schema_where_the_metrics_are() -> Non
     assert "'properties': This element is not expected" in str(schema.error_log.last_error)
 
 
-def test_the_strict_copy_validates_and_keeps_every_property() -> None:
+def test_the_strict_copy_validates_and_keeps_every_property(tmp_path: Path) -> None:
     strict = strict_junit(RECORDED.read_bytes())
     schema = _schema()
     assert schema.validate(etree.fromstring(strict)), schema.error_log
     original = _properties(_read())
-    (suite,) = _read(strict.decode("utf-8"))
+    (tmp_path / "junit-strict.xml").write_bytes(strict)
+    (suite,) = _read(tmp_path / "junit-strict.xml")
     assert suite.tests == 8
     for case in _cases(suite):
         assert list(case.properties()) == []  # type: ignore[no-untyped-call]
-        lines = [line for line in (case.system_out or "").splitlines() if line.startswith(PROPERTY_LINE_PREFIX)]
+        lines = [line for line in (case.system_out or "").split("\n") if line.startswith(PROPERTY_LINE_PREFIX)]
         moved = dict(line.removeprefix(PROPERTY_LINE_PREFIX).split("=", 1) for line in lines)
         assert moved == original[case.name]
 
@@ -89,7 +90,7 @@ def test_strict_copy_of_any_properties_validates(props: dict[str, str], out: str
     text = etree.fromstring(strict).find("testcase/system-out")
     body = "" if text is None else text.text or ""
     for k, v in props.items():
-        assert f"{PROPERTY_LINE_PREFIX}{k}={v}" in body.splitlines()
+        assert f"{PROPERTY_LINE_PREFIX}{k}={v}" in body.split("\n")
     if out:
         assert body.endswith(out)
 

@@ -1,0 +1,31 @@
+"""The strict JUnit copy (:mod:`harness.report.junit`), written once pytest wrote its own file.
+
+``trylast``: pytest's junitxml plugin writes its file in its own ``pytest_sessionfinish``, which
+then runs before this one.  Controller only (xdist workers write no JUnit).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from harness.report.junit import strict_junit
+
+__all__ = ["STRICT_JUNIT_NAME"]
+
+STRICT_JUNIT_NAME = "junit-strict.xml"
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    xmlpath = config.getoption("xmlpath", None)
+    if hasattr(config, "workerinput") or not xmlpath or not Path(xmlpath).is_file():
+        return
+    source = Path(xmlpath)
+    target = source.with_name(STRICT_JUNIT_NAME)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(strict_junit(source.read_bytes()))
+    os.replace(tmp, target)
