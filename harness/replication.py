@@ -46,6 +46,7 @@ from harness.remote import CommandResult, Runner
 __all__ = [
     "ConfigFindings",
     "EventWatch",
+    "IdentityVerdict",
     "ReplicaStatus",
     "Replication",
     "SilenceTimeouts",
@@ -90,6 +91,16 @@ class ReplicaStatus(Protocol):
         ...
 
     def describe(self) -> str: ...
+
+
+class IdentityVerdict(Protocol):
+    """Whether the node is the one the inventory pins, as the product knows it, in one line."""
+
+    @property
+    def ok(self) -> bool: ...
+
+    @property
+    def detail(self) -> str: ...
 
 
 class WindowVerdict(Protocol):
@@ -206,6 +217,17 @@ class Replication(Protocol):
 
     def read_identity(self, results: Mapping[str, CommandResult]) -> tuple[str | None, tuple[str, ...]]:
         """(the device as the node resolves it, or None; the devices that back it)."""
+        ...
+
+    def node_identity_probes(self) -> Mapping[str, Sequence[str]]:
+        """Read-only commands that say which node the product takes this one for."""
+        ...
+
+    def read_node_identity(
+        self, results: Mapping[str, CommandResult], *, node_id: int | None, ip: str, port: int
+    ) -> IdentityVerdict:
+        """The pinned node id (where the product has one) and the replication address and port
+        against :meth:`node_identity_probes`' answers."""
         ...
 
     # -- changes

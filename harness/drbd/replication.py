@@ -21,6 +21,7 @@ from harness.drbd.audit import AuditPlan, NodeAudit
 from harness.drbd.errors import DrbdNotReady, DrbdOutputError
 from harness.drbd.events import parse_events
 from harness.drbd.fold import EventFold
+from harness.drbd.identity import IdentityCheck, judge_identity, read_this_host
 from harness.drbd.layout import PairEnds
 from harness.drbd.state import ResourceState
 from harness.drbd.verify import SECTOR, ConnectionTimeouts, VerifyReport, parse_timeouts, wait_verified
@@ -36,6 +37,8 @@ _DRBD_DEVICE_RE: Final = re.compile(r"\A/dev/drbd[0-9]{1,4}\Z")
 #: names of the identity probes in a caller's batch
 DEVICE_PROBE: Final = "replica_device"
 BACKING_PROBE: Final = "replica_backing"
+#: prefix of the node-identity probe's name; the resource follows in hex (an identifier, one to one)
+WHOAMI_PROBE: Final = "replica_whoami_"
 
 
 class DrbdReplication:
@@ -122,6 +125,30 @@ class DrbdReplication:
             device.stdout.strip() if device.ok else None,
             (backing.stdout.strip(),) if backing.ok and backing.stdout.strip() else (),
         )
+
+    def node_identity_probes(self) -> dict[str, list[str]]:
+        """``drbdsetup show RES`` (read-only): which node DRBD says this is, for the inventory's
+        identity pin (:mod:`harness.drbd.identity`)."""
+        return {self._whoami: commands.show_argv(self.resource)}
+
+    def read_node_identity(
+        self, results: Mapping[str, CommandResult], *, node_id: int | None, ip: str, port: int
+    ) -> IdentityCheck:
+        """:meth:`node_identity_probes`' answer against the pinned node-id (DRBD 9) and the
+        inventory's replication address and port (every version)."""
+        result = results[self._whoami]
+        if not result.ok:
+            error = (result.stderr.strip() or f"exit {result.exit_code}").splitlines()[0]
+            return IdentityCheck(False, f"{self.node}: `drbdsetup show {self.resource}` failed: {error}")
+        try:
+            this = read_this_host(result.stdout, self.resource)
+        except DrbdOutputError as exc:
+            return IdentityCheck(False, f"{self.node}: cannot read drbdsetup show {self.resource}: {exc}")
+        return judge_identity(this, node=self.node, resource=self.resource, node_id=node_id, ip=ip, port=port)
+
+    @property
+    def _whoami(self) -> str:
+        return WHOAMI_PROBE + self.resource.encode().hex()
 
     def version(self) -> commands.DrbdVersion:
         return commands.parse_drbdadm_version(self._run(commands.version_argv(), sudo=False).stdout)

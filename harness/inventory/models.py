@@ -95,6 +95,16 @@ class NodeSpec(FrozenModel):
     instance_type: StrictStr | None = None
     volume: StrictStr | None = Field(None, description="volume for sizing, e.g. gp3:200GiB or io1:200GiB:8000")
     hostname: StrictStr | None = Field(None, description="expected `uname -n`; a mismatch aborts (wrong cluster)")
+    machine_id: Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{32}$")] | None = Field(
+        None, description="expected /etc/machine-id (32 lowercase hex digits); a mismatch aborts (another machine)"
+    )
+    drbd_node_id: StrictInt | None = Field(
+        None,
+        ge=0,
+        le=31,
+        description="DRBD's node-id of this node in its resources (DRBD 9; on 8.4, which has none, the pin "
+        "checks the address of the node's `on` section); a mismatch aborts",
+    )
     ssh: SshSpec
     replication: ReplicationSpec
     scratch_devices: tuple[Annotated[StrictStr, Field(pattern=SCRATCH_DEVICE_PATTERN)], ...] = Field(

@@ -10,7 +10,7 @@ starts on some nodes because others were fine).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
@@ -85,6 +85,38 @@ def _replications(inv: Inventory, node: Runner, pairs: Sequence[str]) -> list[Re
     return [replication_for(spec, node, nodes=inv.nodes) for _, spec in sorted(found.items())]
 
 
+def _pinned_identity(
+    inv: Inventory,
+    name: str,
+    res: Mapping[str, CommandResult],
+    replications: Sequence[Replication],
+    pairs: Sequence[str],
+) -> list[Finding]:
+    """Row 35: the machine (/etc/machine-id) and the DRBD node (its node-id, its address) the
+    inventory pins; a re-imaged or another machine under the same name blocks here."""
+    spec = inv.nodes[name]
+    out: list[Finding] = []
+    if spec.machine_id is not None:
+        result = res["machine_id"]
+        found = result.stdout.strip()
+        if not result.ok or not found:
+            why = result.stderr.strip().splitlines()[0] if result.stderr.strip() else "it is empty"
+            out.append(Finding(name, "machine-id", "BLOCK", f"{name}: cannot read /etc/machine-id: {why}"))
+        elif found != spec.machine_id:
+            detail = f"{name}: /etc/machine-id is {found}, the inventory pins {spec.machine_id} (another machine)"
+            out.append(Finding(name, "machine-id", "BLOCK", detail))
+        else:
+            out.append(Finding(name, "machine-id", "ok", found))
+    if spec.drbd_node_id is not None:
+        ports = {inv.pairs[p].resource: inv.pairs[p].port for p in pairs}
+        for replication in replications:
+            verdict = replication.read_node_identity(
+                res, node_id=spec.drbd_node_id, ip=spec.replication.ip, port=ports[replication.resource]
+            )
+            out.append(Finding(name, "drbd identity", "ok" if verdict.ok else "BLOCK", verdict.detail))
+    return out
+
+
 def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, pairs: Sequence[str], risky: Status) -> list[Finding]:
     spec = inv.nodes[name]
     out: list[Finding] = []
@@ -110,12 +142,18 @@ def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, pairs: Sequenc
         commands["sudo"] = ["sudo", "-n", "true"]
     for replication in replications:
         commands.update(replication.audit_commands())
+    if spec.machine_id is not None:
+        commands["machine_id"] = ["cat", "/etc/machine-id"]
+    if spec.drbd_node_id is not None:
+        for replication in replications:
+            commands.update(replication.node_identity_probes())
     res = run_batch(node, commands, timeout=60)
     host = res["hostname"].stdout.strip()
     if spec.hostname and host != spec.hostname:
         out.append(Finding(name, "identity", "BLOCK", f"uname -n is {host!r}, inventory expects {spec.hostname!r}"))
     else:
         out.append(Finding(name, "identity", "ok", f"uname -n {host}"))
+    out += _pinned_identity(inv, name, res, replications, pairs)
     if "sudo" in res:
         ok = res["sudo"].ok
         out.append(Finding(name, "sudo -n", "ok" if ok else "BLOCK", "works" if ok else res["sudo"].stderr.strip()))
