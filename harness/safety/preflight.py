@@ -27,6 +27,7 @@ from harness.replication import ConfigFindings, Replication, replication_for, to
 from harness.safety.device import evaluate_drbd_target, probe_device
 from harness.safety.leftovers import find_leftovers
 from harness.safety.lock import LockOwner, read_lock
+from harness.toolversions import PROBES, node_version_checks
 
 __all__ = ["Finding", "PreflightReport", "run_preflight"]
 
@@ -138,6 +139,7 @@ def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, pairs: Sequenc
         "qdisc": ["tc", "-j", "qdisc", "show", "dev", iface],
         "sshconn": ["sh", "-c", 'echo "$SSH_CONNECTION"'],
     }
+    commands.update({f"v_{tool}": argv for tool, argv in PROBES.items() if tool not in ("tc", "fio")})
     if spec.ssh.sudo and spec.ssh.user != "root":
         commands["sudo"] = ["sudo", "-n", "true"]
     for replication in replications:
@@ -164,6 +166,8 @@ def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, pairs: Sequenc
         status: Status = "ok" if version else "BLOCK"
         detail = version if version else f"`{label}` missing or failing on the node: {res[key].stderr.strip()}"
         out.append(Finding(name, label, status, detail[:80]))
+    outputs = {"tc": res["tc"], "fio": res["fio"], **{k[2:]: v for k, v in res.items() if k.startswith("v_")}}
+    out += [Finding(name, check, status, detail) for check, status, detail in node_version_checks(outputs)]
     out.append(
         Finding(
             name,
