@@ -15,7 +15,7 @@ from harness.cell.guard import Target
 from harness.cell.spec import CellSpec
 from harness.errors import CommandFailed, InfraError, RefusedError
 from harness.fio.runner import fio_deadline_s
-from harness.impair.apply import AppliedImpairment, Impairer, ImpairmentMismatch
+from harness.impair.apply import UNDO_BUDGET_S, AppliedImpairment, Impairer, ImpairmentMismatch
 from harness.impair.lint import lint_profile
 from harness.inventory.models import Inventory
 from harness.ledger import Ledger
@@ -134,7 +134,8 @@ class Faults:
     def _impair(self, spec: CellSpec, target: Target, undo: ExitStack) -> None:
         assert spec.impairment is not None
         pair = target.pair
-        hold = fio_deadline_s(spec.workload) + self.deadman_grace_s
+        # the fault is gone by the fio deadline + the grace, its undo included
+        hold = fio_deadline_s(spec.workload) + self.deadman_grace_s - UNDO_BUDGET_S
         for role, node in (("primary", target.primary), ("secondary", target.secondary)):
             other = pair.secondary if role == "primary" else pair.primary
             self.impairer.apply(

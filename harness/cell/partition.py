@@ -35,7 +35,7 @@ from harness.fio.options import VerifySpec
 from harness.fio.result import FioResult
 from harness.fio.runner import FioRun
 from harness.fio.spec import WorkloadSpec
-from harness.impair.apply import AppliedImpairment
+from harness.impair.apply import UNDO_BUDGET_S, AppliedImpairment
 from harness.impair.profile import NetemProfile
 from harness.outcome import CellOutcome
 from harness.remote import Runner
@@ -202,7 +202,7 @@ def _partition(runner: CellRunner, pair_name: str, cut: Cut, seed: int) -> Parti
 
         run = runner.fio.start(primary_node, spec, pair.device, cell, on_planned=stop_on_exit)
         time.sleep(LEAD_S)
-        partition = _Cut(runner, pair_name, hold_s=cut_s + runner.deadman_grace_s)
+        partition = _Cut(runner, pair_name, hold_s=cut_s + runner.deadman_grace_s - UNDO_BUDGET_S)
         partition.apply(undo)
         cut_start = time.monotonic()
         detect, behind = _watch_cut(primary, cut_s, cut_start)

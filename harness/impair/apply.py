@@ -33,12 +33,22 @@ from harness.nodefiles import node_run_dir, safe_token
 from harness.remote import DetachedJob, Runner
 from harness.remote.detached import stop_script
 
-__all__ = ["DEFAULT_DEADMAN_GRACE_S", "AppliedImpairment", "Impairer", "ImpairmentMismatch", "deadman_script"]
+__all__ = [
+    "DEFAULT_DEADMAN_GRACE_S",
+    "UNDO_BUDGET_S",
+    "AppliedImpairment",
+    "Impairer",
+    "ImpairmentMismatch",
+    "deadman_script",
+]
 
 #: How long after a cell's fio deadline its fault removes itself should the harness die or
 #: lose SSH.  fio's deadline already holds 30 s of slack over ramp + runtime, so a killed run's
 #: fault lasts at most ramp + runtime + 60 s from its start.
 DEFAULT_DEADMAN_GRACE_S = 30.0
+#: A switch is armed this much before the deadline it promises: the time its undo (`tc qdisc
+#: del`, about 0.1-0.3 s on a lab guest) needs to run.
+UNDO_BUDGET_S = 2.0
 
 
 class ImpairmentMismatch(InfraError):

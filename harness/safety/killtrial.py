@@ -29,7 +29,7 @@ from typing import Literal
 
 from harness.connections import ConnectionPool
 from harness.errors import InfraError
-from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S
+from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S, UNDO_BUDGET_S
 from harness.impair.qdiscs import parse_qdiscs
 from harness.impair.readback import RootClass, classify_root
 from harness.inventory.models import Inventory
@@ -172,7 +172,7 @@ def _promised_s(entries: list[dict[str, object]], grace: float) -> float | None:
         if e.get("event") == "impair-intent" and "deadline_epoch" in e and "ts" in e
     ]
     if holds:
-        return max(holds)
+        return max(holds) + UNDO_BUDGET_S
     fio = [e for e in entries if e.get("event") == "fio-start"]
     return float(str(fio[0]["deadline_s"])) + grace if fio else None
 
