@@ -96,3 +96,25 @@ def test_the_replication_seam_reads_its_own_probe() -> None:
     assert argv == ["drbdsetup", "show", "single-az"] and not rest and name.isidentifier()
     answered = {name: CommandResult("a1", "drbdsetup show", 0, SHOW_84, "", 0.01)}
     assert replication.read_node_identity(answered, node_id=0, ip="10.213.1.11", port=7789).ok
+
+
+def test_each_lab_node_shows_its_own_address() -> None:
+    """Recorded on a lab: a2 and b1 (the secondaries) show their own `on` section's address."""
+    assert read_this_host(data("drbd/84-drbdsetup-show-a2.txt"), "single-az") == ThisHost(None, ("10.213.1.12:7789",))
+    b1 = read_this_host(data("drbd/84-drbdsetup-show-b1-multi-az.txt"), "multi-az")
+    assert b1 == ThisHost(None, ("10.213.2.21:7790",))
+
+
+def test_a_resource_the_node_does_not_hold_is_a_failed_probe() -> None:
+    """Recorded: `drbdsetup show multi-az` on a1 exits 20 with netlink's "No such device"."""
+    replication = DrbdReplication(FakeRunner("a1"), "multi-az")
+    (name,) = replication.node_identity_probes()
+    stderr = data("drbd/84-drbdsetup-show-not-here.stderr")
+    verdict = replication.read_node_identity(
+        {name: CommandResult("a1", "drbdsetup show multi-az", 20, "", stderr, 0.01)},
+        node_id=0,
+        ip="10.213.1.11",
+        port=7790,
+    )
+    assert not verdict.ok
+    assert verdict.detail == "a1: `drbdsetup show multi-az` failed: received netlink error reply: No such device"
