@@ -215,3 +215,17 @@ def test_arbitrary_bytes_never_crash(tmp_path_factory: pytest.TempPathFactory, e
     assert code == 2, stderr
     assert "Traceback" not in stderr and "internal error" not in stderr, stderr
     assert stderr.startswith(("error: ", "harness sizing: error: ")), stderr
+
+
+def test_a_key_file_under_an_unknown_users_home_is_refused(tmp_path: Path) -> None:
+    """``~nosuchuser/...`` ended in Path.expanduser's RuntimeError."""
+    hosts = tmp_path / "hosts.yaml"
+    text = HOSTS.read_text(encoding="utf-8")
+    assert "ansible_ssh_private_key_file: /etc/harness/id_ed25519" in text
+    hosts.write_text(text.replace("/etc/harness/id_ed25519", "~nosuchuser/.ssh/id_ed25519"), encoding="utf-8")
+    argv = ["inventory", "from-ansible", str(hosts), "--mapping", str(MAPPING)]
+    code, stderr = _in_process(argv)
+    assert code == 2
+    assert _one_clear_line(stderr, argv).endswith(
+        "'~nosuchuser/.ssh/id_ed25519': no such user's home directory to expand"
+    )
