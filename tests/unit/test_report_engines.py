@@ -13,7 +13,7 @@ from harness.report.markdown import render_markdown
 from harness.report.page import render_html
 from harness.samples import read_samples
 
-RUNS = Path(__file__).parent.parent / "data" / "runs"
+RUNS = Path(__file__).parent.parent / "data" / "disk_runs"
 FILESYSTEMS = RUNS / "20261125-115711-97ce" / "samples.ndjson"
 
 
