@@ -20,6 +20,7 @@ and ``samples.ndjson``: anything else in its directory (a README, notes) is kept
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -297,6 +298,44 @@ class BaselineStore:
         if inventory is None:
             raise ConfigError(f"{run.path}: cannot tell which inventory this run measured; name it explicitly")
         target = self.path(inventory, name)
+        tmp = target.parent / f".{name}.{os.getpid()}.new"
+        old = target.parent / f".{name}.{os.getpid()}.old"
+        try:
+            return self._save_locked(
+                target=target,
+                tmp=tmp,
+                old=old,
+                name=name,
+                inventory=inventory,
+                run=run,
+                samples=samples,
+                run_info=run_info,
+                exitstatus=exitstatus,
+                now=now,
+                overwrite=overwrite,
+            )
+        except OSError as exc:  # a read-only or full file system, a file where a directory should be
+            shutil.rmtree(tmp, ignore_errors=True)
+            if old.exists() and not target.exists():
+                with contextlib.suppress(OSError):
+                    old.rename(target)  # the baseline it was replacing stays as it was
+            raise ConfigError(f"{self.root}: cannot save baseline {name!r} there: {exc.strerror or exc}") from None
+
+    def _save_locked(
+        self,
+        *,
+        target: Path,
+        tmp: Path,
+        old: Path,
+        name: str,
+        inventory: str,
+        run: RunDir,
+        samples: Sequence[Sample],
+        run_info: RunInfo | None,
+        exitstatus: int | None,
+        now: datetime | None,
+        overwrite: bool,
+    ) -> BaselineInfo:
         target.parent.mkdir(parents=True, exist_ok=True)
         # The lock lives with the run locks, not in baselines/, which may be committed to git.
         locks = self.root.parent / ".locks"
@@ -314,14 +353,12 @@ class BaselineStore:
                 exitstatus=exitstatus,
                 run=run_info,
             )
-            tmp = target.parent / f".{name}.{os.getpid()}.new"
             shutil.rmtree(tmp, ignore_errors=True)
             tmp.mkdir()
             # The samples as read (validated, redacted), not the file's bytes: a run written by an
             # older harness may hold text that is redacted only on reading.
             (tmp / _SAMPLES_FILE).write_text("".join(f"{s.to_json()}\n" for s in samples), encoding="utf-8")
             (tmp / _INFO_FILE).write_text(dumps(info.to_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
-            old = target.parent / f".{name}.{os.getpid()}.old"
             if target.exists():
                 _carry_over(target, tmp)
                 target.rename(old)

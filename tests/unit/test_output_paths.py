@@ -105,3 +105,17 @@ def test_reports_root_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
     )
     assert result.returncode == 4, result.stdout + result.stderr
     assert f"ERROR: --reports: {tmp_path / 'reports'}: not a directory" in result.stderr
+
+
+@pytest.mark.parametrize(("options", "error"), [("size=64k,ro", "Read-only file system"), ("size=4k", "No space left")])
+def test_baseline_save_on_a_read_only_or_full_reports_root(tmp_path: Path, options: str, error: str) -> None:
+    run = ROOT / "tests/data/runs/20261121-110501-f674"  # a recorded lab run (tests/data/runs/README.md)
+    then = (
+        "head -c 4096 /dev/zero > {mnt}/fill 2>/dev/null; "
+        f"{{harness}} baseline save probe {run} --reports {{mnt}} --inventory-name lab; echo rc=$?; "
+        "find {mnt} -mindepth 1 | sort"
+    )
+    result = _in_small_tmpfs(tmp_path, options, then)
+    assert f"error: {tmp_path}/mnt/baselines: cannot save baseline 'probe' there: {error}" in result.stderr
+    assert "rc=2" in result.stdout and "Traceback" not in result.stderr
+    assert ".new" not in result.stdout  # no half-written baseline left behind
