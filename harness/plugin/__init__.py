@@ -154,6 +154,8 @@ def pytest_configure(config: pytest.Config) -> None:
         # ValueError: not the main thread (pytester in-process runs)
         with contextlib.suppress(ValueError):
             signal.signal(signal.SIGTERM, _sigterm_to_interrupt)
+            # a closed terminal or SSH session: the same cleanup as Ctrl-C
+            signal.signal(signal.SIGHUP, _sigterm_to_interrupt)
 
 
 def _wants_reports(config: pytest.Config) -> bool:
