@@ -12,6 +12,7 @@ Printed, never asserted (a noisy 2-core host moves every figure):
 
 from __future__ import annotations
 
+import shlex
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +23,6 @@ from tabulate import tabulate
 
 from harness.cell import CellRunner, CellSpec
 from harness.errors import ConfigError
-from harness.fio.command import build_fio_argv
 from harness.fio.profiles import PROFILES
 from harness.fio.report import parse_fio_json
 from harness.impair.apply import Impairer
@@ -105,21 +105,34 @@ def _overhead(runner: CellRunner, pair: str, repeats: int, progress: Progress) -
     return out
 
 
-def _fidelity(runner: CellRunner, pair: str, repeats: int, progress: Progress) -> list[dict[str, Any]]:
-    """Harness cell vs the identical fio job run by hand, alternating to share any drift.
+def _harness_argv(runner: CellRunner, output: str) -> list[str]:
+    """The argv of the harness's latest fio (from its ``fio-start`` ledger event), writing its
+    JSON to ``output`` instead: the same job, flags and device, the bandwidth log included."""
+    starts = [e for e in runner.ledger.entries() if e.get("event") == "fio-start"]
+    argv = shlex.split(starts[-1]["argv"])
+    return [f"--output={output}" if a.startswith("--output=") else a for a in argv]
+
+
+def fidelity_runs(runner: CellRunner, pair: str, repeats: int, progress: Progress) -> list[dict[str, Any]]:
+    """Harness cell vs the identical fio job (the harness's own argv) run by hand, alternating
+    which goes first, so that any drift falls on both sides.
 
     10 s runs: on a noisy 2-core host a 5 s run moves ±5 % by itself, which would hide any
     systematic difference the harness makes."""
     workload = for_profile(PROFILES["quick"], write_job("write", 1024 * 1024, iodepth=16)).replace(runtime_s=10)
-    spec_pair = runner.inventory.pairs[pair]
-    primary = runner.pool.get(spec_pair.primary)
+    primary = runner.pool.get(runner.inventory.pairs[pair].primary)
     out = []
     for i in range(repeats):
-        result = runner.run(CellSpec("bench-fidelity", pair, workload, repeat=i))
         path = f"{node_run_dir(runner.run_id)}/by-hand-{i}.json"
-        argv = build_fio_argv(workload, spec_pair.device, path, aux_path=node_run_dir(runner.run_id))
-        primary.run(argv, timeout=120)
-        by_hand = parse_fio_json(primary.run(["cat", path], timeout=30).stdout).write.bytes_per_s / 2**20
+
+        def by_hand_run(path: str = path) -> float:
+            primary.run(_harness_argv(runner, path), timeout=120)
+            return parse_fio_json(primary.run(["cat", path], timeout=30).stdout).write.bytes_per_s / 2**20
+
+        # odd runs go by hand first (with the previous harness cell's argv)
+        by_hand = by_hand_run() if i % 2 else 0.0
+        result = runner.run(CellSpec("bench-fidelity", pair, workload, repeat=i))
+        by_hand = by_hand if i % 2 else by_hand_run()
         delta = 100.0 * (result.bw_mib_s - by_hand) / by_hand
         out.append({"run": i, "harness_mib_s": result.bw_mib_s, "by_hand_mib_s": by_hand, "delta_pct": delta})
         progress(f"bench: fidelity {i}: harness {result.bw_mib_s:.1f} vs by hand {by_hand:.1f} MiB/s")
@@ -211,7 +224,7 @@ def run_harness_bench(
     try:
         return BenchReport(
             overhead=_overhead(runner, pair, repeats, progress),
-            fidelity=_fidelity(runner, pair, repeats, progress),
+            fidelity=fidelity_runs(runner, pair, repeats, progress),
             rtt=_rtt(runner, pair, [1.0, 2.0, 5.0, 10.0], progress),
             rate=_rate(runner, pair, [50.0, 128.0, 500.0], progress),
         )
@@ -219,14 +232,31 @@ def run_harness_bench(
         runner.pool.close_all()
 
 
-def bench_command(path: Path, *, pair: str | None, repeats: int, as_json: bool, progress: Progress) -> int:
+def bench_command(
+    path: Path,
+    *,
+    pair: str | None,
+    repeats: int,
+    as_json: bool,
+    progress: Progress,
+    what: str = "all",
+    from_run: str | None = None,
+) -> int:
     """``harness bench``: measure on ``pair`` (default: the first by name) of the inventory at
-    ``path``, booting the embedded lab for the measurement when it is not up, and print."""
+    ``path``, booting the embedded lab for the measurement when it is not up, and print.
+    ``what="overhead"``: the per-phase cost of cells and fidelity (:mod:`harness.bench_overhead`);
+    with ``from_run``, the phases of an earlier run's cells, nothing measured."""
     import tempfile
 
+    from harness import bench_overhead
     from harness.inventory import load_inventory
     from harness.lab.lifecycle import Lab
 
+    report: BenchReport | bench_overhead.OverheadReport
+    if from_run is not None:
+        report = bench_overhead.phases_from_run(Path(from_run))
+        print(dumps(report.to_json(), indent=2) if as_json else report.render())
+        return 0
     inventory = load_inventory(path)
     pair = pair or sorted(inventory.pairs)[0]
     if pair not in inventory.pairs:
@@ -241,7 +271,8 @@ def bench_command(path: Path, *, pair: str | None, repeats: int, as_json: bool, 
             booted = True
     try:
         with tempfile.TemporaryDirectory(prefix="harness-bench-") as tmp:
-            report = run_harness_bench(inventory, pair=pair, repeats=repeats, run_dir=Path(tmp), progress=progress)
+            bench = bench_overhead.run_overhead_bench if what == "overhead" else run_harness_bench
+            report = bench(inventory, pair=pair, repeats=repeats, run_dir=Path(tmp), progress=progress)
     finally:
         if lab is not None and booted:
             lab.down()

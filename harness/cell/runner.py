@@ -121,18 +121,24 @@ class CellRunner:
         pair = self.inventory.pairs[spec.pair]
         with self.slots.hold(spec, [pair.primary, pair.secondary]):
             start = time.monotonic()  # after the locks: waiting for another cell is not overhead
+            # phase boundaries no other ledger event marks, for `harness bench overhead`
+            marks = {"start": time.time()}
             target = guard_cell(
                 self.inventory, self.pool, spec, health_timeout_s=self.health_timeout_s, progress=self.progress
             )
+            marks["guarded"] = time.time()
             # a node that reboots mid-cell loses its qdiscs and fio: the cell must say so (row 29);
             # checked after the undo below has run
             with (
                 watch_reboots([target.primary, target.secondary], known={pair.primary: target.boot_id}),
                 ExitStack() as undo,
             ):
+                undo.callback(lambda: marks.update(undone=time.time()))  # runs last: after every undo
                 rtt = self.faults.inject(spec, target, undo)
+                marks["faulted"] = time.time()
                 measurement = self.measurer.measure(spec, target, undo, rtt)
             wall = time.monotonic() - start
+            marks["rechecked"] = time.time()
         judgement = judge(
             spec,
             measurement,
@@ -158,6 +164,18 @@ class CellRunner:
             wall,
         )
         self.recorder.record_series(meta, measurement.bw_logs, fault_windows(spec))
+        self.ledger.record(
+            "cell-phases",
+            {
+                "cell": spec.id,
+                "mode": spec.mode,
+                "impairment": spec.impairment_name,
+                "fio_s": measurement.fio_wall_s,
+                "fio_planned_s": (spec.workload.runtime_s or 0) + spec.workload.ramp_s,
+                **marks,
+                "recorded": time.time(),
+            },
+        )
         return result
 
     # -- what other cells (disk studies, calibration, the failover) share --------------------------

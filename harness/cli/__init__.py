@@ -153,9 +153,8 @@ def _sizing(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     from harness.bench import bench_command
 
-    return bench_command(
-        Path(args.inventory), pair=args.pair, repeats=args.repeats, as_json=args.json, progress=_progress
-    )
+    options = {key: getattr(args, key) for key in ("pair", "repeats", "what", "from_run")}
+    return bench_command(Path(args.inventory), as_json=args.json, progress=_progress, **options)
 
 
 def _preflight(args: argparse.Namespace) -> int:
@@ -320,6 +319,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     bench = add(sub, "bench", _bench, "harness overhead per cell, fidelity vs fio by hand, RTT and rate accuracy")
+    bench.add_argument("what", nargs="?", choices=("all", "overhead"), default="all", help="overhead: per-phase cost")
+    bench.add_argument("--from-run", metavar="RUN_DIR", help="overhead: phases of an earlier run's ledger, no cells")
     bench.add_argument("--inventory", default=str(DEFAULT_LAB_INVENTORY), help="inventory (default: %(default)s)")
     bench.add_argument("--pair", help="pair to measure on (default: the first by name)")
     bench.add_argument("--repeats", type=_REPEATS, default=3, help="cells per measurement (default: %(default)s)")

@@ -150,6 +150,8 @@ class FioRunner:
         if on_planned is not None:
             on_planned(planned)
         res = node.run_script(script, timeout=30)
+        # fio is running on the node: the start round trip ends here (`harness bench overhead`)
+        self.ledger.record("fio-running", {"node": node.name, "cell": cell})
         return FioRun(
             node.name, cell, output, job, planned.started, res.stdout, f"{base}/bw-{name}" if bw_log else None
         )
