@@ -1,0 +1,64 @@
+"""The done-when of issue 17 on its recorded runs: three lab runs, then one with the AZ link slowed.
+
+tests/data/runs/history-lab4 holds four real runs of replicated_write on the lab; before the
+fourth the AZ link went from 1 to 3 ms each way (``harness lab set-link --delay 3ms``).  Imported
+into a results database, the history names the fourth run as the change of the cross-AZ
+latency-bound cells, and the history gate fails it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.history.trend import cell_trends
+from harness.resultsdb.importer import import_runs
+from harness.resultsdb.queries import run_history
+from harness.resultsdb.sqlite import SqliteStore
+from tests.unit.baseline_runs import DATA
+
+RUNS = DATA / "history-lab4"
+SLOWED = "20261125-120534-2874"
+#: Cells whose writes wait for the cross-AZ round trip (QD1 and 8 jobs at QD1, 4k).
+LATENCY_BOUND = [
+    f"replicated_write/multi-az/replicated/{w}/none"
+    for w in ("randwrite-4k-nj1-qd1", "randwrite-4k-nj8-qd1", "write-4k-nj1-qd1", "write-4k-nj8-qd1")
+]
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "results.sqlite"
+    with SqliteStore(path) as store:
+        assert [o.status for o in import_runs(store, RUNS)] == ["imported"] * 4
+    return path
+
+
+def test_the_runs_keep_their_predictions_and_gate_verdicts(db: Path) -> None:
+    with SqliteStore(db) as store:
+        counts = store.table_counts()
+        runs = store.runs()
+    assert counts == {"runs": 4, "cells": 48, "samples": 288, "predictions": 48}
+    assert [r.info.exitstatus for r in runs] == [0, 0, 0, 1]
+
+
+def test_the_slowed_run_is_named_as_the_change_of_every_latency_bound_cross_az_cell(db: Path) -> None:
+    with SqliteStore(db) as store:
+        trends = {t.key: t for t in cell_trends(run_history(store, inventory="lab"), "iops")}
+    for key in LATENCY_BOUND:
+        trend = trends[key]
+        assert trend.changed_at is not None and trend.changed_at.run_id == SLOWED, key
+        # 1 → 3 ms each way: about half the round trips per second, or fewer.
+        assert trend.shift is not None and trend.shift.change < -0.4, key
+
+
+def test_history_3_fails_the_slowed_run(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["compare", "history:3", str(RUNS / SLOWED), "--results-db", str(db), "--no-write"])
+    out = capsys.readouterr().out
+    assert code == 1 and out.startswith("## Baseline comparison: REGRESSED")
+    for key in LATENCY_BOUND:
+        workload = key.split("/")[3]
+        assert re.search(rf"\| replicated_write multi-az {workload} \[none\] +\| IOPS", out), workload
