@@ -59,4 +59,7 @@ class CellOutcome:
         # the model's binding limit, when the cell was predicted (harness.prediction.cellmodel)
         if "bottleneck" in self.metadata:
             props.append(("bottleneck", self.metadata["bottleneck"]))
+        # which calibration the prediction used: its id, time, and whether reused from a past run
+        if "calibration" in self.metadata:
+            props.append(("calibration", self.metadata["calibration"]))
         return [(key, redact_obj(value)) for key, value in props]

@@ -17,6 +17,8 @@ and ``reports/latest`` is pointed at a finished run here.  Layout::
         plots/*.png             the plots of report.html as files
         baseline-compare.md     the comparison with a baseline, when one was asked for
       latest -> 20261121-101500-ab12   relative symlink, so the tree can be moved or archived
+      calibrations/<pair>-<time>-<hex>.json   pairs' calibrations, reused across runs
+                                (harness.prediction.calstore; not a run)
 
 Everything besides samples.ndjson, series.ndjson, ledger.ndjson and run.json is derived:
 ``harness report RUN_DIR`` rebuilds it from them (:mod:`harness.report.publish`).
@@ -35,10 +37,17 @@ from harness.runid import GENERATED_RUN_ID, new_run_id, validate_run_id
 from harness.runinfo import RUN_JSON, RunInfo
 from harness.series import CellSeries, read_series
 
-__all__ = ["LATEST", "RunDir", "RunExists", "list_runs", "update_latest"]
+__all__ = ["CALIBRATIONS", "LATEST", "RunDir", "RunExists", "calibrations_dir", "list_runs", "update_latest"]
 
 #: Name of the symlink to the newest run inside the reports root (a reserved run id).
 LATEST: Final = "latest"
+#: Directory of the stored calibrations inside the reports root (shared by every run).
+CALIBRATIONS: Final = "calibrations"
+
+
+def calibrations_dir(reports_root: Path) -> Path:
+    """Where the pairs' calibrations are kept between runs."""
+    return reports_root / CALIBRATIONS
 
 
 class RunExists(ConfigError):

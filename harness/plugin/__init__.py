@@ -25,6 +25,7 @@ from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S
 from harness.inventory import Inventory
 from harness.plugin.rundir import controller_run_dir, worker_run_dir
 from harness.plugin.session import SESSION_KEY, HarnessSession, PreflightBlocked
+from harness.prediction.calstore import DEFAULT_MAX_AGE_S, calibration_age
 
 __all__ = ["SESSION_KEY", "disk_study_nodes", "harness_repeat", "harness_session", "measure", "measure_disk"]
 
@@ -76,6 +77,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--no-predict",
         action="store_true",
         help="skip the per-pair calibration cells and the per-cell model predictions",
+    )
+    group.addoption("--recalibrate", action="store_true", help="measure every pair's calibration, reuse none")
+    group.addoption(
+        "--calibration-max-age",
+        type=calibration_age,
+        default=DEFAULT_MAX_AGE_S,
+        help="reuse a stored calibration of unchanged provenance up to this age (7d, 12h, 0: never; default: 7d)",
     )
     group.addoption(
         "--inconclusive",
@@ -129,6 +137,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--inventory {inventory}: {exc}") from None
     session.deadman_grace_s = float(config.getoption("--deadman-grace"))
     session.predict = not config.getoption("--no-predict")
+    session.recalibrate = bool(config.getoption("--recalibrate"))
+    session.calibration_max_age_s = float(config.getoption("--calibration-max-age"))
     session.allow_disruptive = config.getoption("allow_disruptive", None)
     config.stash[SESSION_KEY] = session
     # Cells of pairs that share nodes must run on one worker: xdist only honours xdist_group

@@ -26,8 +26,9 @@ from harness.fio.profiles import PROFILES, Profile
 from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S
 from harness.inventory import Inventory, load_inventory
 from harness.ledger import Ledger
+from harness.prediction.calstore import DEFAULT_MAX_AGE_S, CalibrationStore
 from harness.prediction.cellmodel import CellPredictor, inventory_catalog
-from harness.rundir import RunDir
+from harness.rundir import RunDir, calibrations_dir
 from harness.runinfo import RunInfo, iso_time, tool_versions
 from harness.safety.disruptive import skip_reason
 from harness.safety.lock import ClusterLock
@@ -56,6 +57,8 @@ class HarnessSession:
     lab_booted_here: bool = False
     predict: bool = True
     allow_disruptive: str | None = None  # --allow-disruptive's value (None: not given)
+    recalibrate: bool = False  # --recalibrate: reuse no stored calibration
+    calibration_max_age_s: float = DEFAULT_MAX_AGE_S
     started: float = field(default_factory=time.time)
     _runner: CellRunner | None = None
     _predictor: CellPredictor | None = None
@@ -136,7 +139,8 @@ class HarnessSession:
                 except ConfigError as exc:
                     why_not = f"no predictions: {exc}"
                     _say(why_not)
-            self._predictor = CellPredictor(self.runner, self.profile, catalog, why_not=why_not)
+            store = CalibrationStore(calibrations_dir(self.reports_root), self.calibration_max_age_s, self.recalibrate)
+            self._predictor = CellPredictor(self.runner, self.profile, catalog, why_not=why_not, store=store)
         return self._predictor
 
     def failover_parts(self, pair: str) -> FailoverParts:

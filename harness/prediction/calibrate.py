@@ -36,15 +36,20 @@ process (xdist keeps a pair's cells on one worker).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from harness.cell import CellResult, CellRunner, CellSpec
 from harness.fio.profiles import Profile
 from harness.pathrate import has_iperf3, measure_path_rate
 from harness.workloads import write_job
 
-__all__ = ["CALIBRATION_SCENARIO", "PairCalibration", "calibrate_pair"]
+if TYPE_CHECKING:
+    from harness.prediction.calstore import CalibrationStore
+
+__all__ = ["CALIBRATION_SCENARIO", "PairCalibration", "calibrate_pair", "cells_profile", "pair_provenance"]
 
 CALIBRATION_SCENARIO = "calibration"
 #: block size of the small calibration writes
@@ -67,6 +72,18 @@ class PairCalibration:
     replicated_capacity_iops: float | None = None  # 4k random writes, 8 jobs x QD2, replicated
     replicated_mib_s: float | None = None  # 1 MiB sequential writes, QD16, replicated
     notes: tuple[str, ...] = ()
+    # which calibration this is (harness.prediction.calstore): its id, when it was measured
+    # (epoch) and whether this run reused it rather than measuring
+    id: str = ""
+    measured_at: float = 0.0
+    reused: bool = False
+
+    @property
+    def source(self) -> str:
+        """Which calibration, when measured, and whether reused: for the report and JUnit."""
+        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.measured_at)) if self.measured_at else "?"
+        how = "reused" if self.reused else "measured in this run"
+        return f"{self.id or 'unstored'} (measured {when}, {how})"
 
     @property
     def full(self) -> bool:
@@ -95,12 +112,59 @@ def _per_io_ms(result: CellResult) -> float:
     return 1000.0 / max(result.iops, 1e-9)
 
 
-def calibrate_pair(runner: CellRunner, pair: str, profile: Profile, *, full: bool = False) -> PairCalibration:
-    """Measure once per pair and process; ``full`` adds what per-cell predictions need."""
+#: the lab's quick profile runs each calibration cell this long (after a 1 s ramp): on tmpfs
+#: disks and a LAN-like path the per-I/O time and the capacities settle within a second, and
+#: six 5 s cells plus their reconnects cost 75 s of a quick run on the lab (2026-11-25)
+QUICK_CALIBRATION_RUNTIME_S = 2
+
+
+def cells_profile(profile: Profile) -> Profile:
+    """The scale of the calibration cells: the quick profile's shortened to
+    :data:`QUICK_CALIBRATION_RUNTIME_S`; others (real disks, with caches and bursts to outlast)
+    keep the run's own."""
+    if profile.name != "quick" or profile.runtime_s <= QUICK_CALIBRATION_RUNTIME_S:
+        return profile
+    return replace(profile, runtime_s=QUICK_CALIBRATION_RUNTIME_S, ramp_s=min(profile.ramp_s, 1))
+
+
+def pair_provenance(runner: CellRunner, pair: str, profile: Profile) -> dict[str, str]:
+    """What a calibration of ``pair`` depends on: while all of it is unchanged a stored
+    calibration still describes the pair (:mod:`harness.prediction.calstore`)."""
+    from harness.prediction.calstore import inventory_hash
+
+    spec = runner.inventory.pairs[pair]
+    out = {"pair": pair, "protocol": spec.protocol, "profile": profile.name}
+    out["cells_runtime_s"] = str(cells_profile(profile).runtime_s)
+    out["inventory_sha256"] = inventory_hash(runner.inventory)
+    for role, name in (("primary", spec.primary), ("secondary", spec.secondary)):
+        facts = runner.facts(name)
+        out[f"instance_type_{role}"] = runner.inventory.nodes[name].instance_type or ""
+        out[f"kernel_{role}"] = facts.kernel
+        out[f"drbd_{role}"] = facts.drbd_version
+        out[f"fio_{role}"] = facts.fio_version
+        out[f"distro_{role}"] = facts.distro
+        out[f"tools_{role}"] = facts.tools
+    return out
+
+
+def calibrate_pair(
+    runner: CellRunner, pair: str, profile: Profile, *, full: bool = False, store: CalibrationStore | None = None
+) -> PairCalibration:
+    """Measure once per pair and process; ``full`` adds what per-cell predictions need.
+    With ``store``, a stored calibration of the same provenance is reused, and a fresh one kept."""
     key = (runner.run_id, pair)
     cached = _cache.get(key)
     if cached is not None and (cached.full or not full):
         return cached
+    provenance = pair_provenance(runner, pair, profile) if store is not None else {}
+    if store is not None:
+        stored = store.find(provenance, full=full)
+        if stored is not None:
+            runner.ledger.record("calibration-reused", {"pair": pair, "calibration": stored.id})
+            _cache[key] = stored
+            return stored
+
+    profile = cells_profile(profile)  # after the provenance: it names the run's profile
 
     def cell(workload: str, mode: str, job: CellSpec) -> CellResult:
         runner.progress(f"calibrating {pair}: {workload} ({mode})")
@@ -124,7 +188,12 @@ def calibrate_pair(runner: CellRunner, pair: str, profile: Profile, *, full: boo
             local_iops=small.iops,
             rtt_ms=rtt.median_ms,
         )
-    result = _complete(runner, pair, profile, cached, cell) if full else cached
+    result = replace(
+        _complete(runner, pair, profile, cached, cell) if full else cached, measured_at=time.time(), reused=False
+    )
+    if store is not None:
+        result = store.save(result, provenance)
+        runner.ledger.record("calibration-stored", {"pair": pair, "calibration": result.id})
     _cache[key] = result
     return result
 

@@ -23,6 +23,7 @@ from harness.fio.spec import WorkloadSpec
 from harness.inventory.loader import locate
 from harness.inventory.models import Inventory
 from harness.prediction.calibrate import CALIBRATION_SCENARIO, PairCalibration, calibrate_pair
+from harness.prediction.calstore import CalibrationStore
 from harness.rtt import RttStats
 from harness.sizing.catalog import Catalog, load_catalog
 from harness.sizing.inputs import MIB, Calibration, NodeSpec, Scenario, VolumeSpec, Workload, parse_volume
@@ -200,10 +201,19 @@ class CellPredictor:
     :meth:`annotate` adds nothing and :attr:`skipped` says why (once per reason).
     """
 
-    def __init__(self, runner: CellRunner, profile: Profile, catalog: Catalog | None, *, why_not: str = "") -> None:
+    def __init__(
+        self,
+        runner: CellRunner,
+        profile: Profile,
+        catalog: Catalog | None,
+        *,
+        why_not: str = "",
+        store: CalibrationStore | None = None,
+    ) -> None:
         self.runner = runner
         self.profile = profile
         self.catalog = catalog
+        self.store = store  # calibrations kept across runs (None: measure in every run)
         self.skipped: dict[str, str] = {} if catalog is not None else {"*": why_not or "no catalog"}
 
     def wants(self, spec: CellSpec) -> bool:
@@ -218,7 +228,7 @@ class CellPredictor:
     def before(self, spec: CellSpec) -> None:
         """Calibrate the cell's pair if it was not yet (these are cells of their own)."""
         if self.wants(spec):
-            calibrate_pair(self.runner, spec.pair, self.profile, full=True)
+            calibrate_pair(self.runner, spec.pair, self.profile, full=True, store=self.store)
 
     def annotate(
         self, spec: CellSpec, rtt: RttStats | None, values: dict[str, float]
@@ -226,7 +236,7 @@ class CellPredictor:
         """The cell runner's :data:`~harness.cell.Annotator`: prediction values and metadata."""
         if not self.wants(spec) or self.catalog is None:
             return {}, {}
-        calibration = calibrate_pair(self.runner, spec.pair, self.profile, full=True)
+        calibration = calibrate_pair(self.runner, spec.pair, self.profile, full=True, store=self.store)
         try:
             prediction = predict_cell(
                 self.runner.inventory,
@@ -240,4 +250,6 @@ class CellPredictor:
             self.skipped[spec.pair] = str(exc)
             self.runner.progress(f"no predictions for {spec.pair}: {exc}")
             return {}, {}
-        return prediction.annotation(values["bw"])
+        values, meta = prediction.annotation(values["bw"])
+        meta["calibration"] = calibration.source
+        return values, meta
