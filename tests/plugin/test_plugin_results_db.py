@@ -73,3 +73,14 @@ def test_history_gate_misuse_is_refused_before_the_run(project: pytest.Pytester,
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
     assert not (Path(project.path) / "reports" / "r1" / "samples.ndjson").exists()
+
+
+def test_a_database_that_cannot_be_written_is_reported_and_the_run_kept(project: pytest.Pytester) -> None:
+    (Path(project.path) / "notes").write_text("a file where the database's directory would be\n")
+    result = run(project, "r1", "--results-db", "notes/results.sqlite")
+    assert result.ret == pytest.ExitCode.OK  # the measurements stand; the database is an index of them
+    result.stdout.fnmatch_lines(
+        ["results db: NOT written (*cannot open the results database*); "
+         "add it later with `harness results import <reports>/r1`"]
+    )  # fmt: skip
+    assert (Path(project.path) / "reports" / "r1" / "samples.ndjson").is_file()
