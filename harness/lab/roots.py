@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,7 +62,8 @@ __all__ = [
 #: inventories log in as a non-root operator), fio, drbd-utils (drbdadm-84 drives the UML
 #: kernel's DRBD 8.4), iproute2 (ip, tc), kmod (modprobe), mdadm, xfsprogs and e2fsprogs (disk
 #: studies, and bonnie++, their second engine), iputils-ping (RTT), iperf3 (path rate), procps
-#: (pkill) and util-linux (setsid, wipefs, findmnt, blockdev).  No python3: nothing the harness runs in a guest needs it.
+#: (pkill) and util-linux (setsid, wipefs, findmnt, blockdev).  No python3: nothing the
+#: harness runs in a guest needs it.
 NODE_PACKAGES: Final = (
     "bonnie++",
     "drbd-utils",
@@ -268,7 +270,10 @@ def ensure_roots(spec: LabSpec, nodes: list[str], progress: Progress) -> dict[st
     problems = missing_for_build(suites)
     if problems:
         raise InfraError("the lab cannot build its guest roots:\n  " + "\n  ".join(problems))
-    return {suite: build_root(suite, progress) for suite in suites}
+    # side by side: each build waits mostly on the mirror and on dpkg's fsyncs, not on a CPU
+    with ThreadPoolExecutor(max_workers=max(1, len(suites))) as pool:
+        built = list(pool.map(lambda suite: build_root(suite, progress), suites))
+    return {root.suite: root for root in built}
 
 
 def node_root(spec: LabSpec, node: str) -> Path | None:
