@@ -17,7 +17,6 @@ from harness.argtypes import number
 from harness.errors import ConfigError
 from harness.history.changes import MIN_CHANGE, THRESHOLD
 from harness.resultsdb.location import ResultsDb, results_db
-from harness.samples import METRICS
 
 __all__ = ["add_history_commands"]
 
@@ -73,7 +72,11 @@ def _history(args: argparse.Namespace) -> int:
         min_change=args.min_change,
     )
     if not trends:
-        raise ConfigError(f"no cell of the last {len(history.runs)} runs has metric {args.metric!r} (and the filters)")
+        found = sorted({m for cells in history.cells.values() for c in cells.values() for m in c.stats})
+        raise ConfigError(
+            f"no cell of the last {len(history.runs)} runs has metric {args.metric!r} (with these filters); "
+            f"their metrics: {', '.join(found)}"
+        )
     first, last = history.runs[0].run_id, history.runs[-1].run_id
     print(f"inventory {history.inventory}: {args.metric} over the last {len(history.runs)} runs ({first} … {last})")
     print(f"database: {db.describe()}\n")
@@ -134,7 +137,9 @@ def add_history_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     history.set_defaults(handler=_history)
     _db_arguments(history)
     history.add_argument("--inventory", help="inventory name or file (default: the only one in the database)")
-    history.add_argument("--metric", default="bw", choices=sorted(METRICS), help="default: %(default)s")
+    history.add_argument(
+        "--metric", default="bw", metavar="METRIC", help="a sample metric: bw, iops, clat_p99... (default: %(default)s)"
+    )
     history.add_argument("--last", type=_LAST, default=10, help="runs to show (default: %(default)s)")
     history.add_argument("--scenario", help="only this scenario's cells, e.g. replicated_write")
     history.add_argument("-k", "--cell", dest="match", help="only cells whose key contains this text, e.g. multi-az")
