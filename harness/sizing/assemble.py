@@ -14,6 +14,7 @@ from typing import Literal
 
 from harness.sizing.catalog import Catalog
 from harness.sizing.clouds import placement_for, same_cloud
+from harness.sizing.cpu_limits import add_cpu_limits
 from harness.sizing.inputs import NodeSpec, Scenario
 from harness.sizing.latency import LatencyBound, ServiceTimes
 from harness.sizing.limits import PATH_KEYS, Build, Node
@@ -83,11 +84,19 @@ def collect(scenario: Scenario, catalog: Catalog) -> tuple[Build, LatencyBound, 
         protocol=scenario.protocol,
         bs=bs,
         overhead_s=(calibration.replication_overhead_s or 0.0) if calibration is not None else 0.0,
+        host_latency_s=_host_latency(primary, peer),
+    )
+    # A calibration measured the pair as it is, CPU included: no catalog CPU figure on top.
+    stations = (
+        add_cpu_limits(build, nodes if peer is not None else [], bs, scenario.launch_credits)
+        if calibration is None
+        else []
     )
     bound = LatencyBound(
         latency=latency,
         path_limits=tuple(limit for limit in build.limits if limit.key in PATH_KEYS),
         buckets={bucket.key: bucket for bucket in build.buckets},
+        cpu=tuple(stations),
     )
     _cpu_notes(build, nodes)
     if peer is not None and scenario.protocol == "A":
@@ -149,6 +158,18 @@ def _rtt(scenario: Scenario, catalog: Catalog, build: Build) -> float | None:
     return placement.rtt_ms / 1000
 
 
+def _host_latency(primary: Node, peer: Node | None) -> float:
+    """What the two hosts' packet paths add to a replicated write: each is crossed out and back."""
+    if peer is None:
+        return 0.0
+    total = 0.0
+    for node in (primary, peer):
+        virt = node.instance.virtualization
+        if virt is not None:
+            total += 2 * virt.packet_latency_us * 1e-6
+    return total
+
+
 def _cpu_notes(build: Build, nodes: Sequence[Node]) -> None:
     for node in nodes:
         credits = node.instance.cpu_credits
@@ -164,5 +185,9 @@ def _cpu_notes(build: Build, nodes: Sequence[Node]) -> None:
         build.note(
             f"{node.name}: burstable CPU earning {credits.earned_per_hour:g} credits/h "
             f"= {credits.baseline_per_vcpu_pct:g} % of each of {node.instance.vcpu} vCPU; {effect}. "
-            "The model does not quantify CPU cost."
+            + (
+                "Its CPU per I/O is modelled (limit 'cpu')."
+                if node.instance.virtualization is not None and node.instance.virtualization.cpu_cycles_per_byte > 0
+                else "The catalog has no CPU-per-I/O figure for it: CPU is not modelled."
+            )
         )

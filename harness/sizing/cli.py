@@ -106,6 +106,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="DRBD 9 peers of the primary, each like --peer-instance-type (default 1)",
     )
     parser.add_argument(
+        "--launch-credits",
+        action="store_true",
+        help="start burstable instances in standard mode with their launch CPU credits "
+        "(default: credits spent, the state a continuously running pair is in)",
+    )
+    parser.add_argument(
         "--sndbuf", metavar="4MiB", help="TCP send buffer of a replication connection (default: catalog)"
     )
     parser.add_argument(
@@ -194,6 +200,7 @@ def _scenario_factory(args: argparse.Namespace) -> tuple[Callable[[str], Scenari
             duration_s=duration,
             calibration=calibration,
             peers=args.peers,
+            launch_credits=args.launch_credits,
             sndbuf_bytes=sndbuf,
             mtu_bytes=args.mtu,
         )

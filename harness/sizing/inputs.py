@@ -172,7 +172,9 @@ class Scenario:
     ``peer`` defaults to a copy of ``primary``; with ``peers`` > 1 (DRBD 9) every peer is like it.
     ``rtt_s`` overrides the named ``placement``'s RTT.  ``duration_s`` is how long the load runs;
     ``None`` asks for the long-run steady state.  ``sndbuf_bytes`` and ``mtu_bytes`` replace the
-    catalog's TCP send buffer and MTU.
+    catalog's TCP send buffer and MTU.  ``launch_credits`` starts a burstable instance in
+    standard mode with its launch CPU credits; by default its credits are spent (a replicated pair
+    runs continuously, so a benchmark samples it at its CPU baseline).
     """
 
     primary: NodeSpec
@@ -187,6 +189,7 @@ class Scenario:
     peers: int = 1
     sndbuf_bytes: float | None = None
     mtu_bytes: float | None = None
+    launch_credits: bool = False
 
     def __post_init__(self) -> None:
         if self.protocol not in ("A", "B", "C"):

@@ -82,20 +82,24 @@ class CpuCredits(CatalogRecord):
 
 
 class Virtualization(CatalogRecord):
-    """How the instance's network and block I/O reach the hardware, with the published per-I/O
-    figures that follow from it.
+    """How the instance's network and block I/O reach the hardware, and what that costs per I/O.
 
-    ``hypervisor`` is ``xen`` or ``nitro`` (or another cloud's name); ``enhanced_networking`` is
-    the adapter (``none`` on T2: traffic goes through the Xen netfront/netback split driver in
-    dom0).  ``added_latency_us`` is the published extra one-way delay a packet sees on this path
-    per host it crosses (the sender's and the receiver's), which every replicated write pays
-    twice per host (the write out, the acknowledgement back).
+    ``hypervisor`` is ``xen`` or ``nitro``; ``enhanced_networking`` the adapter (``none`` on T2:
+    packets go through the Xen netfront/netback split driver and dom0).  ``cpu_cycles_per_byte``
+    is what moving one replicated payload byte through the guest's network stack and driver costs
+    (native TCP/IP about 1 cycle per bit; a paravirtual path several times that) on a vCPU of
+    ``cpu_ghz``; ``packet_latency_us`` the delay the host adds to a packet each way (a replicated
+    write's round trip crosses each host twice).
     """
 
     hypervisor: str
     enhanced_networking: str
-    added_latency_us: NonNegativeFloat = 0
+    cpu_cycles_per_byte: NonNegativeFloat = 0
+    cpu_ghz: PositiveFloat = 1.0
+    packet_latency_us: NonNegativeFloat = 0
+    estimate: bool = False
     note: str = ""
+    sources: list[str] = Field(default_factory=list)
 
 
 class Price(CatalogRecord):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from harness.sizing.cpu_limits import CpuStation, closed_loop_rate, station_demands
 from harness.sizing.inputs import Protocol
 from harness.sizing.limits import REL_TIE, Bucket, Limit
 
@@ -32,6 +33,7 @@ class ServiceTimes:
     protocol: Protocol
     bs: int
     overhead_s: float = 0.0
+    host_latency_s: float = 0.0
 
     def per_io(self, path_rate: float | None) -> float:
         """Mean service time of one I/O given the replication path's current byte rate."""
@@ -42,7 +44,7 @@ class ServiceTimes:
         if self.peer_write_s is None or self.protocol == "A":
             return self.local_write_s
         serialization = self.bs / path_rate if path_rate else 0.0
-        remote = self.rtt_s + serialization + self.overhead_s
+        remote = self.rtt_s + serialization + self.overhead_s + self.host_latency_s
         if self.protocol == "C":
             remote += self.peer_write_s
         return max(self.local_write_s, remote)
@@ -61,6 +63,8 @@ class ServiceTimes:
                 parts += f" + {ser * ms:.2g} ms on the wire"
             if self.overhead_s > 0:
                 parts += f" + replication overhead {self.overhead_s * ms:.3g} ms"
+            if self.host_latency_s > 0:
+                parts += f" + hosts' packet path {self.host_latency_s * ms:.3g} ms"
             if self.protocol == "C":
                 parts += f" + peer write {self.peer_write_s * ms:.3g} ms"
             how = (
@@ -87,9 +91,14 @@ class LatencyBound:
     latency: ServiceTimes
     path_limits: tuple[Limit, ...]
     buckets: Mapping[str, Bucket]
+    cpu: tuple[CpuStation, ...] = ()
 
-    def rate_at(self, path_rate: float | None) -> float:
-        return self.latency.outstanding / self.latency.per_io(path_rate)
+    def rate_at(self, path_rate: float | None, balances: Mapping[str, float] | None = None) -> float:
+        """I/Os per second the latency allows; with CPU stations, the closed loop through them."""
+        per_io = self.latency.per_io(path_rate)
+        if not self.cpu:
+            return self.latency.outstanding / per_io
+        return closed_loop_rate(self.latency.outstanding, station_demands(self.cpu, balances or {}), per_io)
 
     def sustained_path(self) -> float | None:
         return min((limit.baseline for limit in self.path_limits), default=None)
@@ -108,7 +117,7 @@ class LatencyBound:
                 caps[limit.key] = limit.baseline
                 spent.append((limit, bucket))
         path = min(caps.values(), default=None)
-        first = self.rate_at(path)
+        first = self.rate_at(path, balances)
         rate = min(others, first)
         revived = [(lim, b) for lim, b in spent if rate * b.units_per_io < b.earn * (1 - REL_TIE)]
         if not revived:
@@ -116,7 +125,7 @@ class LatencyBound:
         for limit, _ in revived:
             caps[limit.key] = limit.burst or limit.baseline
         faster_path = min(caps.values(), default=None)
-        second = self.rate_at(faster_path)
+        second = self.rate_at(faster_path, balances)
         rate = min(others, second)
         over = [b for _, b in revived if rate * b.units_per_io > b.earn * (1 + REL_TIE)]
         if not over:

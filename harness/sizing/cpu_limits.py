@@ -1,0 +1,107 @@
+"""CPU as a limit where the catalog has per-vCPU figures, and how it slows a closed loop of writes.
+
+A node whose catalog entry says how much CPU a replicated byte costs on its I/O path
+(``virtualization.cpu_cycles_per_byte`` at ``cpu_ghz``: on a Xen guest without enhanced
+networking every packet goes through the paravirtual split driver and dom0) can process at most
+``vCPUs x share / cost`` writes per second, where ``share`` is 1 while a burstable instance has
+CPU credits (or in unlimited mode) and its published baseline once they are spent (t2.small:
+20 % of one vCPU).  That is a :class:`~harness.sizing.limits.Limit` with a credit bucket of
+``launch credits x 60`` vCPU-seconds, earned back at the baseline.
+
+The CPU also lengthens each write while it is busy: ``numjobs x iodepth`` synchronous writes form
+a closed loop through the primary's CPU, the peer's CPU and the fixed part of a write (disk, RTT).
+:func:`closed_loop_rate` is exact mean-value analysis of that loop; it is why a CPU-heavy pair
+loses more to a longer RTT than the CPU limit alone says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from harness.sizing.limits import Bucket, Build, Limit, Node
+
+__all__ = ["CpuStation", "add_cpu_limits", "closed_loop_rate", "station_demands"]
+
+CREDIT_SECONDS = 60.0  # one CPU credit is one vCPU at 100 % for one minute (AWS)
+
+
+@dataclass(frozen=True)
+class CpuStation:
+    """One node's CPU as a queue: the vCPU-seconds each I/O needs and the limit that meters it."""
+
+    limit: Limit
+    per_io_s: float
+
+
+def add_cpu_limits(build: Build, nodes: Sequence[Node], bs: int, launch_credits: bool) -> list[CpuStation]:
+    """A CPU limit per node that has a per-byte CPU figure; ``launch_credits`` starts buckets full."""
+    stations: list[CpuStation] = []
+    for node in nodes:
+        virt = node.instance.virtualization
+        if virt is None or virt.cpu_cycles_per_byte <= 0:
+            continue
+        cost = bs * virt.cpu_cycles_per_byte / (virt.cpu_ghz * 1e9)
+        # the primary also serves reads, which replicate nothing: only its writes cost this path
+        share = node.writes
+        vcpu = float(node.instance.vcpu)
+        credits = node.instance.cpu_credits
+        baseline = vcpu
+        burst = None
+        bucket = None
+        detail = (
+            f"{node.name}: {vcpu:g} vCPU at {virt.cpu_ghz:g} GHz, {virt.cpu_cycles_per_byte:g} cycles per replicated "
+            f"byte on its {virt.hypervisor} network path ({cost * 1e6:.3g} us per {bs} B write)"
+        )
+        if credits is not None and credits.default_mode == "standard":
+            baseline = vcpu * credits.baseline_per_vcpu_pct / 100
+            detail += f"; standard credits: {credits.baseline_per_vcpu_pct:g} % of each vCPU once credits are spent"
+            if launch_credits and credits.launch_credits > 0:
+                burst = vcpu
+                bucket = f"{node.role}.cpu_credits"
+                build.add_bucket(Bucket(bucket, credits.launch_credits * CREDIT_SECONDS, baseline, share * cost))
+                detail += f", {credits.launch_credits:g} launch credits first"
+        if virt.estimate:
+            build.estimate(f"{node.name} CPU {virt.cpu_cycles_per_byte:g} cycles per replicated byte ({virt.note})")
+        limit = Limit(
+            key=f"{node.role}.cpu",
+            label=f"{node.role} {node.name} CPU",
+            resource="cpu",
+            units_per_io=share * cost,
+            baseline=baseline,
+            burst=burst,
+            bucket=bucket,
+            detail=detail,
+            estimate=virt.estimate,
+            sources=tuple(virt.sources),
+        )
+        build.add(limit)
+        stations.append(CpuStation(limit, share * cost))
+    return stations
+
+
+def station_demands(stations: Sequence[CpuStation], balances: Mapping[str, float]) -> list[float]:
+    """Seconds each CPU is busy per I/O at its current capacity (full, or the credit baseline)."""
+    demands = []
+    for station in stations:
+        limit = station.limit
+        capacity = (
+            limit.burst if limit.burst is not None and balances.get(limit.bucket or "", 0.0) > 0 else limit.baseline
+        )
+        demands.append(station.per_io_s / capacity)
+    return demands
+
+
+def closed_loop_rate(outstanding: int, demands: Sequence[float], think_s: float) -> float:
+    """I/Os per second of ``outstanding`` jobs cycling through queueing CPUs and a fixed delay.
+
+    Exact mean-value analysis: with ``n`` jobs, each CPU's residence is its demand times one plus
+    the queue it had with ``n - 1`` jobs; throughput is ``n`` over the whole cycle.
+    """
+    queues = [0.0] * len(demands)
+    rate = 0.0
+    for jobs in range(1, outstanding + 1):
+        residence = [demand * (1 + queue) for demand, queue in zip(demands, queues, strict=True)]
+        rate = jobs / (think_s + sum(residence))
+        queues = [rate * r for r in residence]
+    return rate
