@@ -52,6 +52,7 @@ __all__ = [
     "ensure_roots",
     "missing_for_build",
     "node_root",
+    "prune_stale_roots",
     "root_cache",
     "root_dir",
     "root_key",
@@ -219,6 +220,26 @@ def _verify(tmp: Path, suite: str) -> Userland:
     return userland
 
 
+def _in_use(root: Path) -> bool:
+    """Whether a running guest boots ``root`` (its linux.uml command line names it)."""
+    needle = f"rootflags={root}".encode()
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and needle in (proc / "cmdline").read_bytes().split(b"\0"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def prune_stale_roots(final: Path, suite: str, progress: Progress) -> None:
+    """Remove the roots of ``suite`` built from an older package list, unless a guest runs on one."""
+    for old in final.parent.glob(f"{suite}-*"):
+        if old != final and "." not in old.name and old.is_dir() and not _in_use(old):
+            progress(f"lab: removing the outdated root {old}")
+            shutil.rmtree(old, ignore_errors=True)
+
+
 def build_root(suite: str, progress: Progress, cache: Path | None = None) -> BuiltRoot:
     """The verified root of ``suite``: from the cache, or built now (about a minute)."""
     final = root_dir(suite, cache=cache)
@@ -260,6 +281,7 @@ def build_root(suite: str, progress: Progress, cache: Path | None = None) -> Bui
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         built = time.monotonic() - start
+        prune_stale_roots(final, suite, progress)
         progress(f"lab: {suite} root built and verified in {built:.0f} s: {userland.describe()}")
         return BuiltRoot(suite, final, userland, round(built, 1))
 

@@ -15,7 +15,16 @@ from harness.errors import ConfigError
 from harness.inventory import Inventory, parse_inventory
 from harness.lab.mirror import parse_deb822_sources, parse_sources_list
 from harness.lab.render import uml_argv
-from harness.lab.roots import NODE_PACKAGES, STAGE0_PATH, STAMP, BuiltRoot, root_dir, root_key, used_suites
+from harness.lab.roots import (
+    NODE_PACKAGES,
+    STAGE0_PATH,
+    STAMP,
+    BuiltRoot,
+    prune_stale_roots,
+    root_dir,
+    root_key,
+    used_suites,
+)
 from harness.lab.topology import build_topology
 from harness.lab.userland import KEY_TOOLS, parse_probe
 
@@ -194,3 +203,15 @@ def test_the_distribution_a_sample_records_is_os_release_pretty_name(suite: str,
     bare = "\n".join(line for line in text.splitlines() if not line.startswith("PRETTY_NAME="))
     assert os_release_name(bare) == f"Debian GNU/Linux {name.split()[2]}"
     assert os_release_name("") == ""
+
+
+def test_a_rebuilt_root_removes_the_outdated_ones_of_its_suite_only(tmp_path: Path) -> None:
+    final = root_dir("trixie", cache=tmp_path)
+    for name in (final.name, "trixie-0123456789ab", "trixie-0123456789ab.building", "bullseye-0123456789ab"):
+        (tmp_path / name).mkdir()
+    said: list[str] = []
+    prune_stale_roots(final, "trixie", said.append)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [final.name, "trixie-0123456789ab.building", "bullseye-0123456789ab"]
+    )
+    assert len(said) == 1 and "trixie-0123456789ab" in said[0]
