@@ -27,12 +27,15 @@ The parts, in the order a prediction flows through them:
   and its text forms;
 * :mod:`harness.sizing.volumes`: what a volume of a catalog type delivers at a size;
 * :mod:`harness.sizing.assemble`: a scenario's limits and credit buckets
-  (:mod:`~harness.sizing.storage_limits`, :mod:`~harness.sizing.network_limits`, in the
-  vocabulary of :mod:`~harness.sizing.limits`) and its latency bound
-  (:mod:`~harness.sizing.latency`);
+  (:mod:`~harness.sizing.storage_limits`, :mod:`~harness.sizing.network_limits`,
+  :mod:`~harness.sizing.transport_limits` for the TCP window and headers,
+  :mod:`~harness.sizing.cpu_limits` for CPU, in the vocabulary of :mod:`~harness.sizing.limits`;
+  :mod:`~harness.sizing.clouds` for which cloud's rules apply) and its latency bound
+  (:mod:`~harness.sizing.latency`, a closed loop through the CPUs when they are modelled);
 * :mod:`harness.sizing.credits`: the phases of the run as the buckets drain;
 * this module: :func:`predict`, which summarises the phases into a
-  :class:`~harness.sizing.prediction.Prediction`;
+  :class:`~harness.sizing.prediction.Prediction` with protocol A's lag and the pair's cost
+  (:mod:`~harness.sizing.cost`);
 * :mod:`harness.sizing.search`: which instance types meet a requirement.
 """
 
