@@ -140,10 +140,11 @@ class Group:
         mode = _SHORT_MODES.get(self.mode, self.mode)
         return mode if self.pair == "-" else f"{self.pair} {mode}"
 
-    def sort_key(self) -> tuple[int, int, tuple[tuple[int, int, str], ...]]:
+    def sort_key(self) -> tuple[int, int, tuple[tuple[int, int, str], ...], tuple[tuple[int, int, str], ...]]:
         mode = MODE_ORDER.index(self.mode) if self.mode in MODE_ORDER else len(MODE_ORDER)
         place = PLACEMENT_ORDER.index(self.placement) if self.placement in PLACEMENT_ORDER else len(PLACEMENT_ORDER)
-        return mode, place, natural_key(self.pair)
+        # the mode's name last: modes outside MODE_ORDER (xfs, ext4, raid0x2) in one order every run
+        return mode, place, natural_key(self.pair), natural_key(self.mode)
 
 
 @dataclass(frozen=True)
