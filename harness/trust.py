@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +21,15 @@ from harness.errors import InfraError
 from harness.netns import connect_in_netns
 from harness.remote.spec import SshSpec
 
-__all__ = ["HostKeyStatus", "fetch_host_key", "fingerprint", "pin_host_key", "trust_status"]
+__all__ = [
+    "HostKeyStatus",
+    "fetch_host_key",
+    "fingerprint",
+    "pin_host_key",
+    "pinned_keys",
+    "shared_host_keys",
+    "trust_status",
+]
 
 
 @dataclass(frozen=True)
@@ -77,6 +85,24 @@ def trust_status(node: str, spec: SshSpec, fetch: Callable[[SshSpec], paramiko.P
     else:
         state = "new"
     return HostKeyStatus(node, entry, key, state)
+
+
+def pinned_keys(spec: SshSpec) -> list[paramiko.PKey]:
+    """The host keys the node's ``known_hosts`` pins for its address (none when absent)."""
+    known = paramiko.HostKeys()
+    if spec.known_hosts.exists():
+        known.load(str(spec.known_hosts))
+    return list((known.lookup(_host_entry(spec)) or {}).values())
+
+
+def shared_host_keys(specs: Mapping[str, SshSpec]) -> list[tuple[str, list[str]]]:
+    """Pinned host keys that more than one node presents: (fingerprint, the nodes), each a
+    machine the inventory names twice (two addresses or DNS names of one host)."""
+    owners: dict[str, set[str]] = {}
+    for node, spec in specs.items():
+        for key in pinned_keys(spec):
+            owners.setdefault(fingerprint(key), set()).add(node)
+    return sorted((fp, sorted(nodes)) for fp, nodes in owners.items() if len(nodes) > 1)
 
 
 def pin_host_key(spec: SshSpec, status: HostKeyStatus) -> None:

@@ -28,6 +28,7 @@ from harness.safety.device import evaluate_drbd_target, probe_device
 from harness.safety.leftovers import find_leftovers
 from harness.safety.lock import LockOwner, read_lock
 from harness.toolversions import PROBES, node_version_checks
+from harness.trust import shared_host_keys
 
 __all__ = ["Finding", "PreflightReport", "run_preflight"]
 
@@ -292,6 +293,11 @@ def run_preflight(
     with ThreadPoolExecutor(max_workers=max(1, len(names))) as pool_exec:
         per_node = list(pool_exec.map(lambda n: _node_checks(inv, pool, n, selected, risky), names))
     findings = [f for group in per_node for f in group]
+    # connections are made against the pinned keys (RejectPolicy), so a key two nodes pin is
+    # a key two "nodes" present: one machine the inventory names twice
+    for key, nodes in shared_host_keys({n: inv.nodes[n].ssh for n in names}):
+        detail = f"{' and '.join(nodes)} present the same host key {key}: one machine under two names?"
+        findings.append(Finding(",".join(nodes), "host key", "BLOCK", detail))
     for pair in sorted(pairs or inv.pairs):
         findings += _pair_checks(inv, pool, pair, needed_bytes)
     return PreflightReport(findings)
