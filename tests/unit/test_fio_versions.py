@@ -58,3 +58,15 @@ def test_the_harness_command_lines_run_on_fio_3_25() -> None:
     assert write.groups[0].write.total_ios == verify.groups[0].read.total_ios == 1000
     assert verify.groups[0].error == 0
     assert steady.groups[0].steady_state is not None and steady.groups[0].steady_state.attained
+
+
+def test_public_fio_3_28_without_latencies() -> None:
+    # gtod_reduce=1 (converged-computing/metrics-operator, tests/data/fio/public/SOURCES.md):
+    # rates and counts are real, every latency has N = 0 and must not be read as 0 us
+    result = parse_fio_json((DATA / "public" / "fio-3.28-gtod-reduce-metrics-operator.json").read_text())
+    group = result.groups[0]
+    assert result.fio_version == "fio-3.28" and result.disk_util == ()
+    assert (group.read.iops, group.write.iops) == (170075.741182, 56839.645098)
+    assert (group.read.total_ios, group.write.total_ios) == (785920, 262656)
+    assert group.write.clat_mean_us is None and group.write.lat_mean_us is None
+    assert group.write.clat_percentiles_us == ()
