@@ -70,3 +70,15 @@ def test_public_fio_3_28_without_latencies() -> None:
     assert (group.read.total_ios, group.write.total_ios) == (785920, 262656)
     assert group.write.clat_mean_us is None and group.write.lat_mean_us is None
     assert group.write.clat_percentiles_us == ()
+
+
+def test_public_fio_3_16_total_latency_percentiles_are_not_taken_for_completion_latency() -> None:
+    # lat_percentiles=1 (microsoft/superbenchmark, tests/data/fio/public/SOURCES.md): fio 3.16
+    # prints percentiles of the *total* latency under lat_ns; the parser's are clat's, so none
+    result = parse_fio_json((DATA / "public" / "fio-3.16-randrw-lat-percentiles-superbenchmark.json").read_text())
+    group = result.groups[0]
+    assert result.fio_version == "fio-3.16"
+    assert (group.read.iops, group.write.iops) == (85138.890741, 85066.128925)
+    assert group.read.clat_mean_us == 1444476.063469 / 1000 and group.read.lat_mean_us == 1446562.147113 / 1000
+    assert group.read.clat_percentiles_us == () and group.write.clat_percentiles_us == ()
+    assert [(d.name, d.util_percent) for d in result.disk_util] == [("nvme0n1", 99.840351)]
