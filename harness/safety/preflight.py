@@ -10,6 +10,7 @@ starts on some nodes because others were fine).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from harness.impair.readback import RootClass, classify_root, explain_root
 from harness.inventory.models import Inventory
 from harness.remote import CommandResult, Runner, run_batch
 from harness.replication import ConfigFindings, Replication, replication_for, tool_probe
+from harness.safety.clock import CLOCK_PROBE, judge_offset, read_offset
 from harness.safety.device import evaluate_drbd_target, probe_device
 from harness.safety.leftovers import find_leftovers
 from harness.safety.lock import LockOwner, read_lock
@@ -119,6 +121,13 @@ def _pinned_identity(
     return out
 
 
+def _clock_finding(name: str, result: CommandResult, sent: float, received: float) -> Finding:
+    try:
+        return Finding(name, "clock", *judge_offset(read_offset(result.stdout, sent, received)))
+    except ValueError as exc:
+        return Finding(name, "clock", "warn", f"cannot read the node's clock: {exc}")
+
+
 def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, pairs: Sequence[str], risky: Status) -> list[Finding]:
     spec = inv.nodes[name]
     out: list[Finding] = []
@@ -139,6 +148,7 @@ def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, pairs: Sequenc
         "addr": ["ip", "-o", "-4", "addr", "show", "dev", iface],
         "qdisc": ["tc", "-j", "qdisc", "show", "dev", iface],
         "sshconn": ["sh", "-c", 'echo "$SSH_CONNECTION"'],
+        "clock": CLOCK_PROBE,
     }
     commands.update({f"v_{tool}": argv for tool, argv in PROBES.items() if tool not in ("tc", "fio")})
     if spec.ssh.sudo and spec.ssh.user != "root":
@@ -150,7 +160,9 @@ def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, pairs: Sequenc
     if spec.drbd_node_id is not None:
         for replication in replications:
             commands.update(replication.node_identity_probes())
+    sent = time.time()
     res = run_batch(node, commands, timeout=60)
+    out.append(_clock_finding(name, res["clock"], sent, time.time()))
     host = res["hostname"].stdout.strip()
     if spec.hostname and host != spec.hostname:
         out.append(Finding(name, "identity", "BLOCK", f"uname -n is {host!r}, inventory expects {spec.hostname!r}"))

@@ -136,6 +136,8 @@ def lab_node(name: str, *, events: str = "drbd/84-events2-now-primary-connected.
         "qdisc": Answer(data("tc/lab/default-root.json")),
         # constructed: $SSH_CONNECTION = client ip, port, server ip (management bridge), port
         "sshconn": Answer(f"10.213.0.1 40022 {spec.ssh.host} 22\n"),
+        # recorded, so the offset to this host's clock is large: preflight warns, never blocks
+        "clock": Answer(data("versions/date-epoch-ns-lab.txt")),
         **device_probe(),
         **audit_answers(),
         "state": Answer(data(events)),
