@@ -4,6 +4,7 @@ read from apt sources, and the userland probe read on real roots (tests/data/lab
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -13,13 +14,15 @@ from hypothesis import strategies as st
 from harness.cell.record import os_release_name
 from harness.errors import ConfigError
 from harness.inventory import Inventory, parse_inventory
-from harness.lab.mirror import parse_deb822_sources, parse_sources_list
+from harness.lab import roots
+from harness.lab.mirror import mirror_serves, parse_deb822_sources, parse_sources_list
 from harness.lab.render import uml_argv
 from harness.lab.roots import (
     NODE_PACKAGES,
     STAGE0_PATH,
     STAMP,
     BuiltRoot,
+    missing_for_build,
     prune_stale_roots,
     root_dir,
     root_key,
@@ -215,3 +218,27 @@ def test_a_rebuilt_root_removes_the_outdated_ones_of_its_suite_only(tmp_path: Pa
         [final.name, "trixie-0123456789ab.building", "bullseye-0123456789ab"]
     )
     assert len(said) == 1 and "trixie-0123456789ab" in said[0]
+
+
+def test_lab_up_says_what_stops_a_build_before_booting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("shutil.which", lambda _: None)
+    monkeypatch.setattr(roots, "host_mirror", lambda: None)
+    problems = missing_for_build(["bullseye", "trixie"], tmp_path)
+    assert len(problems) == 2
+    assert "debootstrap is not installed" in problems[0] and "bullseye, trixie" in problems[0]
+    assert "no Debian mirror" in problems[1] and "HARNESS_LAB_MIRROR" in problems[1]
+
+
+def test_a_cached_root_needs_neither_debootstrap_nor_a_mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("shutil.which", lambda _: None)
+    monkeypatch.setattr(roots, "host_mirror", lambda: None)
+    _stamp(root_dir("bullseye", cache=tmp_path), "bullseye")
+    assert missing_for_build(["bullseye"], tmp_path) == []
+
+
+def test_a_mirror_that_does_not_answer_is_named() -> None:
+    with socket.socket() as sock:  # a loopback port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    why = mirror_serves(f"http://127.0.0.1:{port}/debian", "trixie", timeout=5)
+    assert why is not None and f"127.0.0.1:{port}/debian/dists/trixie/Release is unreachable" in why
