@@ -9,10 +9,10 @@ export PATH
 mount -t proc proc /proc
 kver=$(uname -r)
 labdir=$(sed -n 's/.*labdir=\([^ ]*\).*/\1/p' /proc/cmdline)
-# Where stage 2 sees the lab state directory: on a built root, stage 0's hostfs mount at /lab
-# (writes such as booted-once reach the host); on the host's root, its host path seen through
-# the overlay, as before built roots existed (writes stay in the guest's overlay).
-if grep -q "init=/sbin/harness-lab-init" /proc/cmdline; then lab=/lab; else lab=/tmp/ov/root$labdir; fi
+# A built root (harness.lab.roots) boots through its stage 0, which has mounted the lab state
+# directory at /lab; the host's root sees it at its host path.
+built=0
+grep -q "init=/sbin/harness-lab-init" /proc/cmdline && built=1
 mount -t tmpfs -o mode=755 guestroot /tmp
 # The UML package keeps its modules on the host (/usr/lib/uml/modules), which a built root
 # lacks: read them through hostfs (read-only: the guest runs as an unprivileged host uid).
@@ -26,6 +26,12 @@ mount -t overlay overlay -o lowerdir=/,upperdir=/tmp/ov/upper,workdir=/tmp/ov/wo
 mkdir -p /tmp/ov/root/lib/modules /tmp/ov/root/lab
 mount --bind /tmp/mods /tmp/ov/root/lib/modules
 # The lab state directory may live under the host's /run, which stage 2's tmpfs hides: /lab.
-mount --bind "$lab" /tmp/ov/root/lab
+# Either way the guest's writes there (booted-once) stay in the guest, as on the root itself.
+if [ "$built" = 1 ]; then
+  mkdir -p /tmp/labov/upper /tmp/labov/work
+  mount -t overlay labov -o lowerdir=/lab,upperdir=/tmp/labov/upper,workdir=/tmp/labov/work /tmp/ov/root/lab
+else
+  mount --bind "/tmp/ov/root$labdir" /tmp/ov/root/lab
+fi
 umount /proc
 exec chroot /tmp/ov/root /bin/sh /lab/guest/init2.sh
