@@ -19,7 +19,7 @@ from harness.errors import HostKeyRefused, InfraError
 from harness.inventory import Inventory, load_inventory, parse_inventory
 from harness.lab.lifecycle import Lab
 from harness.lab.processes import find_lab_processes, find_orphan_guest_processes
-from harness.lab.status import collect_status
+from harness.lab.status import collect_status, read_userlands
 from harness.remote import SshNode
 
 pytestmark = [pytest.mark.lab]
@@ -104,6 +104,18 @@ def test_both_resources_connected_uptodate(lab: Lab) -> None:
         "single-az": ("Connected", "UpToDate/UpToDate", "Primary/Secondary"),
         "multi-az": ("Connected", "UpToDate/UpToDate", "Primary/Secondary"),
     }
+
+
+def test_every_node_boots_the_root_its_inventory_names(lab: Lab) -> None:
+    """lab.nodes.<node>.root: a built root's guest runs that release, with every tool answering."""
+    with lab.connections(lab.topology.nodes) as conns:
+        userlands = read_userlands(conns)
+    roots = {name: lab.spec.root_of(name) for name in lab.inventory.nodes}
+    assert set(roots.values()) - {"host"}, "the default lab boots nodes on built roots"
+    for name, root in roots.items():
+        assert userlands[name].missing() == [], name
+        if root != "host":
+            assert userlands[name].codename == root, name
 
 
 def test_cross_az_rtt_exceeds_single_az_by_the_configured_delay(lab: Lab) -> None:
