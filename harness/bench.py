@@ -12,7 +12,6 @@ Printed, never asserted (a noisy 2-core host moves every figure):
 
 from __future__ import annotations
 
-import shlex
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,15 +20,14 @@ from typing import Any, Literal
 
 from tabulate import tabulate
 
+from harness.bench_fidelity import fidelity_runs
 from harness.cell import CellRunner, CellSpec
 from harness.errors import ConfigError
 from harness.fio.profiles import PROFILES
-from harness.fio.report import parse_fio_json
 from harness.impair.apply import Impairer
 from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory
 from harness.jsonsafe import dumps
-from harness.nodefiles import node_run_dir
 from harness.pathrate import has_iperf3, measure_path_rate
 from harness.rtt import parse_ping, ping_argv
 from harness.workloads import for_profile, write_job
@@ -102,40 +100,6 @@ def _overhead(runner: CellRunner, pair: str, repeats: int, progress: Progress) -
             }
         )
         progress(f"bench: overhead {spec.id}: harness {values['overhead']:.2f} s")
-    return out
-
-
-def _harness_argv(runner: CellRunner, output: str) -> list[str]:
-    """The argv of the harness's latest fio (from its ``fio-start`` ledger event), writing its
-    JSON to ``output`` instead: the same job, flags and device, the bandwidth log included."""
-    starts = [e for e in runner.ledger.entries() if e.get("event") == "fio-start"]
-    argv = shlex.split(starts[-1]["argv"])
-    return [f"--output={output}" if a.startswith("--output=") else a for a in argv]
-
-
-def fidelity_runs(runner: CellRunner, pair: str, repeats: int, progress: Progress) -> list[dict[str, Any]]:
-    """Harness cell vs the identical fio job (the harness's own argv) run by hand, alternating
-    which goes first, so that any drift falls on both sides.
-
-    10 s runs: on a noisy 2-core host a 5 s run moves ±5 % by itself, which would hide any
-    systematic difference the harness makes."""
-    workload = for_profile(PROFILES["quick"], write_job("write", 1024 * 1024, iodepth=16)).replace(runtime_s=10)
-    primary = runner.pool.get(runner.inventory.pairs[pair].primary)
-    out = []
-    for i in range(repeats):
-        path = f"{node_run_dir(runner.run_id)}/by-hand-{i}.json"
-
-        def by_hand_run(path: str = path) -> float:
-            primary.run(_harness_argv(runner, path), timeout=120)
-            return parse_fio_json(primary.run(["cat", path], timeout=30).stdout).write.bytes_per_s / 2**20
-
-        # odd runs go by hand first (with the previous harness cell's argv)
-        by_hand = by_hand_run() if i % 2 else 0.0
-        result = runner.run(CellSpec("bench-fidelity", pair, workload, repeat=i))
-        by_hand = by_hand if i % 2 else by_hand_run()
-        delta = 100.0 * (result.bw_mib_s - by_hand) / by_hand
-        out.append({"run": i, "harness_mib_s": result.bw_mib_s, "by_hand_mib_s": by_hand, "delta_pct": delta})
-        progress(f"bench: fidelity {i}: harness {result.bw_mib_s:.1f} vs by hand {by_hand:.1f} MiB/s")
     return out
 
 

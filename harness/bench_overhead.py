@@ -20,7 +20,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness.bench import fidelity_runs
+from harness.bench_fidelity import fidelity_runs
 from harness.cell import CellRunner, CellSpec
 from harness.cellphases import CellPhases, cell_phases, phase_table
 from harness.errors import ConfigError

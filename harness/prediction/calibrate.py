@@ -38,67 +38,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import replace
 
 from harness.cell import CellResult, CellRunner, CellSpec
 from harness.fio.profiles import Profile
 from harness.pathrate import has_iperf3, measure_path_rate
+from harness.prediction.calibration import CALIBRATION_BS, PairCalibration
+from harness.prediction.calstore import CalibrationStore, inventory_hash
 from harness.workloads import write_job
-
-if TYPE_CHECKING:
-    from harness.prediction.calstore import CalibrationStore
 
 __all__ = ["CALIBRATION_SCENARIO", "PairCalibration", "calibrate_pair", "cells_profile", "pair_provenance"]
 
 CALIBRATION_SCENARIO = "calibration"
-#: block size of the small calibration writes
-CALIBRATION_BS = 4096
-
-
-@dataclass(frozen=True)
-class PairCalibration:
-    pair: str
-    protocol: str
-    local_write_ms: float  # per-I/O time of a QD1 4k write on the primary's disk (1 / IOPS)
-    local_iops: float  # that QD1 write's IOPS
-    rtt_ms: float  # median ping over the replication path
-    # the rest is measured by the full calibration only
-    local_mib_s: float | None = None  # 1 MiB sequential writes, QD16
-    local_capacity_iops: float | None = None  # 4k random writes, 4 jobs x QD2
-    path_mbit: float | None = None  # one iperf3 flow primary -> secondary
-    replicated_write_ms: float | None = None  # per-I/O time of a replicated QD1 4k write
-    replicated_rtt_ms: float | None = None  # the RTT measured during that write
-    replicated_capacity_iops: float | None = None  # 4k random writes, 8 jobs x QD2, replicated
-    replicated_mib_s: float | None = None  # 1 MiB sequential writes, QD16, replicated
-    notes: tuple[str, ...] = ()
-    # which calibration this is (harness.prediction.calstore): its id, when it was measured
-    # (epoch) and whether this run reused it rather than measuring
-    id: str = ""
-    measured_at: float = 0.0
-    reused: bool = False
-
-    @property
-    def source(self) -> str:
-        """Which calibration, when measured, and whether reused: for the report and JUnit."""
-        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.measured_at)) if self.measured_at else "?"
-        how = "reused" if self.reused else "measured in this run"
-        return f"{self.id or 'unstored'} (measured {when}, {how})"
-
-    @property
-    def full(self) -> bool:
-        return self.replicated_write_ms is not None
-
-    @property
-    def overhead_ms(self) -> float | None:
-        """Per-write time of a replicated write the RTT and the disks do not explain (>= 0)."""
-        if self.replicated_write_ms is None or self.replicated_rtt_ms is None or self.protocol == "A":
-            return None  # protocol A does not wait for the peer, so its writes cannot show it
-        # the calibration write's 4 KiB on the wire, as the model counts it
-        wire_ms = CALIBRATION_BS * 8 / (self.path_mbit * 1e3) if self.path_mbit else 0.0
-        remote = self.replicated_rtt_ms + wire_ms + (self.local_write_ms if self.protocol == "C" else 0.0)
-        return max(0.0, self.replicated_write_ms - max(self.local_write_ms, remote))
-
 
 _cache: dict[tuple[str, str], PairCalibration] = {}
 
@@ -130,8 +81,6 @@ def cells_profile(profile: Profile) -> Profile:
 def pair_provenance(runner: CellRunner, pair: str, profile: Profile) -> dict[str, str]:
     """What a calibration of ``pair`` depends on: while all of it is unchanged a stored
     calibration still describes the pair (:mod:`harness.prediction.calstore`)."""
-    from harness.prediction.calstore import inventory_hash
-
     spec = runner.inventory.pairs[pair]
     out = {"pair": pair, "protocol": spec.protocol, "profile": profile.name}
     out["cells_runtime_s"] = str(cells_profile(profile).runtime_s)

@@ -24,7 +24,7 @@ from typing import Any
 
 from harness.errors import ConfigError
 from harness.jsonsafe import dumps
-from harness.prediction.calibrate import PairCalibration
+from harness.prediction.calibration import PairCalibration
 
 __all__ = ["DEFAULT_MAX_AGE_S", "CalibrationStore", "calibration_age", "inventory_hash", "parse_age"]
 
