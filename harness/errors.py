@@ -49,6 +49,12 @@ class RefusedError(HarnessError):
     exit_code = 3
 
 
+class SplitBrain(RefusedError):
+    """Both replicas took writes while apart: no resync direction keeps both.  The harness
+    never resolves it (that throws one side's writes away, a human's decision); a run that
+    finds one stops its further tests."""
+
+
 class InfraError(HarnessError):
     """The environment failed: a node, the lab, a missing package."""
 

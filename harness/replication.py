@@ -252,6 +252,11 @@ class Replication(Protocol):
         not configured for it)."""
         ...
 
+    def diverged_from(self, peer: Replication) -> str | None:
+        """Why this replica and ``peer`` both took writes the other lacks (split brain), or
+        None.  Answerable while the two cannot talk to each other."""
+        ...
+
     # -- event watch
     def watch(self, run_id: str, name: str, *, max_duration_s: float) -> EventWatch: ...
 

@@ -45,6 +45,7 @@ __all__ = [
     "dump_argv",
     "events2_now_argv",
     "events2_watch_argv",
+    "get_gi_argv",
     "parse_drbdadm_version",
     "parse_proc_drbd_version",
     "primary_argv",
@@ -137,6 +138,11 @@ def status_json_argv(resource: str) -> list[str]:
     return ["drbdsetup", "status", "--json", "--verbose", "--statistics", check_resource_name(resource)]
 
 
+def get_gi_argv(resource: str) -> list[str]:
+    """The resource's data generation UUIDs and flags, one line (:mod:`harness.drbd.generations`)."""
+    return ["drbdadm", "get-gi", check_resource_name(resource)]
+
+
 def cstate_argv(resource: str) -> list[str]:
     return ["drbdadm", "cstate", check_resource_name(resource)]
 
@@ -217,6 +223,7 @@ READ_ONLY_BUILDERS: Final[Mapping[str, Callable[[str], list[str]]]] = {
     "cstate": cstate_argv,
     "dstate": dstate_argv,
     "role": role_argv,
+    "get_gi": get_gi_argv,
 }
 STATE_CHANGE_BUILDERS: Final[Mapping[str, Callable[[str], list[str]]]] = {
     "primary": primary_argv,

@@ -10,9 +10,9 @@
 
 from __future__ import annotations
 
-from harness.errors import InfraError, RefusedError
+from harness.errors import InfraError, RefusedError, SplitBrain
 
-__all__ = ["DrbdNotReady", "DrbdOutputError"]
+__all__ = ["DrbdNotReady", "DrbdOutputError", "DrbdSplitBrain"]
 
 
 class DrbdOutputError(InfraError):
@@ -21,3 +21,7 @@ class DrbdOutputError(InfraError):
 
 class DrbdNotReady(RefusedError):
     """A DRBD resource is missing or not in the required state (message names node and state)."""
+
+
+class DrbdSplitBrain(DrbdNotReady, SplitBrain):
+    """DRBD reported split brain (DRBD 9's ``sync-state:SplitBrain``)."""

@@ -18,9 +18,10 @@ from typing import Final
 
 from harness.drbd import commands
 from harness.drbd.audit import AuditPlan, NodeAudit
-from harness.drbd.errors import DrbdNotReady, DrbdOutputError
+from harness.drbd.errors import DrbdNotReady, DrbdOutputError, DrbdSplitBrain
 from harness.drbd.events import parse_events
 from harness.drbd.fold import EventFold
+from harness.drbd.generations import DataGenerations, diverged, parse_gi
 from harness.drbd.identity import IdentityCheck, judge_identity, read_this_host
 from harness.drbd.layout import PairEnds
 from harness.drbd.state import ResourceState
@@ -209,7 +210,7 @@ class DrbdReplication:
                 last_error = exc
             if last_state is not None and last_error is None:
                 if last_state.split_brain:
-                    raise DrbdNotReady(
+                    raise DrbdSplitBrain(
                         f"{self.node}: DRBD resource {self.resource} is in split brain "
                         f"({last_state.describe()}); the harness does not resolve it — a human must"
                     )
@@ -312,6 +313,24 @@ class DrbdReplication:
             sleep=self._sleep,
         )
         return VerifyReport(self.node, self.resource, start_bytes, stop_bytes, final.out_of_sync_kib, waited)
+
+    def generations(self) -> DataGenerations:
+        """The resource's data generation UUIDs (``drbdadm get-gi``)."""
+        return parse_gi(self._run(commands.get_gi_argv(self.resource)).stdout)
+
+    def diverged_from(self, peer: object) -> str | None:
+        """Why both sides hold writes the other lacks (DRBD's split brain), or None: read
+        from both nodes' data generations, so it holds while they cannot talk."""
+        if not isinstance(peer, DrbdReplication):
+            return None
+        mine, theirs = self.generations(), peer.generations()
+        if not diverged(mine, theirs):
+            return None
+        return (
+            f"split brain on {self.resource}: {self.node} ({mine.describe()}) and {peer.node} "
+            f"({theirs.describe()}) both wrote since they parted from generation {mine.bitmap & ~1:016X}; "
+            "the harness does not resolve it (resolving discards one side's writes) — a human must"
+        )
 
     # -- event watch -----------------------------------------------------------------------
     def watch(self, run_id: str, name: str, *, max_duration_s: float) -> EventWatch:

@@ -39,6 +39,7 @@ pytest_plugins = [
     "harness.plugin.junit",
     "harness.plugin.metrics",
     "harness.plugin.resultsdb",
+    "harness.plugin.splitbrain",
     "harness.plugin.verifyafter",
 ]
 

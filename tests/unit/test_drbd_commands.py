@@ -47,6 +47,7 @@ def read(name: str) -> str:
         ("cstate", ["drbdadm", "cstate", "single-az"]),
         ("dstate", ["drbdadm", "dstate", "single-az"]),
         ("role", ["drbdadm", "role", "single-az"]),
+        ("get_gi", ["drbdadm", "get-gi", "single-az"]),
         ("primary", ["drbdadm", "primary", "single-az"]),
         ("secondary", ["drbdadm", "secondary", "single-az"]),
         ("disconnect", ["drbdadm", "disconnect", "single-az"]),
