@@ -286,6 +286,9 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--cycles", type=_CYCLES, default=3, help="up/down cycles (default: %(default)s)")
             p.add_argument("--json", action="store_true")
 
+    from harness.cli.labroots import add_labroots_command
+
+    add_labroots_command(lab_sub)
     from harness.cli.inventory import add_inventory_commands
 
     add_inventory_commands(sub.add_parser("inventory", help="validate an inventory or print its JSON Schema"))

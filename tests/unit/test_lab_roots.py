@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.cell.record import os_release_name
+from harness.cli import main
 from harness.errors import ConfigError
 from harness.inventory import Inventory, parse_inventory
 from harness.lab import roots
@@ -88,6 +89,10 @@ def test_a_root_of_another_package_list_or_no_stamp_is_not_taken(tmp_path: Path)
 
 def _with_roots(roots: dict[str, str]) -> Inventory:
     """inventories/lab.yaml with ``lab.nodes`` replaced by ``roots``."""
+    return parse_inventory(_with_roots_text(roots), "lab-roots.yaml")
+
+
+def _with_roots_text(roots: dict[str, str]) -> str:
     lines = LAB.read_text().splitlines()
     start = lines.index("lab:") + 1
     end = next(i for i in range(start, len(lines)) if lines[i] and not lines[i].startswith(" "))
@@ -99,7 +104,7 @@ def _with_roots(roots: dict[str, str]) -> Inventory:
         if not in_nodes:
             kept.append(line)
     nodes = ["  nodes:", *(f"    {node}: {{root: {suite}}}" for node, suite in roots.items())] if roots else []
-    return parse_inventory("\n".join([*lines[:start], *kept, *nodes, *lines[end:]]) + "\n", "lab-roots.yaml")
+    return "\n".join([*lines[:start], *kept, *nodes, *lines[end:]]) + "\n"
 
 
 def test_host_root_by_default_and_built_roots_where_asked() -> None:
@@ -242,3 +247,20 @@ def test_a_mirror_that_does_not_answer_is_named() -> None:
         port = sock.getsockname()[1]
     why = mirror_serves(f"http://127.0.0.1:{port}/debian", "trixie", timeout=5)
     assert why is not None and f"127.0.0.1:{port}/debian/dists/trixie/Release is unreachable" in why
+
+
+def test_lab_roots_lists_the_cached_roots_of_the_inventory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("HARNESS_LAB_ROOT_CACHE", str(tmp_path / "cache"))
+    for suite in ("bullseye", "trixie"):
+        _stamp(root_dir(suite), suite, codename=suite)
+    mixed = tmp_path / "mixed.yaml"
+    mixed.write_text(_with_roots_text({"a3": "bullseye", "b1": "trixie", "a1": "bullseye"}))
+    assert main(["lab", "roots", "--inventory", str(mixed), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert {suite: entry["nodes"] for suite, entry in listed.items()} == {"bullseye": ["a1", "a3"], "trixie": ["b1"]}
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(_with_roots_text({}))
+    assert main(["lab", "roots", "--inventory", str(plain)]) == 0
+    assert "boots the host's root" in capsys.readouterr().out
