@@ -43,7 +43,7 @@ from harness.replication import ReplicaStatus, Replication
 from harness.safety.device import guard_replicated_device
 from harness.samples import METRICS, Sample
 
-__all__ = ["CUTS", "Cut", "PartitionResult", "cut_seconds", "run_partition"]
+__all__ = ["CUTS", "PARTITION", "Cut", "PartitionResult", "cut_seconds", "run_partition", "wait_resynced"]
 
 SCENARIO = "partition"
 Cut = Literal["below-timeout", "above-timeout"]
@@ -211,7 +211,7 @@ def _partition(runner: CellRunner, pair_name: str, cut: Cut, seed: int) -> Parti
         healed = time.monotonic()
         runner.ledger.record("partition-healed", {"pair": pair_name, "cut_s": round(cut_held, 3)})
         fio = runner.fio.wait(primary_node, run)
-    healthy = _wait_resynced(primary, runner.replication(pair_name, pair.secondary))
+    healthy = wait_resynced(primary, runner.replication(pair_name, pair.secondary))
     resync_s = time.monotonic() - healed if detect is not None else None
     report = primary.verify(max(60.0, REGION_BYTES / (4 * MIB)), start_bytes=0, stop_bytes=REGION_BYTES)
     notes.append(report.describe())
@@ -237,7 +237,7 @@ def _partition(runner: CellRunner, pair_name: str, cut: Cut, seed: int) -> Parti
     )
 
 
-def _wait_resynced(primary: Replication, peer: Replication) -> ReplicaStatus:
+def wait_resynced(primary: Replication, peer: Replication) -> ReplicaStatus:
     """Until the pair is healthy again after the heal.  While it is not connected, split brain
     (both sides wrote while apart; it never heals by itself) is looked for and named at once:
     the harness does not resolve it."""
