@@ -25,8 +25,8 @@ def test_recorded_run_has_every_cell_with_phases_summing_to_its_wall_time() -> N
     marks = {e["cell"]: e for e in entries if e["event"] == "cell-phases"}
     cells = cell_phases(entries)
     assert [c.cell for c in cells] == list(marks)
-    assert [c.kind for c in cells].count("impaired") == 5
-    assert [c.kind for c in cells].count("unimpaired") == 8  # 5 overhead cells, 3 fidelity cells
+    assert [c.kind for c in cells].count("impaired") == 7
+    assert [c.kind for c in cells].count("unimpaired") == 14  # 7 overhead cells, 7 fidelity cells
     for c in cells:
         event = marks[c.cell]
         assert math.isclose(c.total_s, event["recorded"] - event["start"], abs_tol=1e-6)
@@ -49,9 +49,10 @@ def test_a_cell_without_fio_events_is_left_out() -> None:
 def test_phase_table_has_median_and_max_per_phase() -> None:
     cells = cell_phases(_entries())
     headers, rows = phase_table(cells, "impaired")
-    assert headers[0].startswith("phase (impaired, 5 cells)")
+    assert headers[0].startswith("phase (impaired, 7 cells)")
     names = [r[0] for r in rows]
     assert names[: len(PHASES)] == list(PHASES)
+    assert "fio run beyond ramp + runtime" in names  # the ledger has each cell's planned ramp + runtime
     assert all(r[1] <= r[2] for r in rows)
     assert phase_table(cells, "disconnected")[1] == []
 
