@@ -83,6 +83,10 @@ def header_items(comparison: Comparison, run_info: RunInfo | None) -> list[tuple
         if run_info.argv:
             items.append(("command", " ".join(run_info.argv)))
     items.append(("result", result_summary(comparison)))
+    # which calibration each pair's predictions used, and whether it was reused from an earlier run
+    calibrations = sorted({part for c in comparison.cells for part in c.value_text("calibration").split(" | ") if part})
+    if calibrations:
+        items.append(("calibrations", "; ".join(calibrations)))
     versions = _versions(comparison, run_info)
     if versions:
         # fio reports itself as "fio-3.33": don't print "fio fio-3.33".
