@@ -12,19 +12,22 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
+from harness.toolversions import parse_tool_version
+
 __all__ = ["KEY_TOOLS", "PROBE_SCRIPT", "Userland", "parse_probe"]
 
-#: tool -> (command whose output names the version, pattern of the version in it).  The
-#: commands print to stderr or stdout depending on the tool and its version: both are read.
-_TOOLS: Final[dict[str, tuple[str, str]]] = {
-    "fio": ("fio --version", r"fio-(\S+)"),
-    "iproute2": ("ip -V", r"iproute2-([^\s,]+)"),
+#: tool -> (command whose output names the version, pattern of the version in it; None: the
+#: tool is one the preflight reads, and :mod:`harness.toolversions` parses it).  The commands
+#: print to stderr or stdout depending on the tool and its version: both are read.
+_TOOLS: Final[dict[str, tuple[str, str | None]]] = {
+    "fio": ("fio --version", None),
+    "iproute2": ("tc -V", None),
     # drbdadm --version also asks modinfo about the kernel module (absent in a chroot): that
     # noise goes to stderr, the versions to stdout
     "drbd-utils": ("drbdadm --version 2>/dev/null | grep '^DRBDADM_VERSION='", r"DRBDADM_VERSION=(\S+)"),
-    "openssh": ("ssh -V", r"OpenSSH_([^\s,]+)"),
-    "iperf3": ("iperf3 --version", r"iperf (\S+)"),
-    "iputils": ("ping -V", r"iputils[- ]?(\S+)"),
+    "openssh": ("ssh -V", None),
+    "iperf3": ("iperf3 --version", None),
+    "iputils": ("ping -V", None),
     "mdadm": ("mdadm --version", r"mdadm - v(\S+)"),
     "xfsprogs": ("mkfs.xfs -V", r"version (\S+)"),
     "e2fsprogs": ("mke2fs -V", r"mke2fs (\S+)"),
@@ -32,6 +35,8 @@ _TOOLS: Final[dict[str, tuple[str, str]]] = {
     "kmod": ("modprobe --version", r"kmod version (\S+)"),
     "procps": ("pkill -V", r"procps(?:-ng)? (\S+)"),
 }
+#: our names of the tools harness.toolversions reads -> its names
+_PREFLIGHT_NAMES: Final = {"fio": "fio", "iproute2": "tc", "openssh": "ssh", "iperf3": "iperf3", "iputils": "ping"}
 #: the tools whose versions matter most to the harness's parsers (status shows these)
 KEY_TOOLS: Final = ("fio", "iproute2", "drbd-utils", "openssh", "iperf3", "iputils")
 
@@ -73,6 +78,18 @@ class Userland:
         return f"{where}: {said}" if said else where
 
 
+def _preflight_version(tool: str, text: str) -> str:
+    """The bare version (``6.1.0``, ``9.2p1``) of a tool the preflight's parser reads; "" if none."""
+    found = parse_tool_version(_PREFLIGHT_NAMES[tool], text)
+    if found.version is None:
+        return ""
+    parts = found.version.parts
+    # OpenSSH's portable release number is its third part: 9.2p1
+    openssh = tool == "openssh" and len(parts) > 2
+    bare = f"{parts[0]}.{parts[1]}p{parts[2]}" if openssh else ".".join(map(str, parts))
+    return f"{found.flavour} {bare}" if found.flavour else bare
+
+
 def parse_probe(text: str) -> Userland:
     """Read :data:`PROBE_SCRIPT`'s output."""
     raw: dict[str, str] = {}
@@ -82,7 +99,10 @@ def parse_probe(text: str) -> Userland:
             raw[key.strip()] = value.strip()
     versions: dict[str, str] = {}
     for tool, (_, pattern) in _TOOLS.items():
-        match = re.search(pattern, raw.get(tool, ""))
-        if match:
+        if pattern is None:
+            found = _preflight_version(tool, raw.get(tool, ""))
+            if found:
+                versions[tool] = found
+        elif match := re.search(pattern, raw.get(tool, "")):
             versions[tool] = match.group(1)
     return Userland(raw.get("os", ""), raw.get("codename", ""), raw.get("debian_version", ""), versions)

@@ -264,3 +264,12 @@ def test_lab_roots_lists_the_cached_roots_of_the_inventory(
     plain.write_text(_with_roots_text({}))
     assert main(["lab", "roots", "--inventory", str(plain)]) == 0
     assert "boots the host's root" in capsys.readouterr().out
+
+
+def test_a_busybox_ping_is_named_as_such() -> None:
+    """The preflight's parser reads the tools both know (harness.toolversions): BusyBox's ping too."""
+    busybox = (ROOT / "tests" / "data" / "versions" / "busybox-1.30.1-ping-V.txt").read_text()
+    text = (PROBES / "bullseye.txt").read_text()
+    lines = [line for line in text.splitlines() if not line.startswith("iputils\t")]
+    userland = parse_probe("\n".join([*lines, "iputils\t" + busybox.replace("\n", " ")]) + "\n")
+    assert userland.versions["iputils"] == "busybox 1.30.1"
