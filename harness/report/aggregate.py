@@ -56,7 +56,9 @@ _DIGITS = re.compile(r"(\d+)")
 
 def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
     """Sort key that orders ``nj8`` before ``nj16`` (plain string order would not)."""
-    return tuple((0, int(part), "") if part.isdecimal() else (1, 0, part.lower()) for part in _DIGITS.split(text) if part)
+    return tuple(
+        (0, int(part), "") if part.isdecimal() else (1, 0, part.lower()) for part in _DIGITS.split(text) if part
+    )
 
 
 def _rank(value: str | None, order: Sequence[str]) -> int:

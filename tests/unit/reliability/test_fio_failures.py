@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.cell import CellRunner
-from harness.cell.failover import FailoverResult, verify_written, verify_workload
+from harness.cell.failover import FailoverResult, verify_workload, verify_written
 from harness.connections import ConnectionPool
 from harness.fio.options import VerifySpec
 from harness.fio.report import parse_fio_json
@@ -142,5 +142,8 @@ def test_case_33_clean_verify_passes(tmp_path: Path) -> None:
     )
     node = fio_run_node(data("fio/fio-3.33-verify-only-phase.json"), "0\n")
     notes: list[str] = []
-    assert verify_written(runner, node, spec, device="/dev/drbd0", cell="failover-verify-4321", notes=notes) == (True, 0)
+    assert verify_written(runner, node, spec, device="/dev/drbd0", cell="failover-verify-4321", notes=notes) == (
+        True,
+        0,
+    )
     assert notes == []
