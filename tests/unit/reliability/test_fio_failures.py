@@ -130,7 +130,7 @@ def test_case_33_lost_acknowledged_writes_fail_verification(tmp_path: Path) -> N
     assert verified == (False, 1)
     assert len(notes) == 1 and "fio error 84" in notes[0] and "offset 1011712" in notes[0]
     assert not any(re.search(r"\bdrbdadm (?:invalidate|connect|primary)", c) for c in node.calls)
-    outcome = FailoverResult("single-az", "C", 2000, 1996, False, 1, True, 1.0, 0.1, 10.0, True, 3, notes)
+    outcome = FailoverResult("single-az", "C", 2000, 1996, False, 1, True, 1.0, 0.1, 10.0, True, 3, notes=notes)
     assert outcome.lost_writes == 1  # never reported as zero
 
 

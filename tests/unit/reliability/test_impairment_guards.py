@@ -174,7 +174,7 @@ def test_case_21_a_fault_at_the_resources_own_timeouts_needs_the_opt_in(tmp_path
         },
     )
     replication = DrbdReplication(node, "single-az")
-    target = Target(LAB.pairs["single-az"], node, node, replication, PEER, "boot")  # type: ignore[arg-type]
+    target = Target(LAB.pairs["single-az"], node, node, replication, PEER, "boot")
     faults = Faults(LAB, RUN_ID, Ledger(tmp_path / "l.ndjson", RUN_ID), deadman_grace_s=30, allow_disconnecting=allowed)
     workload = WorkloadSpec(name="w", rw="randwrite", size=1 << 20, runtime_s=5, time_based=True)
     near = CellSpec("itest", "single-az", workload, impairment=NetemProfile("slow", delay_s=0.6))  # +1.2 s RTT
