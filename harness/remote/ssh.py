@@ -48,6 +48,15 @@ log = logging.getLogger("harness.remote")
 _BACKSTOP = 20.0
 
 
+#: connects tried in all before a node counts as unreachable, and the pause after the n-th
+CONNECT_ATTEMPTS = 3
+CONNECT_BACKOFF_S = 0.5
+
+
+class _TransientConnect(Exception):
+    """A connect that failed in a way another try may not (refused, timed out, cut off)."""
+
+
 class SshNode:
     """One SSH connection to one node.  Not shared across processes; one per xdist worker."""
 
@@ -108,39 +117,57 @@ class SshNode:
         return conn
 
     def open(self) -> None:
-        """Connect now (eagerly), so failures show up before any workload starts."""
+        """Connect now (eagerly), so failures show up before any workload starts.
+
+        A refused or cut-off connect (a node's sshd restarting) is tried :data:`CONNECT_ATTEMPTS`
+        times in all; a silent one is not, having cost the whole ``connect_timeout`` already; a
+        refused host key or failed authentication is final at once (retrying cannot change them)."""
         with self._lock:
             if self._conn is not None and self._conn.is_connected:
                 return
-            conn = self._new_connection()
-            try:
-                if self.spec.netns:
-                    conn.connect_kwargs["sock"] = connect_in_netns(
-                        self.spec.netns, self.spec.host, self.spec.port, self.spec.connect_timeout
-                    )
-                conn.open()
-            except paramiko.BadHostKeyException as exc:
-                raise HostKeyRefused(
-                    f"{self.name}: host key of {self.spec.host} CHANGED (got {exc.key.get_fingerprint().hex()}); "
-                    f"refusing to connect. If the node was rebuilt, check and re-pin it in {self.spec.known_hosts}"
-                ) from None
-            except paramiko.SSHException as exc:
-                if "not found in known_hosts" in str(exc):
-                    raise HostKeyRefused(
-                        f"{self.name}: host key of {self.spec.host} is not in {self.spec.known_hosts}; refusing to "
-                        "connect (pin it with `harness trust` after checking the fingerprint)"
-                    ) from None
-                if isinstance(exc, paramiko.AuthenticationException):
-                    raise ConnectionLost(
-                        self.name, f"authentication failed for {self.spec.user}@{self.spec.host}"
-                    ) from None
-                raise ConnectionLost(self.name, f"{type(exc).__name__}: {exc}") from None
-            except (OSError, EOFError) as exc:
-                raise ConnectionLost(self.name, f"cannot connect to {self.spec.host}:{self.spec.port}: {exc}") from None
+            for attempt in range(1, CONNECT_ATTEMPTS + 1):
+                started = time.monotonic()
+                try:
+                    conn = self._connect_once()
+                    break
+                except _TransientConnect as exc:
+                    # a silent host already cost the whole connect timeout: not tried again
+                    silent = time.monotonic() - started >= self.spec.connect_timeout * 0.9
+                    if attempt == CONNECT_ATTEMPTS or silent:
+                        raise ConnectionLost(self.name, f"{exc} ({attempt} attempt{'s' * (attempt > 1)})") from None
+                    time.sleep(CONNECT_BACKOFF_S * attempt)
             transport = conn.transport
             if transport is not None:
                 transport.set_keepalive(15)
             self._conn = conn
+
+    def _connect_once(self) -> Connection:
+        conn = self._new_connection()
+        try:
+            if self.spec.netns:
+                conn.connect_kwargs["sock"] = connect_in_netns(
+                    self.spec.netns, self.spec.host, self.spec.port, self.spec.connect_timeout
+                )
+            conn.open()
+        except paramiko.BadHostKeyException as exc:
+            raise HostKeyRefused(
+                f"{self.name}: host key of {self.spec.host} CHANGED (got {exc.key.get_fingerprint().hex()}); "
+                f"refusing to connect. If the node was rebuilt, check and re-pin it in {self.spec.known_hosts}"
+            ) from None
+        except paramiko.SSHException as exc:
+            if "not found in known_hosts" in str(exc):
+                raise HostKeyRefused(
+                    f"{self.name}: host key of {self.spec.host} is not in {self.spec.known_hosts}; refusing to "
+                    "connect (pin it with `harness trust` after checking the fingerprint)"
+                ) from None
+            if isinstance(exc, paramiko.AuthenticationException):
+                raise ConnectionLost(
+                    self.name, f"authentication failed for {self.spec.user}@{self.spec.host}"
+                ) from None
+            raise _TransientConnect(f"{type(exc).__name__}: {exc}") from None
+        except (OSError, EOFError) as exc:
+            raise _TransientConnect(f"cannot connect to {self.spec.host}:{self.spec.port}: {exc}") from None
+        return conn
 
     def close(self) -> None:
         with self._lock:

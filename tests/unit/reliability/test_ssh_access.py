@@ -30,6 +30,7 @@ from harness.errors import (
 )
 from harness.inventory import parse_inventory
 from harness.remote import SshNode
+from harness.remote.ssh import CONNECT_ATTEMPTS
 from harness.safety.preflight import Finding
 from tests.doubles import (
     ROOT,
@@ -135,6 +136,29 @@ def test_case_09_silent_host_is_bounded_by_connect_timeout(tmp_path: Path) -> No
         with pytest.raises(ConnectionLost, match="n1: SSH connection lost or refused"):
             SshNode("n1", spec).open()
         assert time.monotonic() - start < 10
+
+
+@pytest.mark.reliability_row(9)
+def test_case_09_a_flaky_connect_is_tried_a_limited_number_of_times(tmp_path: Path) -> None:
+    accepted: list[int] = []
+    with socket.socket() as flaky:  # accepts TCP and hangs up at once, like an sshd restarting
+        flaky.bind(("127.0.0.1", 0))
+        flaky.listen(8)
+
+        def hang_up() -> None:
+            while True:
+                try:
+                    conn, _ = flaky.accept()
+                except OSError:
+                    return
+                accepted.append(1)
+                conn.close()
+
+        threading.Thread(target=hang_up, daemon=True).start()
+        spec, _ = client_spec(tmp_path, flaky.getsockname()[1], "", connect_timeout="2s")
+        with pytest.raises(ConnectionLost, match=rf"\({CONNECT_ATTEMPTS} attempts\)"):
+            SshNode("n1", spec).open()
+    assert len(accepted) == CONNECT_ATTEMPTS
 
 
 @pytest.mark.reliability_row(9)
