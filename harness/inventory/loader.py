@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Any, Union, get_args, get_origin
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from harness.errors import ConfigError
 from harness.inventory.ansible import AnsibleMapping, Conversion, convert, is_ansible_mapping, load_ansible_inventory
@@ -14,6 +17,38 @@ from harness.jsonsafe import dumps
 from harness.yamlsafe import LoadedYaml, load_yaml_file, load_yaml_text
 
 __all__ = ["inventory_json_schema", "load_ansible_mapping", "load_inventory", "locate", "parse_inventory"]
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The pydantic model that holds the key at the end of ``loc`` (None when not a model)."""
+    node: Any = Inventory
+    for part in loc[:-1]:
+        if isinstance(node, type) and issubclass(node, BaseModel):
+            field = node.model_fields.get(str(part))
+            if field is None:
+                return None
+            node = field.annotation
+        elif get_origin(node) in (dict, Mapping):
+            node = get_args(node)[1]
+        elif get_origin(node) in (list, tuple, Sequence):
+            node = get_args(node)[0]
+        else:
+            return None
+        while get_origin(node) in (Union, UnionType):  # Optional[Model]: the model
+            models = [a for a in get_args(node) if isinstance(a, type) and issubclass(a, BaseModel)]
+            node = models[0] if len(models) == 1 else None
+    return node if isinstance(node, type) and issubclass(node, BaseModel) else None
+
+
+def _unknown_key(loc: tuple[Any, ...]) -> str:
+    """``unknown key``, the closest known name when one is close, and the names allowed there."""
+    model = _model_at(loc)
+    if model is None:
+        return "unknown key (misspelled?)"
+    allowed = sorted(name for name in model.model_fields)
+    close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"unknown key ({hint}allowed here: {', '.join(allowed)})"
 
 
 def _format_errors(loaded: LoadedYaml, exc: ValidationError, what: str = "inventory") -> str:
@@ -25,7 +60,7 @@ def _format_errors(loaded: LoadedYaml, exc: ValidationError, what: str = "invent
         key = ".".join(str(p) for p in loc) or "(top level)"
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
-            msg = "unknown key (misspelled?)"
+            msg = _unknown_key(loc)
         elif err["type"] == "value_error":
             # our own validators' sentences, without pydantic's "Value error, " in front
             msg = str(err.get("ctx", {}).get("error", msg))

@@ -118,8 +118,15 @@ def test_case_04_unknown_key() -> None:
     text = MINI.replace("    replication: {ip: 10.213.1.11, iface: vec1}", "    replication_iface: vec1")
     with pytest.raises(ConfigError) as info:
         parse_inventory(text, "inv.yaml")
-    assert "inv.yaml:6: nodes.a1.replication_iface: unknown key (misspelled?)" in str(info.value)
+    # the closest known name, and every name allowed at that place
+    assert (
+        "inv.yaml:6: nodes.a1.replication_iface: unknown key (did you mean 'replication'? allowed here: "
+        "az, drbd_node_id, hostname, instance_type, machine_id, replication, scratch_devices, ssh, volume)"
+    ) in str(info.value)
     assert "inv.yaml:3: nodes.a1.replication: Field required" in str(info.value)
+    top = MINI.replace("pairs:", "pairz:")
+    with pytest.raises(ConfigError, match=r"pairz: unknown key \(did you mean 'pairs'\? allowed here: .*nodes, pairs"):
+        parse_inventory(top, "inv.yaml")
     # workloads name the allowed set as well
     text = MINI + "workloads:\n  w: {rw: randwrite, size: 64M, iodepht: 4}\n"
     with pytest.raises(ConfigError, match=r"unknown key\(s\) \['iodepht'\] \(allowed: .*'iodepth'"):
