@@ -34,18 +34,18 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness.bounds import BoundResult
+from harness.cell.ackverify import verify_written
 from harness.cell.runner import CellRunner
 from harness.errors import InfraError, RefusedError
 from harness.fio.command import build_fio_argv
 from harness.fio.options import VerifySpec
 from harness.fio.report import parse_fio_json_stream
 from harness.fio.result import FioOutputError
-from harness.fio.runner import FioFailed
 from harness.fio.spec import WorkloadSpec
 from harness.inventory.models import PairSpec
 from harness.outcome import CellOutcome
 from harness.reboot import NodeRebooted, read_boot_ids, reboot_error
-from harness.remote import Runner, SshNode
+from harness.remote import SshNode
 from harness.replication import Replication
 from harness.safety.device import guard_replicated_device
 from harness.samples import METRICS, Sample
@@ -59,7 +59,6 @@ __all__ = [
     "cell_seed",
     "run_failover",
     "verify_workload",
-    "verify_written",
 ]
 
 MIB = 1024 * 1024
@@ -379,19 +378,3 @@ def _recover(runner: CellRunner, crasher: Crasher, pair_name: str, on_rejoin: Ca
     if peer.state().role == "Primary":
         peer.demote()
     runner.replication(pair_name, pair.primary).promote()
-
-
-def verify_written(
-    runner: CellRunner, node: Runner, spec: WorkloadSpec, *, device: str, cell: str, notes: list[str]
-) -> tuple[bool, int]:
-    """Run a ``verify_only`` job; return (passed, bad blocks).  fio checks every block unless
-    ``verify_fatal`` is set and logs one ``verify:`` line per bad block, which is the count."""
-    run = runner.fio.start(node, spec, device, cell)
-    try:
-        runner.fio.wait(node, run)
-    except FioFailed as exc:
-        notes.append(str(exc))
-        res = node.run(["grep", "-c", "^verify: ", run.log], timeout=30, check=False)
-        count = res.stdout.strip()
-        return False, int(count) if count.isdigit() else 0
-    return True, 0

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from harness.bounds import BoundResult
-from harness.cell.failover import verify_written
+from harness.cell.ackverify import verify_written
 from harness.cell.runner import CellRunner
 from harness.errors import InfraError, RefusedError, SplitBrain
 from harness.fio.options import VerifySpec

@@ -203,6 +203,8 @@ def _verify_args(spec: WorkloadSpec) -> list[str]:
         args.append("--verify_fatal=1")
     if v.backlog is not None:
         args.append(f"--verify_backlog={v.backlog}")
+    if v.dump:
+        args.append("--verify_dump=1")
     return args
 
 

@@ -63,7 +63,9 @@ _TIME_KEYS: Final = frozenset({"runtime", "ramp"})
 _INT_KEYS: Final = frozenset({"numjobs", "iodepth", "rwmixread", "fsync", "randseed", "number_ios"})
 _BOOL_KEYS: Final = frozenset({"time_based", "sync", "end_fsync", "norandommap"})
 _OTHER_KEYS: Final = frozenset({"name", "rw", "bs", "bsrange", "verify", "steady_state", "percentiles"})
-_VERIFY_KEYS: Final = frozenset({"alg", "do_verify", "verify_only", "state_save", "state_load", "fatal", "backlog"})
+_VERIFY_KEYS: Final = frozenset(
+    {"alg", "do_verify", "verify_only", "state_save", "state_load", "fatal", "backlog", "dump"}
+)
 
 
 def _parse_bs(key: str, value: object) -> tuple[int, int | None]:

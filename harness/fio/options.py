@@ -58,6 +58,9 @@ class VerifySpec:
     state_load: bool = False
     fatal: bool = False
     backlog: int | None = None
+    #: on a bad block, fio writes what it read (``*.received``) and expected in its working
+    #: directory, the evidence a human needs (reliability.md row 33)
+    dump: bool = False
 
     def __post_init__(self) -> None:
         if self.alg not in VERIFY_ALGS:

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from harness.cell import CellRunner
-from harness.cell.failover import FailoverResult, verify_workload, verify_written
+from harness.cell.ackverify import verify_written
+from harness.cell.failover import FailoverResult, verify_workload
 from harness.connections import ConnectionPool
 from harness.fio.options import VerifySpec
 from harness.fio.report import parse_fio_json
@@ -126,9 +127,15 @@ def test_case_33_lost_acknowledged_writes_fail_verification(tmp_path: Path) -> N
     _tail_answers(node, run_log, LOST_WRITES_STDERR + "\n")
     # fio logs one `verify:` line per bad block; the recorded stderr of that run has one
     node.argv[("grep", "-c", "^verify: ", run_log)] = [Answer(f"{LOST_WRITES_STDERR.count('verify: ')}\n")]
+    # fio dumped the bad block (verify_dump): the listing of a recorded run of the same failure
+    dump_dir = run_log.rsplit("/", 1)[0]
+    listing = f"ls -1 {dump_dir}/*.received {dump_dir}/*.hdr_fail 2>/dev/null | head -20"
+    node.argv[("sh", "-c", listing)] = [Answer(data("fio/fio-3.33-verify-dump-listing.txt"))]
     verified = verify_written(runner, node, spec, device="/dev/drbd0", cell="failover-verify-4321", notes=notes)
     assert verified == (False, 1)
-    assert len(notes) == 1 and "fio error 84" in notes[0] and "offset 1011712" in notes[0]
+    assert len(notes) == 2 and "fio error 84" in notes[0] and "offset 1011712" in notes[0]
+    assert notes[1] == "a1: fio kept the bad blocks' contents in /tmp/vd/scratch.img.9027584.hdr_fail"
+    assert any("--verify_dump=1" in c for c in node.calls)
     assert not any(re.search(r"\bdrbdadm (?:invalidate|connect|primary)", c) for c in node.calls)
     outcome = FailoverResult("single-az", "C", 2000, 1996, False, 1, True, 1.0, 0.1, 10.0, True, 3, notes=notes)
     assert outcome.lost_writes == 1  # never reported as zero
