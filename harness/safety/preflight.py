@@ -145,6 +145,7 @@ def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, pairs: Sequenc
         "product": tool.argv,
         "tc": ["tc", "-V"],
         "netem": ["sh", "-c", "[ -d /sys/module/sch_netem ] || modinfo -n sch_netem"],
+        "tbf": ["sh", "-c", "[ -d /sys/module/sch_tbf ] || modinfo -n sch_tbf"],
         "addr": ["ip", "-o", "-4", "addr", "show", "dev", iface],
         "qdisc": ["tc", "-j", "qdisc", "show", "dev", iface],
         "sshconn": ["sh", "-c", 'echo "$SSH_CONNECTION"'],
@@ -187,6 +188,16 @@ def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, pairs: Sequenc
             "netem",
             "ok" if res["netem"].ok else "BLOCK",
             "sch_netem available" if res["netem"].ok else "sch_netem kernel module not available",
+        )
+    )
+    # tbf caps the rate; without it only the cells with a rate cap cannot run
+    tbf_ok = res["tbf"].ok
+    out.append(
+        Finding(
+            name,
+            "tbf",
+            "ok" if tbf_ok else "warn",
+            "sch_tbf available" if tbf_ok else "sch_tbf kernel module not available: cells with a rate cap will fail",
         )
     )
     addresses = {

@@ -132,6 +132,7 @@ def lab_node(name: str, *, events: str = "drbd/84-events2-now-primary-connected.
         "v_os": Answer(data("versions/os-release-pretty-name-debian12.txt")),
         "v_psched": Answer(data("tc/versions/proc-net-psched.txt")),
         "netem": Answer(),
+        "tbf": Answer(),
         "addr": Answer(ip_addr_line(spec.replication.iface, spec.replication.ip)),
         "qdisc": Answer(data("tc/lab/default-root.json")),
         # constructed: $SSH_CONNECTION = client ip, port, server ip (management bridge), port

@@ -70,6 +70,17 @@ def test_case_13_missing_tool_blocks(changes: dict[str, Answer], check: str, det
 
 
 @pytest.mark.reliability_row(13)
+def test_case_13_no_tbf_is_a_warning_naming_the_cells_it_stops() -> None:
+    # constructed: kmod's message when the module does not exist
+    a1 = lab_node("a1", tbf=Answer(rc=1, stderr="modinfo: ERROR: Module sch_tbf not found."))
+    report = preflight({"a1": a1, "a2": lab_node("a2")})
+    found = finding(report, "a1", "tbf")
+    assert found.status == "warn" and "cells with a rate cap will fail" in found.detail
+    assert found not in report.blockers
+    assert finding(report, "a2", "tbf").status == "ok"
+
+
+@pytest.mark.reliability_row(13)
 def test_case_13_tool_printing_nothing_is_a_blocker_not_a_crash() -> None:
     report = preflight({"a1": lab_node("a1", fio=Answer()), "a2": lab_node("a2")})
     assert finding(report, "a1", "fio").status == "BLOCK"
