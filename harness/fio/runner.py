@@ -28,6 +28,8 @@ __all__ = ["FioFailed", "FioRun", "FioRunner", "fio_deadline_s"]
 
 # fio startup, file layout and JSON writing on a slow (UML) node take several seconds.
 _STARTUP_GRACE_S = 30.0
+#: separates fio's log from the kernel's in the one round trip that fetches both
+KERNEL_MARK = "--- kernel log ---"
 #: SIGKILL this long after the deadline's SIGTERM, for a fio stuck in uninterruptible I/O
 _KILL_AFTER_S: Final = 10.0
 
@@ -220,7 +222,13 @@ class FioRunner:
         """Turn exit code and output into a result, or a FioFailed that quotes fio's log."""
 
         def log_tail() -> str:
-            return node.run(["tail", "-n", "8", run.log], timeout=20, check=False).stdout.strip()
+            # the kernel's last words beside fio's: an I/O error, a frozen device, a DRBD state
+            # change explain a failure fio only reports (reliability.md row 23)
+            script = f"tail -n 8 {shlex.quote(run.log)}; echo {shlex.quote(KERNEL_MARK)}; dmesg 2>/dev/null | tail -n 5"
+            out = node.run_script(script, timeout=20, check=False).stdout
+            fio_part, _, kernel = out.partition(KERNEL_MARK + "\n")
+            kernel_lines = " | ".join(kernel.strip().splitlines())
+            return fio_part.strip() + (f"; kernel log: {kernel_lines}" if kernel_lines else "")
 
         if rc in (124, 137):
             raise FioFailed(f"{node.name}: fio for {run.cell} hit its node-side deadline of {run.deadline_s:.0f} s")

@@ -20,7 +20,7 @@ from harness.cell.failover import FailoverResult, verify_workload
 from harness.connections import ConnectionPool
 from harness.fio.options import VerifySpec
 from harness.fio.report import parse_fio_json
-from harness.fio.runner import FioFailed, FioRunner, fio_deadline_s
+from harness.fio.runner import KERNEL_MARK, FioFailed, FioRunner, fio_deadline_s
 from harness.fio.spec import WorkloadSpec
 from harness.inventory import Inventory
 from harness.ledger import Ledger
@@ -55,7 +55,10 @@ def fio_run_node(output: str, rc: str) -> FakeRunner:
 
 
 def _tail_answers(node: FakeRunner, log: str, text: str) -> None:
-    node.argv[("tail", "-n", "8", log)] = [Answer(text)]
+    """fio's log tail and the kernel's (a lab guest's recorded `dmesg | tail -n 5`), as one
+    round trip prints them."""
+    kernel = data("fio/dmesg-tail-lab-a2.txt")
+    node.scripts.insert(0, (f"tail -n 8 {log}", Answer(f"{text}{KERNEL_MARK}\n{kernel}")))
 
 
 # Recorded stderr of the runs that made the JSON files (tests/data/fio/README.md).
@@ -93,6 +96,9 @@ def test_case_23_fio_failing_mid_run_is_an_error(tmp_path: Path, rc: int, output
     with pytest.raises(FioFailed, match=rf"a1: fio for cell-1 .*{message}") as info:
         fio.parse(node, run, rc, text)
     assert info.value.exit_code == 5  # an error, never a throughput verdict
+    if "usable JSON" in str(info.value) or "fio error" in str(info.value):
+        # the kernel's last lines come with fio's (recorded on a lab guest)
+        assert "kernel log: [  486.570000] block drbd0: conn( Connected -> VerifyT )" in str(info.value)
 
 
 @pytest.mark.reliability_row(24)
