@@ -16,11 +16,12 @@ from dataclasses import dataclass
 
 from harness.cell.guard import Target
 from harness.cell.spec import CellSpec, Progress
+from harness.errors import HarnessError
 from harness.fio.result import FioResult
-from harness.fio.runner import FioRun, FioRunner, fio_deadline_s
+from harness.fio.runner import FioFailed, FioRun, FioRunner, fio_deadline_s
 from harness.nodefiles import safe_token
 from harness.remote import CommandResult, Shell
-from harness.replication import EventWatch, WindowVerdict
+from harness.replication import EventWatch, Replication, WindowVerdict
 from harness.rtt import RttStats, parse_ping, ping_argv
 from harness.series import bw_logs_script
 
@@ -38,6 +39,22 @@ class Measurement:
     window: WindowVerdict | None
     fio_wall_s: float | None
     bw_logs: CommandResult | None
+
+
+def with_replication_state(exc: FioFailed, replication: Replication) -> FioFailed:
+    """A fio that hit its deadline is most often writing to a frozen device (fencing, lost
+    quorum, suspended I/O): the error says what the replication was doing then.  Nothing is
+    resumed (reliability.md row 24)."""
+    if "deadline" not in str(exc) and "did not finish" not in str(exc):
+        return exc
+    try:
+        state = replication.state()
+    except HarnessError as probe:
+        return FioFailed(f"{exc}; the replication's state could not be read: {probe}")
+    problems = state.problems()
+    return FioFailed(
+        f"{exc}; {replication.node} then: {state.describe()}" + (f" ({'; '.join(problems)})" if problems else "")
+    )
 
 
 class Measurer:
@@ -98,10 +115,14 @@ class Measurer:
             collect["events"] = Shell(watch.stop_script())
         if run.bw_log_prefix:
             collect["bw"] = Shell(bw_logs_script(run.bw_log_prefix))
-        rc, out = self.fio.wait_exit(primary, run, progress=self.progress, after_exit=collect)
-        finished = True
+        try:
+            rc, out = self.fio.wait_exit(primary, run, progress=self.progress, after_exit=collect)
+            finished = True
+            result = self.fio.parse(primary, run, rc, out["fio"].stdout)
+        except FioFailed as exc:
+            raise with_replication_state(exc, target.replication) from None
         return Measurement(
-            fio=self.fio.parse(primary, run, rc, out["fio"].stdout),
+            fio=result,
             rtt=rtt,
             window=watch.judge(out["events"].stdout if "events" in out else "") if watch is not None else None,
             fio_wall_s=self.fio.process_seconds(out["times"].stdout),
