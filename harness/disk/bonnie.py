@@ -110,34 +110,14 @@ class BonnieCellRunner:
         return self._finish(spec, result, wall, test_id)
 
     def _finish(self, spec: BonnieCellSpec, result: BonnieResult, wall: float, test_id: str) -> BonnieCellResult:
-        inventory = self.cells.inventory
-        node = inventory.nodes[spec.node]
-        facts = self.cells.facts(spec.node)
         verdict = BoundResult("pass", f"bonnie++ on {spec.layout.label} on {spec.layout.devices[0]}")
         base: dict[str, Any] = {
-            "run_id": self.cells.run_id,
-            "inventory": inventory.name,
-            "test_id": test_id,
-            "scenario": spec.scenario,
-            "pair": spec.node,  # the study tables' columns are (node, layout), as for fio's cells
-            "node": spec.node,
-            "mode": spec.mode,
-            "impairment": "none",
-            "repeat": spec.repeat,
-            "placement": "local",
-            "primary": spec.node,
-            "az_primary": node.az,
-            "instance_type_primary": node.instance_type,
-            "layout": spec.layout.kind,
-            "devices": list(spec.layout.devices),
-            "fstype": spec.layout.fstype,
+            **self.disk.study_metadata(spec, test_id),
             "engine": BONNIE_ENGINE,
             "bonnie_version": result.version,
             "bonnie_file_size": result.file_size,
             "bonnie_files_k": result.num_files_k,
             "bonnie_too_fast": [p.name for p in result.phases if p.too_fast],
-            "kernel": facts.kernel,
-            "drbd_version": facts.drbd_version,
             "verdict": verdict.verdict,
             "verdict_reason": verdict.reason,
             "validity": "disk study (no replication)",

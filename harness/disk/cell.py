@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from harness.bounds import BoundResult
 from harness.cell import CellRunner, fio_values
@@ -38,7 +38,7 @@ from harness.safety.device import guard_scratch_device
 from harness.samples import METRICS, Sample
 from harness.series import bw_logs_script
 
-__all__ = ["DiskCellResult", "DiskCellRunner", "DiskCellSpec", "PreparedTarget"]
+__all__ = ["DiskCellResult", "DiskCellRunner", "DiskCellSpec", "PreparedTarget", "StudySpec"]
 
 MIB = 2**20
 #: room a fresh filesystem needs beside the fio file (journal, metadata)
@@ -104,6 +104,25 @@ def _needed_per_device(spec: DiskCellSpec) -> int:
     if spec.layout.kind == "fs":
         return footprint + _FS_SLACK
     return footprint
+
+
+class StudySpec(Protocol):
+    """A disk-study cell of any engine: where it ran and on what layout."""
+
+    @property
+    def scenario(self) -> str: ...
+
+    @property
+    def node(self) -> str: ...
+
+    @property
+    def layout(self) -> DiskLayout: ...
+
+    @property
+    def repeat(self) -> int: ...
+
+    @property
+    def mode(self) -> str: ...
 
 
 class DiskCellRunner:
@@ -254,6 +273,33 @@ class DiskCellRunner:
         return fio.parse(node, run, rc, out["fio"].stdout), fio.process_seconds(out["times"].stdout)
 
     # -- results ----------------------------------------------------------------------------
+    def study_metadata(self, spec: StudySpec, test_id: str) -> dict[str, Any]:
+        """What every disk-study cell records, whatever engine measured it (fio, bonnie++)."""
+        inventory = self.cells.inventory
+        node = inventory.nodes[spec.node]
+        facts = self.cells.facts(spec.node)
+        return {
+            "run_id": self.cells.run_id,
+            "inventory": inventory.name,
+            "test_id": test_id,
+            "scenario": spec.scenario,
+            # the study tables' columns are (node, layout): the node stands where a pair would
+            "pair": spec.node,
+            "node": spec.node,
+            "mode": spec.mode,
+            "impairment": "none",
+            "repeat": spec.repeat,
+            "placement": "local",
+            "primary": spec.node,
+            "az_primary": node.az,
+            "instance_type_primary": node.instance_type,
+            "layout": spec.layout.kind,
+            "devices": list(spec.layout.devices),
+            "fstype": spec.layout.fstype,
+            "kernel": facts.kernel,
+            "drbd_version": facts.drbd_version,
+        }
+
     def _finish(
         self,
         spec: DiskCellSpec,
@@ -264,31 +310,13 @@ class DiskCellRunner:
         test_id: str,
     ) -> DiskCellResult:
         wall, fio_wall = timing
-        inventory = self.cells.inventory
-        node = inventory.nodes[spec.node]
         facts = self.cells.facts(spec.node)
         w = spec.workload
         stats = fio.write if w.is_write else fio.read
         meta: dict[str, Any] = {
-            "run_id": self.cells.run_id,
-            "inventory": inventory.name,
-            "test_id": test_id,
-            "scenario": spec.scenario,
-            # the study tables' columns are (node, layout): the node stands where a pair would
-            "pair": spec.node,
-            "node": spec.node,
-            "mode": spec.mode,
+            **self.study_metadata(spec, test_id),
             "workload": w.id(),
-            "impairment": "none",
-            "repeat": spec.repeat,
-            "placement": "local",
-            "primary": spec.node,
-            "az_primary": node.az,
-            "instance_type_primary": node.instance_type,
-            "layout": spec.layout.kind,
-            "devices": list(spec.layout.devices),
             "stripes": len(spec.layout.devices),
-            "fstype": spec.layout.fstype,
             "fill_pct": spec.fill_pct,
             "rw": w.rw,
             "bs": w.bs if w.bs_max is None else f"{w.bs}-{w.bs_max}",
@@ -298,8 +326,6 @@ class DiskCellRunner:
             "runtime_s": w.runtime_s,
             "steady_state": None if steady is None else ("attained" if steady else "not attained"),
             "fio_version": facts.fio_version,
-            "kernel": facts.kernel,
-            "drbd_version": facts.drbd_version,
         }
         values = fio_values(stats, wall=wall, fio_wall=fio_wall)
         if steady is not None:
