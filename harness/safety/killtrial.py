@@ -109,16 +109,23 @@ class KillTrial:
         return not self.leftovers_final
 
 
+def _path_root(inventory: Inventory, pool: ConnectionPool, name: str) -> RootClass:
+    """What roots the qdisc tree of the node's replication interface."""
+    iface = inventory.nodes[name].replication.iface
+    return classify_root(
+        parse_qdiscs(pool.get(name).run(["tc", "-j", "qdisc", "show", "dev", iface], timeout=15).stdout)
+    )
+
+
 def node_leftovers(inventory: Inventory, pool: ConnectionPool, nodes: list[str]) -> list[str]:
     """Everything of the harness on ``nodes``: faults, qdiscs, fio, watchers, locks."""
     found: list[str] = []
     for name in nodes:
         node = pool.get(name)
         found += [item.describe() for item in find_leftovers(node)]
-        iface = inventory.nodes[name].replication.iface
-        root = classify_root(parse_qdiscs(node.run(["tc", "-j", "qdisc", "show", "dev", iface], timeout=15).stdout))
+        root = _path_root(inventory, pool, name)
         if root is not RootClass.DEFAULT:
-            found.append(f"{name}: {iface} root qdisc is {root}")
+            found.append(f"{name}: {inventory.nodes[name].replication.iface} root qdisc is {root}")
         fio = node.run(["pgrep", "-x", "fio"], timeout=15, check=False).stdout.split()
         if fio:
             found.append(f"{name}: fio running (pids {', '.join(fio)})")
@@ -155,12 +162,7 @@ def _after(events: list[str], wanted: tuple[str, ...]) -> list[str] | None:
 
 def _path_is_clean(inventory: Inventory, pool: ConnectionPool, nodes: list[str]) -> bool:
     """No harness qdisc on the replication interface of any of ``nodes`` (the path itself)."""
-    for name in nodes:
-        iface = inventory.nodes[name].replication.iface
-        text = pool.get(name).run(["tc", "-j", "qdisc", "show", "dev", iface], timeout=15).stdout
-        if classify_root(parse_qdiscs(text)) is not RootClass.DEFAULT:
-            return False
-    return True
+    return all(_path_root(inventory, pool, name) is RootClass.DEFAULT for name in nodes)
 
 
 def _promised_s(entries: list[dict[str, object]], grace: float) -> float | None:
