@@ -43,7 +43,9 @@ def parse_iperf3_bits(text: str) -> float:
     # "iperf 3.12" -> "iperf3 3.12"
     who = f"iperf3 {version.removeprefix('iperf ')}" if isinstance(version, str) else "iperf3"
     if "error" in data:
-        raise InfraError(f"{who}: {data['error']}")
+        # iperf3 3.7 starts the text with "error - " ("error - unable to connect to server:
+        # Connection refused"), 3.18 does not; the message already says it is an error
+        raise InfraError(f"{who}: {str(data['error']).removeprefix('error - ')}")
     end = data.get("end")
     if isinstance(end, dict) and not end:
         raise InfraError(f"{who} printed no result (empty 'end': iperf 3.9 prints its error only on stderr)")
