@@ -221,7 +221,9 @@ class DiskCellRunner:
 
     def _run_undo(self, node: Runner, event: str, what: str, script: str) -> None:
         self.cells.ledger.record(event, {"node": node.name, "target": what})
-        node.run_script(script, timeout=120, check=False)
+        done = node.run_script(script, timeout=120, check=False)
+        if not done.ok:
+            raise InfraError(f"{node.name}: tearing down {what} failed: {done.stderr.strip() or done.stdout.strip()}")
 
     def _fill(self, node: Runner, spec: DiskCellSpec, target: str, sizes: dict[str, int]) -> None:
         assert spec.fill_pct is not None

@@ -25,6 +25,9 @@ FsType = Literal["xfs", "ext4"]
 # md names (metadata 1.2) hold 32 characters, "harness-" takes 8
 _TOKEN = re.compile(r"\A[a-z0-9-]{1,24}\Z")
 _DEVICE = re.compile(r"\A/dev/[A-Za-z0-9/_.-]{1,64}\Z")
+#: tries of ``mdadm --stop`` before the teardown gives up (mdadm itself retries a busy array
+#: for about 5 s each time)
+MD_STOP_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -90,8 +93,13 @@ class DiskLayout:
         """Stop the array, wipe its members' superblocks and remove its name link (idempotent)."""
         md = shlex.quote(self.md_path(token))
         members = " ".join(shlex.quote(d) for d in self.devices)
+        # An array still busy after mdadm's own retries is tried again, then reported: left
+        # assembled, it holds its members and the next cell would be refused them.
         return (
-            f"if [ -e {md} ]; then mdadm --stop {md} >/dev/null 2>&1; fi; "
+            f"n=0; while [ -e {md} ] && ! mdadm --stop {md} >/dev/null 2>&1; do "
+            f"n=$((n + 1)); if [ $n -ge {MD_STOP_ATTEMPTS} ]; then "
+            f'echo "mdadm --stop {md} failed {MD_STOP_ATTEMPTS} times: the array is still in use" >&2; '
+            f"exit 1; fi; sleep 0.25; done; "
             f'for d in {members}; do mdadm --zero-superblock "$d" >/dev/null 2>&1; wipefs -a -q "$d"; done; '
             # without udev (the lab, minimal images) nobody else removes the name link
             f"rm -f {md}; true"

@@ -9,10 +9,10 @@ import pytest
 from harness.cell import CellRunner
 from harness.disk.cell import DiskCellRunner, DiskCellSpec
 from harness.disk.layout import DiskLayout
-from harness.errors import RefusedError
+from harness.errors import InfraError, RefusedError
 from harness.fio.spec import RwMode, WorkloadSpec
 from harness.safety.device import guard_scratch_device
-from harness.safety.leftovers import find_leftovers
+from harness.safety.leftovers import find_leftovers, remove_leftovers
 from harness.workloads import MIB, io_job
 
 pytestmark = [pytest.mark.lab]
@@ -65,3 +65,24 @@ def test_the_guard_refuses_drbd_disks_an_inventory_calls_scratch(cell_runner: Ce
         guard_scratch_device(node, device="/dev/ubda", scratch=("/dev/ubda",), needed_bytes=MIB)
     with pytest.raises(RefusedError, match="is a DRBD device"):
         guard_scratch_device(node, device="/dev/drbd0", scratch=("/dev/drbd0",), needed_bytes=MIB)
+
+
+def test_an_array_still_open_at_teardown_fails_the_cell_and_is_stopped_once_released(cell_runner: CellRunner) -> None:
+    """The stop is retried while the array is busy, and a stop that never succeeds is an error
+    naming the array (never a silent leftover that refuses the next cell its members)."""
+    disk = DiskCellRunner(cell_runner)
+    layout = DiskLayout("raid0", ("/dev/ubdb", "/dev/ubdc"))
+    node = cell_runner.pool.get("a1")
+    busy = disk.prepared("itest-busy", "a1", layout, needed_bytes=MIB, file_bytes=None)
+    with pytest.raises(InfraError, match="still in use") as failed, busy as ready:
+        # a reader holding the array open past the teardown's retries (3 × mdadm's own 5 s)
+        node.run_script(f"(setsid sleep 22 < {ready.target} >/dev/null 2>&1 &)", timeout=15)
+    assert "tearing down /dev/md/" in str(failed.value)
+    with pytest.raises(RefusedError, match="is held by"):
+        guard_scratch_device(node, device="/dev/ubdb", scratch=layout.devices, needed_bytes=MIB)
+    node.run_script("pkill -f '^sleep 22$'; sleep 1", timeout=30)  # the reader goes
+    # what `harness cleanup` does with the leftover array, once nothing holds it
+    arrays = [item for item in find_leftovers(node) if item.kind == "md"]
+    assert len(arrays) == 1
+    assert remove_leftovers(node, arrays)
+    _assert_scratch_clean(cell_runner, "a1", layout.devices)

@@ -42,6 +42,12 @@ class Outcome:
     failed: list[str]
     skipped: dict[str, str]
     output: str
+    failures: dict[str, str]
+
+    def report(self) -> str:
+        """Every failed cell's own message first: the run's tail alone is cut before them."""
+        why = "\n".join(f"{name}: {text[:1500]}" for name, text in self.failures.items())
+        return f"{why}\n--- run output (tail) ---\n{self.output}"
 
 
 def _posing_inventory(lab: Lab, shape: str, tmp_path: Path) -> Path:
@@ -59,18 +65,20 @@ def _run_scenarios(lab: Lab, inventory: Path, reports: Path, *args: str, timeout
     res = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=timeout)
     output = res.stdout[-6000:] + res.stderr[-3000:]
     assert junit.exists(), output
-    passed, failed, skipped = [], [], {}
+    passed, failed, skipped, failures = [], [], {}, {}
     for case in ET.parse(junit).iter("testcase"):
         name = case.get("name", "").split("@", 1)[0]  # under xdist, JUnit appends "@<group>"
         skip = case.find("skipped")
-        if case.find("failure") is not None or case.find("error") is not None:
+        problem = case.find("failure") if case.find("failure") is not None else case.find("error")
+        if problem is not None:
             failed.append(name)
+            failures[name] = f"{problem.get('message', '')}\n{problem.text or ''}"
         elif skip is not None:
             skipped[name] = skip.get("message", "")
         else:
             passed.append(name)
     assert res.returncode == 0 or failed, f"exit {res.returncode} without a failed cell:\n{output}"
-    return Outcome(passed, failed, skipped, output)
+    return Outcome(passed, failed, skipped, output, failures)
 
 
 def _unexpected_skips(outcome: Outcome) -> dict[str, str]:
@@ -87,7 +95,7 @@ def test_the_whole_matrix_passes_on_a_multi_az_cloud_inventory(default_lab: Lab,
         default_lab, inventory, tmp_path / "reports", "--allow-disruptive", "--verify-after=256MiB", "-n", "2"
     )
     # a failed test or teardown: --verify-after fails the last test's teardown when replicas differ
-    assert outcome.failed == [], outcome.output
+    assert outcome.failed == [], outcome.report()
     assert _unexpected_skips(outcome) == {}, outcome.output
     ran = " ".join(outcome.passed)
     for scenario in ("test_replicated_write", "test_stack_baseline", "test_latency_sweep", "test_bandwidth_cap"):
@@ -111,7 +119,7 @@ def test_a_cross_az_only_inventory_runs_and_skips_same_az_scenarios(default_lab:
         "--no-predict",
         "--allow-disruptive",
     )
-    assert outcome.failed == [], outcome.output
+    assert outcome.failed == [], outcome.report()
     assert _unexpected_skips(outcome) == {}, outcome.output
     assert "test_replicated_write[multi-az-randwrite-4k-nj1-qd1]" in outcome.passed
     assert any("has no same-az pair" in why for why in outcome.skipped.values())  # the failover scenario
@@ -129,7 +137,7 @@ def test_a_same_az_only_inventory_runs_the_disk_studies_through_sudo(default_lab
         "--no-predict",
         "--allow-disruptive",
     )
-    assert outcome.failed == [], outcome.output
+    assert outcome.failed == [], outcome.report()
     assert _unexpected_skips(outcome) == {}, outcome.output
     assert "test_replicated_write[single-az-write-4k-nj1-qd1]" in outcome.passed
     assert any(n.startswith("test_disk_baseline[a1-") for n in outcome.passed)
