@@ -15,7 +15,9 @@ from harness.inventory import Inventory, load_inventory
 from harness.lab.lifecycle import Lab
 
 ROOT = Path(__file__).resolve().parents[2]
-LAB_INVENTORY = ROOT / "inventories" / "lab.yaml"
+# HARNESS_LAB_INVENTORY points the lab tests at another lab instance (its own namespace and
+# state directory), so several people can run them on one machine side by side.
+LAB_INVENTORY = Path(os.environ.get("HARNESS_LAB_INVENTORY") or ROOT / "inventories" / "lab.yaml")
 
 
 @pytest.fixture(scope="session")
