@@ -13,7 +13,8 @@ What each tool prints for its version (all recorded; tests/data/<tool>/):
 * ``/etc/os-release``'s ``PRETTY_NAME``.
 
 :data:`REQUIREMENTS` says, per tool, the oldest version the harness's parsers and command
-lines are tested with (recorded outputs) and, where one is known, the version it needs.
+lines are tested with (recorded outputs) and, where the harness truly cannot work with an older
+one, the version it needs and why (the hard floors live there and nowhere else).
 :func:`assess` turns a version into a preflight status: BLOCK below the needed version, warn
 below the tested one, with the version found and the version wanted in the message.  Also
 read here: ``/proc/net/psched``, which tc needs to convert times (see
@@ -108,11 +109,32 @@ PROBES: Final[Mapping[str, Sequence[str]]] = {
 }
 
 #: tested: the oldest version whose real output the parsers are tested on (tests/data/);
-#: needed: below it the harness cannot work (None: no such floor is known)
+#: needed: the hard floor, below which the harness cannot work, with the reason and where it is
+#: documented (None: no floor is known, and below ``tested`` is only a warning).  No floor for
+#: tc: no release boundary the harness depends on is documented (5.10's u32 text-in-JSON, netem
+#: times and missing tbf peakrate are handled), and a tc that prints no JSON at all is blocked by
+#: preflight's qdisc read-back, which names the tc version found.
 REQUIREMENTS: Final[Mapping[str, Requirement]] = {
     "tc": Requirement(Version((5, 9, 0), "iproute2-5.9.0"), "Debian 11's iproute2 5.10"),
-    "fio": Requirement(Version((3, 25), "fio-3.25"), "Debian 11's fio 3.25"),
-    "iperf3": Requirement(Version((3, 9), "iperf3 3.9"), "Debian 11's iperf3 3.9"),
+    "fio": Requirement(
+        Version((3, 25), "fio-3.25"),
+        "Debian 11's fio 3.25",
+        needed=Version((2, 2, 10), "fio-2.2.10"),
+        needed_for=(
+            "failover and partition cells count the acknowledged writes from the write total_ios of fio's "
+            "JSON, which fio 2.1.4 does not print and 2.2.10 does (tests/data/fio): without it no write "
+            "would count as acknowledged and the oracle would verify nothing"
+        ),
+    ),
+    "iperf3": Requirement(
+        Version((3, 9), "iperf3 3.9"),
+        "Debian 11's iperf3 3.9",
+        needed=Version((3, 0, 11), "iperf3 3.0.11"),
+        needed_for=(
+            "the path-rate server runs `iperf3 -s -1`, and -1/--one-off came with iperf 3.0.11 "
+            "(esnet/iperf RELNOTES.md); upgrade iperf3, or remove it to skip the path-rate measurement"
+        ),
+    ),
     "ping": Requirement(Version((20210202,), "iputils 20210202"), "Debian 11's iputils-ping"),
     "ping/busybox": Requirement(Version((1, 30, 1), "busybox 1.30.1"), "Debian 11's busybox"),
 }
@@ -166,10 +188,10 @@ def parse_tool_version(tool: str, stdout: str, stderr: str = "") -> ToolVersion:
     return ToolVersion(tool, Version(parts, spelled), first)
 
 
-def assess(found: ToolVersion) -> tuple[Status, str]:
-    """Preflight status and detail for one tool: the version found against :data:`REQUIREMENTS`."""
+def assess(found: ToolVersion, requirements: Mapping[str, Requirement] = REQUIREMENTS) -> tuple[Status, str]:
+    """Preflight status and detail for one tool: the version found against ``requirements``."""
     key = f"{found.tool}/{found.flavour}" if found.flavour else found.tool
-    req = REQUIREMENTS.get(key)
+    req = requirements.get(key)
     if found.version is None or req is None:
         return "ok", found.describe()
     if req.needed is not None and found.version < req.needed:

@@ -29,7 +29,7 @@ from harness.safety.clock import CLOCK_PROBE, judge_offset, read_offset
 from harness.safety.device import evaluate_drbd_target, probe_device
 from harness.safety.leftovers import find_leftovers
 from harness.safety.lock import LockOwner, read_lock
-from harness.toolversions import PROBES, node_version_checks
+from harness.toolversions import PROBES, node_version_checks, parse_tool_version
 from harness.trust import shared_host_keys
 
 __all__ = ["Finding", "PreflightReport", "run_preflight"]
@@ -245,7 +245,9 @@ def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, pairs: Sequenc
         status = "ok" if root is RootClass.DEFAULT else "BLOCK"
         out.append(Finding(name, "qdisc", status, f"{iface}: {root}: {explain_root(qdiscs)}"[:100]))
     except HarnessError as exc:
-        out.append(Finding(name, "qdisc", "BLOCK", f"cannot read qdiscs on {iface}: {exc}"))
+        # a tc too old to print JSON ends here: say which tc it was
+        tc_found = parse_tool_version("tc", res["tc"].stdout, res["tc"].stderr).describe()
+        out.append(Finding(name, "qdisc", "BLOCK", f"cannot read qdiscs on {iface} with tc {tc_found}: {exc}"))
     out += _audit_findings(name, [r.read_audit(res) for r in replications], risky)
     left = [x for x in find_leftovers(node) if x.kind != "lock"]
     if left:
