@@ -14,6 +14,9 @@ One key set::
     versions        controller-side tools: harness, python, pytest, pytest-xdist (node-side
                     fio/kernel/DRBD versions travel with every sample: they can differ per node)
     exitstatus      pytest's exit status of the run, after the run's own gates judged it
+    clock_offsets   each node's clock minus the controller's, read after preflight ("start")
+                    and at the end of the run ("end"): ``{phase: {node: {offset_s,
+                    uncertainty_s} | {error}}}`` (:mod:`harness.clockskew`)
 
 Older files stay readable: ``inventory`` is the old name of ``inventory_path`` and ``started``
 was once a Unix time; both are read as what they mean.  Keys this version does not know are
@@ -51,6 +54,7 @@ _KNOWN: Final = (
     "argv",
     "versions",
     "exitstatus",
+    "clock_offsets",
 )
 #: Keys written by older harness versions, and the key each one is now.
 _RENAMED: Final = {"inventory": "inventory_path"}
@@ -126,6 +130,8 @@ class RunInfo:
     versions: Mapping[str, str] = field(default_factory=dict)
     #: pytest's exit status, when the run finished (a baseline saved from a failing run says so).
     exitstatus: int | None = None
+    #: Each node's clock offset at the start and at the end of the run (:mod:`harness.clockskew`).
+    clock_offsets: Mapping[str, Any] = field(default_factory=dict)
     #: Keys this version of the harness does not know, kept so a re-render loses nothing.
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -141,6 +147,7 @@ class RunInfo:
             "argv": list(self.argv),
             "versions": dict(self.versions),
             "exitstatus": self.exitstatus,
+            "clock_offsets": dict(self.clock_offsets),
         }
 
     def to_json(self) -> str:
@@ -157,8 +164,9 @@ class RunInfo:
                 current[new] = value
         argv = current.get("argv") or []
         versions = current.get("versions") or {}
-        if not isinstance(argv, list) or not isinstance(versions, Mapping):
-            raise ConfigError(f"{where}: argv must be a list and versions an object")
+        clocks = current.get("clock_offsets") or {}
+        if not isinstance(argv, list) or not isinstance(versions, Mapping) or not isinstance(clocks, Mapping):
+            raise ConfigError(f"{where}: argv must be a list, versions and clock_offsets objects")
         return cls(
             run_id=str(current["run_id"]),
             inventory_path=_opt_str(current, "inventory_path"),
@@ -169,6 +177,7 @@ class RunInfo:
             argv=tuple(str(a) for a in argv),
             versions=MappingProxyType({str(k): str(v) for k, v in versions.items()}),
             exitstatus=_opt_int(current, "exitstatus", where),
+            clock_offsets=MappingProxyType(dict(clocks)),
             extra=MappingProxyType({k: v for k, v in current.items() if k not in _KNOWN}),
         )
 

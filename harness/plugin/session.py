@@ -9,6 +9,7 @@ id through ``workerinput`` and only connect.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -20,6 +21,7 @@ from filelock import FileLock
 
 from harness.cell import CellRunner
 from harness.cell.failover import FailoverParts, InventoryProtocol
+from harness.clockskew import NodeClock, offsets_record
 from harness.connections import ConnectionPool
 from harness.errors import ConfigError, RefusedError
 from harness.fio.profiles import PROFILES, Profile
@@ -30,6 +32,7 @@ from harness.prediction.calstore import DEFAULT_MAX_AGE_S, CalibrationStore
 from harness.prediction.cellmodel import CellPredictor, inventory_catalog
 from harness.rundir import RunDir, calibrations_dir
 from harness.runinfo import RunInfo, iso_time, tool_versions
+from harness.safety.clock import measure_offsets
 from harness.safety.disruptive import skip_reason
 from harness.safety.lock import ClusterLock
 from harness.samples import SampleStore
@@ -64,6 +67,8 @@ class HarnessSession:
     _predictor: CellPredictor | None = None
     _pool: ConnectionPool | None = None
     _lock: ClusterLock | None = None
+    #: every node's clock offset read right after preflight; read again by :meth:`record`
+    _clocks_at_start: dict[str, NodeClock] | None = None
 
     @classmethod
     def create(
@@ -193,14 +198,22 @@ class HarnessSession:
         self.run.ensure().preflight_txt.write_text(report.render() + "\n")
         if not report.ok:
             raise PreflightBlocked(report.render())
-        # every node a cell may touch: the pairs', and the disk-study nodes' (scratch devices)
-        names = sorted(
-            {n for p in self.inventory.pairs.values() for n in (p.primary, p.secondary)}
-            | {name for name, node in self.inventory.nodes.items() if node.scratch_devices}
-        )
+        names = self.run_nodes()
         self._lock = ClusterLock(local_owner(self.run_id, str(self.inventory_path)))
         self._lock.acquire([self.pool.get(n) for n in names])
         self._lock.start_heartbeat()
+        self._clocks_at_start = self.read_clocks()
+
+    def run_nodes(self) -> list[str]:
+        """Every node a cell may touch: the pairs', and the disk-study nodes' (scratch devices)."""
+        return sorted(
+            {n for p in self.inventory.pairs.values() for n in (p.primary, p.secondary)}
+            | {name for name, node in self.inventory.nodes.items() if node.scratch_devices}
+        )
+
+    def read_clocks(self) -> dict[str, NodeClock]:
+        """Row 30: each run node's clock offset from this host, or why it could not be read."""
+        return measure_offsets({name: functools.partial(self.pool.get, name) for name in self.run_nodes()})
 
     def end_run(self) -> None:
         if self._lock is not None:
@@ -227,7 +240,9 @@ class HarnessSession:
             self._pool.close_all()
 
     def record(self, *, exitstatus: int) -> RunInfo:
-        """The run's record (run.json) as it finishes now with ``exitstatus``."""
+        """The run's record (run.json) as it finishes now with ``exitstatus``; the nodes' clocks
+        are read again now, so a clock that drifted during the run shows as two offsets."""
+        clocks = {} if self._clocks_at_start is None else offsets_record(self._clocks_at_start, self.read_clocks())
         return RunInfo(
             run_id=self.run_id,
             inventory_path=str(self.inventory_path),
@@ -238,6 +253,7 @@ class HarnessSession:
             argv=tuple(sys.argv),
             versions=tool_versions(),
             exitstatus=exitstatus,
+            clock_offsets=clocks,
         )
 
 

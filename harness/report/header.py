@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
+from harness.clockskew import CLOCK_SKEW_WARN_S, skew_notes
 from harness.report.aggregate import Cell, Verdict
 from harness.report.comparison import Comparison
 from harness.runinfo import RunInfo
@@ -83,6 +84,10 @@ def header_items(comparison: Comparison, run_info: RunInfo | None) -> list[tuple
         if run_info.argv:
             items.append(("command", " ".join(run_info.argv)))
     items.append(("result", result_summary(comparison)))
+    # row 30: only when a node's clock was surely off (node logs and the ledger will not line up)
+    skew = [] if run_info is None else skew_notes(run_info.clock_offsets)
+    if skew:
+        items.append((f"clock skew > {CLOCK_SKEW_WARN_S:g} s", "; ".join(skew)))
     # which calibration each pair's predictions used, and whether it was reused from an earlier run
     calibrations = sorted({part for c in comparison.cells for part in c.value_text("calibration").split(" | ") if part})
     if calibrations:

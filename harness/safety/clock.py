@@ -4,43 +4,34 @@ No duration the harness reports mixes two clocks (the controller measures with i
 clock, fio's node-side duration comes from two stamps of the node's own clock), so skew does
 not bend a figure; it misleads a person lining up the ledger, the node's logs and dmesg, and a
 lock lease is judged on the node's clock.  Preflight therefore shows each node's offset and
-warns above a second.  The node's time is read inside preflight's round trip: the read
-happened somewhere within it, so half the round trip is the measurement's uncertainty.
+warns above a second, and the run reads every node's clock again after preflight and at its
+end (:func:`measure_offsets`, kept in run.json).  The node's time is read inside a round trip:
+the read happened somewhere within it, so half the round trip is the measurement's uncertainty.
+The arithmetic is :mod:`harness.clockskew` (pure, also read by the report).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Final, Literal
+from collections.abc import Callable, Mapping
+from typing import Final
 
+from harness.clockskew import CLOCK_SKEW_WARN_S, ClockOffset, NodeClock, judge_offset, read_offset
+from harness.errors import HarnessError
 from harness.remote import Runner
 
-__all__ = ["CLOCK_PROBE", "CLOCK_SKEW_WARN_S", "ClockOffset", "judge_offset", "measure_offset", "read_offset"]
+__all__ = [
+    "CLOCK_PROBE",
+    "CLOCK_SKEW_WARN_S",
+    "ClockOffset",
+    "judge_offset",
+    "measure_offset",
+    "measure_offsets",
+    "read_offset",
+]
 
-CLOCK_SKEW_WARN_S: Final = 1.0
 #: the node's wall clock, read-only
 CLOCK_PROBE: Final = ["date", "+%s.%N"]
-
-
-@dataclass(frozen=True)
-class ClockOffset:
-    """The node's clock minus the controller's, in seconds, ± ``uncertainty_s``."""
-
-    offset_s: float
-    uncertainty_s: float
-
-
-def read_offset(node_time: str, sent: float, received: float) -> ClockOffset:
-    """The offset from the node's ``date +%s.%N`` output and the controller's wall-clock
-    times around the round trip that printed it."""
-    try:
-        stamp = float(node_time.strip())
-    except ValueError:
-        raise ValueError(f"not a time stamp: {node_time.strip()[:40]!r}") from None
-    midpoint = (sent + received) / 2
-    return ClockOffset(stamp - midpoint, (received - sent) / 2)
 
 
 def measure_offset(node: Runner, clock: Callable[[], float] = time.time) -> ClockOffset:
@@ -49,9 +40,15 @@ def measure_offset(node: Runner, clock: Callable[[], float] = time.time) -> Cloc
     return read_offset(out, sent, clock())
 
 
-def judge_offset(offset: ClockOffset) -> tuple[Literal["ok", "warn"], str]:
-    """("warn", why) when the node's clock is surely more than :data:`CLOCK_SKEW_WARN_S` off."""
-    detail = f"offset {offset.offset_s:+.3f} s (± {offset.uncertainty_s:.3f} s) from this host"
-    if abs(offset.offset_s) - offset.uncertainty_s > CLOCK_SKEW_WARN_S:
-        return "warn", detail + f"; more than {CLOCK_SKEW_WARN_S:g} s: node logs and the ledger will not line up"
-    return "ok", detail
+def measure_offsets(
+    nodes: Mapping[str, Callable[[], Runner]], clock: Callable[[], float] = time.time
+) -> dict[str, NodeClock]:
+    """Each node's offset, or why it could not be read: a node lost at the end of a run must
+    not cost the run its record, so every failure is kept as text instead of raised."""
+    out: dict[str, NodeClock] = {}
+    for name, connect in sorted(nodes.items()):
+        try:
+            out[name] = measure_offset(connect(), clock)
+        except (HarnessError, ValueError) as exc:
+            out[name] = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return out

@@ -152,6 +152,7 @@ def test_run_json_has_one_key_set(tmp_path: Path) -> None:
     run.write_run_info(RunInfo(run_id=RUN_ID, exitstatus=1))
     assert sorted(json.loads(run.run_json.read_text())) == [
         "argv",
+        "clock_offsets",
         "exitstatus",
         "finished",
         "inventory_name",
