@@ -178,6 +178,11 @@ class ConfigFindings(Protocol):
     @property
     def managers(self) -> Sequence[object]: ...
 
+    @property
+    def notes(self) -> Sequence[str]:
+        """What was found that is no risk (a cluster manager that manages other resources)."""
+        ...
+
     def risks(self) -> Sequence[object]:
         """Every risk: the cluster managers', then each resource's."""
         ...

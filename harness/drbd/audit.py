@@ -14,7 +14,8 @@ that only DRBD manages.  With any of these it is not:
 * ``allow-two-primaries``: both sides may write, and a cut ends in two diverged copies;
 * a protocol other than the inventory's: the failover oracle would judge the wrong promise;
 * Pacemaker or drbd-reactor running on the node: they react to the fault themselves
-  (promote the peer, fence, restart the resource).
+  (promote the peer, fence, restart the resource).  Pacemaker is judged per resource: only
+  the DRBD resources its CIB manages are flagged (:mod:`harness.drbd.pacemaker`).
 
 Two views of a resource are read on each node: ``drbdsetup show --show-defaults`` (what the
 kernel runs now) and ``drbdadm dump`` (what the configuration file says: what a crashed node
@@ -40,6 +41,7 @@ from harness.drbd.layout import (
     layout_of_show,
     option_leaves,
 )
+from harness.drbd.pacemaker import CIB_RESOURCES_ARGV, pacemaker_view
 from harness.remote import CommandResult
 
 __all__ = ["AuditPlan", "NodeAudit", "Risk", "audit_dump", "audit_managers", "audit_show"]
@@ -247,10 +249,8 @@ def audit_dump(text: str, resource: str, expected_protocol: str, ends: PairEnds 
     return _judge(layout_of_dump(_statements(blocks), common), ends, expected_protocol)
 
 
-def audit_managers(units: CommandResult, processes: CommandResult) -> list[Risk]:
-    """Pacemaker or drbd-reactor running on the node, from ``systemctl is-active`` (one state
-    per unit, in order) and ``ps -e -o pid=,comm=``.  Without systemd (the lab's guests)
-    systemctl prints nothing and the process list decides; with neither, the answer is unknown."""
+def _running_managers(units: CommandResult, processes: CommandResult) -> dict[str, str] | Risk:
+    """Manager -> the evidence that it runs, or the risk of not being able to tell."""
     running: dict[str, str] = {}
     states = units.stdout.split()
     if len(states) == len(MANAGERS):
@@ -266,14 +266,25 @@ def audit_managers(units: CommandResult, processes: CommandResult) -> list[Risk]
                 running[manager] = f"process {comm.strip()} (pid {pid}) is running"
     elif len(states) != len(MANAGERS):
         detail = (processes.stderr.strip() or units.stderr.strip() or "no output").splitlines()[0]
-        return [Risk("audit", f"cannot tell whether Pacemaker or drbd-reactor run here ({detail})")]
-    return [
-        Risk(
-            "cluster manager",
-            f"{evidence}: it may manage the resource and react to the fault itself (promote the peer, fence, restart)",
-        )
-        for evidence in running.values()
-    ]
+        return Risk("audit", f"cannot tell whether Pacemaker or drbd-reactor run here ({detail})")
+    return running
+
+
+def _manager_risk(evidence: str) -> Risk:
+    return Risk(
+        "cluster manager",
+        f"{evidence}: it may manage the resource and react to the fault itself (promote the peer, fence, restart)",
+    )
+
+
+def audit_managers(units: CommandResult, processes: CommandResult) -> list[Risk]:
+    """Pacemaker or drbd-reactor running on the node, from ``systemctl is-active`` (one state
+    per unit, in order) and ``ps -e -o pid=,comm=``.  Without systemd (the lab's guests)
+    systemctl prints nothing and the process list decides; with neither, the answer is unknown."""
+    running = _running_managers(units, processes)
+    if isinstance(running, Risk):
+        return [running]
+    return [_manager_risk(evidence) for evidence in running.values()]
 
 
 def _ident(resource: str) -> str:
@@ -288,6 +299,8 @@ class NodeAudit:
 
     resources: Mapping[str, list[Risk]]
     managers: list[Risk]
+    #: what was found that is not a risk (Pacemaker running, managing other resources only)
+    notes: list[str] = field(default_factory=list)
 
     def risks(self) -> list[Risk]:
         return [*self.managers, *(r for risks in self.resources.values() for r in risks)]
@@ -312,6 +325,13 @@ class AuditPlan:
         out = {
             "audit_units": ["systemctl", "is-active", *MANAGERS],
             "audit_processes": ["ps", "-e", "-o", "pid=,comm="],
+            # read only where Pacemaker runs (evaluate); a node without it has no cibadmin
+            "audit_cib": [
+                "sh",
+                "-c",
+                f"if command -v cibadmin >/dev/null; then exec {' '.join(CIB_RESOURCES_ARGV)}; "
+                "else echo 'cibadmin: not installed' >&2; exit 127; fi",
+            ],
         }
         for res, show, dump in self._keys():
             out[show] = show_defaults_argv(res)
@@ -331,4 +351,16 @@ class AuditPlan:
                 found = audit(result.stdout, res, self.protocols[res], self.pairs.get(res))
                 risks += [r for r in found if r not in risks]
             per_resource[res] = risks
-        return NodeAudit(per_resource, audit_managers(results["audit_units"], results["audit_processes"]))
+        running = _running_managers(results["audit_units"], results["audit_processes"])
+        if isinstance(running, Risk):
+            return NodeAudit(per_resource, [running])
+        managers = [_manager_risk(evidence) for manager, evidence in running.items() if manager != "pacemaker"]
+        notes: list[str] = []
+        if "pacemaker" in running:
+            view = pacemaker_view(running["pacemaker"], results["audit_cib"], sorted(per_resource))
+            if view.unreadable is not None:
+                managers.insert(0, _manager_risk(view.unreadable))
+            for res, detail in view.managed.items():
+                per_resource[res] = [Risk("cluster manager", detail), *per_resource[res]]
+            notes = view.notes
+        return NodeAudit(per_resource, managers, notes)

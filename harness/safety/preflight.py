@@ -77,7 +77,8 @@ def _audit_findings(name: str, audits: Sequence[ConfigFindings], risky: Status) 
         out.append(Finding(name, f"config {resource}", risky if risks else "ok", detail))
     # every resource's audit reads the same node-wide cluster managers: each one counts once
     managers = list(dict.fromkeys(str(risk) for audit in audits for risk in audit.managers))
-    detail = "; ".join(managers) or "no Pacemaker or drbd-reactor running"
+    notes = list(dict.fromkeys(note for audit in audits for note in audit.notes))
+    detail = "; ".join(managers) or "; ".join(notes) or "no Pacemaker or drbd-reactor running"
     out.append(Finding(name, "cluster manager", risky if managers else "ok", detail))
     return out
 

@@ -105,13 +105,19 @@ NO_SYSTEMD = Answer(
 GUEST_PROCESSES = "    1 sh\n    2 kthreadd\n  412 sshd\n  431 drbd_w_single-a\n  433 drbd_r_single-a\n"
 
 
+#: recorded on a lab guest (no Pacemaker installed): the audit's CIB probe
+NO_CIBADMIN = Answer(rc=127, stderr="cibadmin: not installed")
+
+
 def audit_answers(
-    show: str = "drbd/84-drbdsetup-show-defaults-constructed.txt", dump: str = "drbd/84-drbdadm-dump-constructed.txt"
+    show: str = "drbd/84-drbdsetup-show-defaults-lab.txt", dump: str = "drbd/84-drbdadm-dump-lab.txt"
 ) -> dict[str, Answer]:
-    """A node's answers to the config audit of its one resource (harness.drbd.audit.AuditPlan)."""
+    """A node's answers to the config audit of its one resource (harness.drbd.audit.AuditPlan),
+    by default the lab's own (recorded on a1)."""
     return {
         "audit_units": NO_SYSTEMD,
         "audit_processes": Answer(GUEST_PROCESSES),
+        "audit_cib": NO_CIBADMIN,
         "audit_show_single_2daz": Answer(data(show)),
         "audit_dump_single_2daz": Answer(data(dump)),
     }

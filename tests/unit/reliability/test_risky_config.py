@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 
 from harness.connections import ConnectionPool
 from harness.drbd.audit import AuditPlan, Risk, audit_dump, audit_managers, audit_show
+from harness.drbd.errors import DrbdOutputError
+from harness.drbd.pacemaker import managed_drbd_resources
 from harness.errors import (
     ConfigError,
     RefusedError,
@@ -28,6 +30,7 @@ from harness.safety.preflight import Finding, run_preflight
 from harness.sysrq import SysrqCrasher
 from tests.doubles import (
     LAB,
+    Answer,
     FakePool,
     FakeRunner,
     data,
@@ -56,10 +59,7 @@ def test_case_15_production_flag_is_strict() -> None:
 
 @pytest.mark.reliability_row(15)
 def test_case_15_lab_configuration_is_not_risky() -> None:
-    # recorded (`drbdsetup show` on a1) and constructed (--show-defaults, drbdadm -v dump)
     assert audit_show(data("drbd/84-drbdsetup-show.txt"), "single-az", "C") == []
-    assert audit_show(data("drbd/84-drbdsetup-show-defaults-constructed.txt"), "single-az", "C") == []
-    assert audit_dump(data("drbd/84-drbdadm-dump-constructed.txt"), "single-az", "C") == []
     # recorded on the lab's a1: the real 8.4.11 outputs of what preflight runs
     assert audit_show(data("drbd/84-drbdsetup-show-defaults-lab.txt"), "single-az", "C") == []
     assert audit_dump(data("drbd/84-drbdadm-dump-lab.txt"), "single-az", "C") == []
@@ -75,13 +75,19 @@ def test_case_15_lab_configuration_is_not_risky() -> None:
     assert finding(report, "a2", "cluster manager").detail == "no Pacemaker or drbd-reactor running"
 
 
+# Recorded on the lab (lab3's a1, 2026-11-25): /etc/drbd.conf's single-az given fencing
+# resource-and-stonith, a fence-peer handler, after-sb-0pri discard-zero-changes, after-sb-1pri
+# discard-secondary and allow-two-primaries, then `drbdadm adjust` (tests/data/drbd/README.md).
+# The inventory is told protocol B: DRBD 8.4 refuses allow-two-primaries without protocol C
+# ("Failure: (139) Protocol C required"), so the mismatch is the inventory's.
 RISKY = [
     (
         audit_show,
-        "drbd/84-drbdsetup-show-defaults-risky-constructed.txt",
+        "drbd/84-drbdsetup-show-defaults-risky-lab.txt",
         "single-az",
+        "B",
         [
-            "protocol: the resource runs protocol B, the inventory says C",
+            "protocol: the resource runs protocol C, the inventory says B",
             "fencing: fencing resource-and-stonith: on losing the peer the primary freezes all I/O",
             "split-brain policy: automatic data loss configured: after-sb-0pri discard-zero-changes",
             "split-brain policy: automatic data loss configured: after-sb-1pri discard-secondary",
@@ -90,32 +96,35 @@ RISKY = [
     ),
     (
         audit_dump,
-        "drbd/84-drbdadm-dump-risky-constructed.txt",
+        "drbd/84-drbdadm-dump-risky-lab.txt",
         "single-az",
+        "C",
         [
-            "protocol: the resource runs protocol B",
             "fencing: fencing resource-and-stonith",
             "fence-peer handler: fence-peer /usr/lib/drbd/crm-fence-peer.sh: runs when the peer is lost",
             "split-brain policy: automatic data loss configured: after-sb-0pri discard-zero-changes",
             "split-brain policy: automatic data loss configured: after-sb-1pri discard-secondary",
-            "two primaries: allow-two-primaries yes",  # the bare flag `allow-two-primaries;`
+            "two primaries: allow-two-primaries yes",
         ],
     ),
     (
         audit_show,
         "drbd/9-drbdsetup-show-quorum-constructed.txt",
         "r0",
+        "C",
         ["quorum: quorum majority with on-no-quorum io-error: on two nodes a partition leaves neither side"],
     ),
 ]
 
 
 @pytest.mark.reliability_row(15)
-@pytest.mark.parametrize(("audit", "path", "resource", "expected"), RISKY, ids=[Path(r[1]).stem for r in RISKY])
+@pytest.mark.parametrize(
+    ("audit", "path", "resource", "protocol", "expected"), RISKY, ids=[Path(r[1]).stem for r in RISKY]
+)
 def test_case_15_risky_configuration_is_named(
-    audit: Callable[[str, str, str], list[Risk]], path: str, resource: str, expected: list[str]
+    audit: Callable[[str, str, str], list[Risk]], path: str, resource: str, protocol: str, expected: list[str]
 ) -> None:
-    risks = audit(data(path), resource, "C")
+    risks = audit(data(path), resource, protocol)
     assert len(risks) == len(expected)
     for risk, start in zip(risks, expected, strict=True):
         assert str(risk).startswith(start), str(risk)
@@ -127,7 +136,7 @@ def test_case_15_common_section_counts_unless_the_resource_overrides_it() -> Non
     text = (
         "common {\n    net {\n        after-sb-0pri discard-least-changes;\n        protocol A;\n    }\n"
         "    handlers {\n        fence-peer /usr/lib/drbd/crm-fence-peer.9.sh;\n    }\n}\n"
-        + data("drbd/84-drbdadm-dump-constructed.txt")
+        + data("drbd/84-drbdadm-dump-lab.txt")
     )
     checks = [r.check for r in audit_dump(text, "single-az", "C")]
     assert checks == ["fence-peer handler", "split-brain policy"]  # the resource's protocol C wins
@@ -148,7 +157,7 @@ def test_case_15_audit_fails_closed() -> None:
         "audit_show_single_2daz": CommandResult(
             "a1", "drbdsetup show --show-defaults single-az", 10, "", "single-az: Failure: (158) Unknown resource", 0
         ),
-        "audit_dump_single_2daz": CommandResult("a1", "", 0, data("drbd/84-drbdadm-dump-constructed.txt"), "", 0.0),
+        "audit_dump_single_2daz": CommandResult("a1", "", 0, data("drbd/84-drbdadm-dump-lab.txt"), "", 0.0),
     }
     audit = plan.evaluate(answers)
     assert [str(r) for r in audit.resources["single-az"]] == [
@@ -177,13 +186,11 @@ def test_case_15_cluster_managers_are_found() -> None:
 
 
 def _risky_node(name: str) -> FakeRunner:
-    """A lab guest whose resource has fencing, a fence-peer handler, discard policies, two
-    primaries and protocol B (the constructed risky show and dump)."""
+    """A lab guest whose resource has fencing, a fence-peer handler, discard policies and two
+    primaries (the risky show and dump recorded on the lab)."""
     node = lab_node(name)
     node.batch.update(
-        audit_answers(
-            "drbd/84-drbdsetup-show-defaults-risky-constructed.txt", "drbd/84-drbdadm-dump-risky-constructed.txt"
-        )
+        audit_answers("drbd/84-drbdsetup-show-defaults-risky-lab.txt", "drbd/84-drbdadm-dump-risky-lab.txt")
     )
     return node
 
@@ -274,3 +281,75 @@ def test_case_15_sysrq_crash_is_a_detached_kernel_panic() -> None:
     sent = cast(FakeRunner, pool.nodes["a1"]).calls[-1]
     assert sent == "setsid sh -c 'sleep 1; echo c > /proc/sysrq-trigger' </dev/null >/dev/null 2>&1 &"
     assert pool.resets == ["a1"]  # the streams reading from the dead node end
+
+
+def _pacemaker_node(name: str, cib: CommandResult | None) -> FakeRunner:
+    """A lab guest where pacemakerd runs; ``cib`` answers `cibadmin --query --scope resources`."""
+    node = lab_node(name)
+    node.batch["audit_processes"] = Answer(GUEST_PROCESSES + "  977 pacemakerd\n")
+    if cib is not None:
+        node.batch["audit_cib"] = Answer(cib.stdout, rc=cib.exit_code, stderr=cib.stderr)
+    return node
+
+
+@pytest.mark.reliability_row(15)
+def test_case_15_pacemaker_is_judged_per_resource() -> None:
+    """Pacemaker running flags only the DRBD resources its CIB manages (public CIB sample)."""
+    cib = data("pacemaker/cfs-resources.xml")
+    assert managed_drbd_resources(cib) == {"wwwdata": "primitive WebData in clone WebData-clone"}
+    # the CIB as the whole document `cibadmin --query` prints reads the same
+    assert managed_drbd_resources(f"<cib><configuration>{cib}</configuration></cib>") == {
+        "wwwdata": "primitive WebData in clone WebData-clone"
+    }
+    # the sample's cluster managing the pair under test: the lab's single-az under another name
+    managing = cib.replace('value="wwwdata"', 'value="single-az"')
+    report = preflight({"a1": _pacemaker_node("a1", _result(managing)), "a2": lab_node("a2")})
+    config = finding(report, "a1", "config single-az")
+    assert config.status == "warn"
+    assert config.detail.startswith(
+        "cluster manager: Pacemaker manages single-az (primitive WebData in clone WebData-clone"
+    )
+    assert finding(report, "a1", "cluster manager").status == "ok"  # the risk is the resource's, not the node's
+    # the sample as published: Pacemaker runs but manages wwwdata only; single-az is not flagged for it
+    report = preflight({"a1": _pacemaker_node("a1", _result(cib)), "a2": lab_node("a2")})
+    assert finding(report, "a1", "config single-az").status == "ok"
+    manager = finding(report, "a1", "cluster manager")
+    assert manager.status == "ok" and "manages wwwdata, not single-az" in manager.detail
+    # a CIB that cannot be read fails closed: the node-wide risk stays, saying why
+    blind = _result(rc=102, stderr="Could not connect to the CIB: Transport endpoint is not connected")
+    report = preflight({"a1": _pacemaker_node("a1", blind), "a2": lab_node("a2")})
+    manager = finding(report, "a1", "cluster manager")
+    assert manager.status == "warn" and "cannot be read (Could not connect to the CIB" in manager.detail
+    # a disruptive run blocks on the managed resource
+    pool = cast(ConnectionPool, FakePool({"a1": _pacemaker_node("a1", _result(managing)), "a2": lab_node("a2")}))
+    assert finding(run_preflight(LAB, pool, pairs=["single-az"], disruptive=True), "a1", "config single-az").status == (
+        "BLOCK"
+    )
+
+
+@pytest.mark.reliability_row(15)
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "<resources><primitive",
+        '<!DOCTYPE r [<!ENTITY a "a">]><resources/>',
+        "<cib><status/></cib>",
+        '<resources><primitive id="d" class="ocf" provider="linbit" type="drbd"/></resources>',
+    ],
+    ids=["truncated", "entities", "no-resources", "no-drbd_resource"],
+)
+def test_case_15_an_unreadable_cib_is_an_error_not_an_empty_answer(bad: str) -> None:
+    with pytest.raises(DrbdOutputError):
+        managed_drbd_resources(bad)
+
+
+@pytest.mark.reliability_row(15)
+def test_case_15_a_template_supplies_the_drbd_agent() -> None:
+    # the sample's DRBD primitive rewritten to take its agent from a <template> (Pacemaker's
+    # resource templates): still found
+    cib = data("pacemaker/cfs-resources.xml").replace(
+        '<primitive class="ocf" id="WebData" provider="linbit" type="drbd">',
+        '<primitive id="WebData" template="t-drbd">',
+    )
+    cib = cib.replace("<resources>", '<resources>\n  <template id="t-drbd" class="ocf" provider="linbit" type="drbd"/>')
+    assert managed_drbd_resources(cib) == {"wwwdata": "primitive WebData in clone WebData-clone"}
