@@ -1,0 +1,1 @@
+"""md RAID1 over NBD: the replication architecture SIOS DataKeeper for Linux uses."""

@@ -1,0 +1,98 @@
+"""A node-side watcher of an md-nbd replica for one measurement window.
+
+md has no event stream like DRBD's ``events2``: the watcher samples the state probe every
+200 ms on the node, writes a sample only when it changed, and stops at its own deadline.  The
+window is valid when every sample was healthy and the watcher was still running at the end.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from dataclasses import dataclass
+from typing import Final
+
+from harness.errors import ConfigError
+from harness.mdnbd.state import MdNbdOutputError, parse_state
+from harness.nodefiles import NODE_ROOT
+
+__all__ = ["MdNbdWatch", "WatchVerdict"]
+
+_MARK: Final = "mdnbd-watch-alive="
+_SAMPLE: Final = "--sample--"
+MAX_WATCH_S: Final = 6 * 3600
+
+
+@dataclass(frozen=True)
+class WatchVerdict:
+    valid: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class MdNbdWatch:
+    node: str
+    array: str
+    state_script: str
+    log_path: str
+    max_duration_s: float
+
+    @classmethod
+    def plan(
+        cls, node: str, array: str, state_script: str, run_id: str, name: str, *, max_duration_s: float
+    ) -> MdNbdWatch:
+        if not 0 < max_duration_s <= MAX_WATCH_S:
+            raise ConfigError(f"watch duration must be within (0, {MAX_WATCH_S}] s, got {max_duration_s!r}")
+        for part in (run_id, name):
+            if not part or not all(c.isalnum() or c in "-_." for c in part) or part.startswith("."):
+                raise ConfigError(f"watch name part {part!r} must be [A-Za-z0-9_.-]")
+        return cls(node, array, state_script, f"{NODE_ROOT}/{run_id}/mdnbd-watch-{name}.log", max_duration_s)
+
+    @property
+    def pid_path(self) -> str:
+        return f"{self.log_path}.pid"
+
+    def start_script(self) -> str:
+        q = shlex.quote
+        loop = (
+            f"end=$(( $(date +%s) + {math.ceil(self.max_duration_s)} )); last=; "
+            f'while [ "$(date +%s)" -le "$end" ]; do s=$( {{ {self.state_script}; }} 2>&1 ); '
+            f'if [ "$s" != "$last" ]; then printf "%s\\n%s\\n" {q(_SAMPLE)} "$s"; last=$s; fi; sleep 0.2; done'
+        )
+        directory = self.log_path.rsplit("/", 1)[0]
+        return (
+            f"umask 077; mkdir -p {q(directory)} && "
+            f"{{ setsid sh -c {q(loop + ' > ' + q(self.log_path) + ' 2>&1')} </dev/null >/dev/null 2>&1 & "
+            f"echo $! > {q(self.pid_path)}; }}"
+        )
+
+    def stop_script(self) -> str:
+        q = shlex.quote
+        return (
+            f"pid=; [ -e {q(self.pid_path)} ] && read -r pid < {q(self.pid_path)}; "
+            "case \"$pid\" in ''|*[!0-9]*) pid='' ;; esac; alive=0; "
+            'if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then alive=1; pkill -TERM -s "$pid" 2>/dev/null; fi; '
+            f'rm -f {q(self.pid_path)}; echo "{_MARK}$alive"; cat {q(self.log_path)} 2>/dev/null; true'
+        )
+
+    def judge(self, output: str) -> WatchVerdict:
+        head, _, capture = output.partition("\n")
+        alive = head.strip() == f"{_MARK}1"
+        samples = [s for s in capture.split(_SAMPLE) if s.strip()]
+        if not samples:
+            return WatchVerdict(False, f"no md-nbd state sampled on {self.node} during the run")
+        for sample in samples:
+            try:
+                status = parse_state(sample)
+            except MdNbdOutputError as exc:
+                return WatchVerdict(False, f"md-nbd state unreadable during the run: {exc}")
+            if not status.healthy:
+                return WatchVerdict(False, f"md-nbd state changed during the run: {status.describe()}")
+        if not alive:
+            return WatchVerdict(
+                False,
+                f"the md-nbd watcher of {self.array} on {self.node} had exited before the window ended; "
+                "the end of the window was not observed",
+            )
+        kind = "array" if parse_state(samples[0]).assembled else "export"
+        return WatchVerdict(True, f"md-nbd {kind} stayed healthy")

@@ -1,0 +1,121 @@
+"""md-nbd (md RAID1 over NBD, SIOS DataKeeper's architecture): the state read from outputs
+recorded on the lab (tests/data/mdnbd/README.md), the watcher's verdicts and the command
+builders' refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness.errors import ConfigError
+from harness.mdnbd import commands
+from harness.mdnbd.replication import MdNbdEnds, MdNbdReplication
+from harness.mdnbd.state import MdNbdOutputError, parse_state
+from harness.mdnbd.watch import MdNbdWatch
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "mdnbd"
+
+
+def _read(name: str) -> str:
+    return (DATA / name).read_text()
+
+
+def test_a_clean_primary_and_its_connected_export_are_healthy() -> None:
+    primary = parse_state(_read("primary-clean.txt"))
+    assert primary.role == "Primary" and primary.healthy and primary.connected
+    assert primary.words == ("Connected", "InSync/InSync", "Primary")
+    assert primary.remote_leg is not None and primary.remote_leg.name == "nbd0"
+    assert primary.write_behind == 0
+    secondary = parse_state(_read("secondary-exporting.txt"))
+    assert secondary.role == "Secondary" and secondary.healthy and secondary.export_peers == 1
+
+
+def test_a_timed_out_nbd_leg_is_a_degraded_array_naming_the_leg() -> None:
+    status = parse_state(_read("primary-degraded-nbd-timeout.txt"))
+    assert not status.healthy and not status.connected
+    problems = " ".join(status.problems())
+    assert "degraded" in problems and "leg nbd0 is faulty" in problems
+    assert status.words[0] == "Degraded"
+
+
+def test_a_disconnected_pair_has_no_nbd_leg_and_an_idle_export() -> None:
+    primary = parse_state(_read("primary-disconnected.txt"))
+    assert not primary.healthy and "no NBD leg in the array" in primary.problems()
+    secondary = parse_state(_read("secondary-listening.txt"))
+    assert not secondary.healthy and secondary.exporting
+    assert secondary.problems() == ("no primary is connected to the export",)
+    assert secondary.words[0] == "Listening"
+
+
+def test_a_bitmap_recovery_reports_what_is_left_to_copy() -> None:
+    status = parse_state(_read("primary-recovering.txt"))
+    assert status.sync_action == "recover" and not status.healthy
+    assert status.connected  # the leg is back, as a spare being rebuilt
+    assert status.sync_total_sectors is not None and status.sync_done_sectors is not None
+    assert status.out_of_sync_kib == (status.sync_total_sectors - status.sync_done_sectors) // 2 > 0
+    assert status.words[0] == "Recover"
+
+
+def test_a_running_check_is_not_healthy_but_copies_nothing() -> None:
+    status = parse_state(_read("primary-checking.txt"))
+    assert status.sync_action == "check" and status.out_of_sync_kib == 0
+    assert any("check" in p for p in status.problems())
+
+
+def test_an_asynchronous_array_shows_its_write_behind() -> None:
+    status = parse_state(_read("primary-async-clean.txt"))
+    assert status.healthy and status.write_behind == 256
+    leg = status.remote_leg
+    assert leg is not None and "write_mostly" in leg.states and leg.in_sync
+
+
+def test_output_without_the_probe_s_lines_is_refused() -> None:
+    with pytest.raises(MdNbdOutputError, match="no array line"):
+        parse_state("bash: mdadm: command not found\n")
+    with pytest.raises(MdNbdOutputError, match="not a number"):
+        parse_state("array=/dev/md127\ndegraded=x\n")
+
+
+@given(done=st.integers(0, 2**40), extra=st.integers(0, 2**40))
+def test_what_is_left_never_goes_negative(done: int, extra: int) -> None:
+    total = done + extra
+    text = f"array=/dev/md1\nsync_action=recover\nsync_completed={done} / {total}\n"
+    assert parse_state(text).out_of_sync_kib == extra // 2
+
+
+def test_the_watcher_judges_every_sample_and_its_own_end() -> None:
+    watch = MdNbdWatch.plan("a1", "mnb", commands.state_script("mnb", 10809), "run1", "cell", max_duration_s=30)
+    clean, degraded = _read("primary-clean.txt"), _read("primary-degraded-nbd-timeout.txt")
+    assert watch.judge(f"mdnbd-watch-alive=1\n--sample--\n{clean}").valid
+    verdict = watch.judge(f"mdnbd-watch-alive=1\n--sample--\n{clean}\n--sample--\n{degraded}")
+    assert not verdict.valid and "nbd0 is faulty" in verdict.reason
+    assert "exited before the window ended" in watch.judge(f"mdnbd-watch-alive=0\n--sample--\n{clean}").reason
+    assert not watch.judge("mdnbd-watch-alive=1\n").valid
+
+
+@given(name=st.text(min_size=1, max_size=40))
+def test_only_plain_array_names_reach_a_shell(name: str) -> None:
+    ok = name[0].isascii() and name[0].isalnum() and all(c.isascii() and (c.isalnum() or c in "_.-") for c in name)
+    if ok and len(name) <= 32:
+        assert commands.array_device(name) == f"/dev/md/{name}"
+    else:
+        with pytest.raises(ConfigError):
+            commands.state_script(name, 10809)
+
+
+def test_builders_refuse_what_is_not_a_device_or_an_address() -> None:
+    with pytest.raises(ConfigError):
+        commands.connect_leg_script("mnb", "/dev/sda", "10.0.0.1", 10809, 5)
+    with pytest.raises(ConfigError):
+        commands.export_script("mnb", "/dev/../etc/passwd", "10.0.0.1", 10809)
+    with pytest.raises(ConfigError):
+        commands.export_script("mnb", "/dev/ubdc", "10.0.0.1; reboot", 10809)
+
+
+def test_md_nbd_has_no_protocol_b() -> None:
+    ends = MdNbdEnds("/dev/ubdd", "/dev/nbd0", "10.0.0.1", "10.0.0.2", 10809)
+    with pytest.raises(ConfigError, match="not protocol 'B'"):
+        MdNbdReplication(object(), "mnb", ends, protocol="B")  # type: ignore[arg-type]
