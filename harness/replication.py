@@ -41,6 +41,7 @@ from harness.drbd.layout import Endpoint, PairEnds
 from harness.drbd.replication import DrbdReplication
 from harness.errors import ConfigError
 from harness.inventory.models import NodeSpec, PairSpec
+from harness.mdnbd.replication import MdNbdEnds, MdNbdReplication
 from harness.remote import CommandResult, Runner
 
 __all__ = [
@@ -291,11 +292,14 @@ def replication_for(
     ``nodes`` (the inventory's) lets the product find the pair's own link among more peers (a
     DRBD 9 resource with a third node) by host name and address as well as by node name.
 
-    DRBD is the only product today; a pair that names another product gets its implementation
-    here, and nothing else changes."""
+    A pair's ``replication`` picks the product: DRBD, or md-nbd (md RAID1 over NBD, SIOS
+    DataKeeper's architecture), which needs ``nodes`` for the replication addresses its
+    export and its NBD client use."""
     if node.name not in (pair.primary, pair.secondary):
         raise ConfigError(f"node {node.name!r} is in no side of the pair of resource {pair.resource!r}")
     peer = pair.secondary if node.name == pair.primary else pair.primary
+    if pair.replication == "md-nbd":
+        return _md_nbd(pair, node, peer, nodes, poll_interval_s)
     return DrbdReplication(
         node,
         pair.resource,
@@ -304,6 +308,18 @@ def replication_for(
         poll_interval_s=poll_interval_s,
         pair=PairEnds(_endpoint(node.name, nodes), _endpoint(peer, nodes)),
     )
+
+
+def _md_nbd(
+    pair: PairSpec, node: Runner, peer: str, nodes: Mapping[str, NodeSpec] | None, poll_interval_s: float
+) -> Replication:
+    def address(name: str) -> str:
+        spec = nodes.get(name) if nodes is not None else None
+        return str(spec.replication.ip) if spec is not None else ""
+
+    assert pair.disk is not None  # the inventory requires it of an md-nbd pair
+    ends = MdNbdEnds(pair.disk, pair.nbd, address(node.name), address(peer), pair.port, pair.nbd_timeout)
+    return MdNbdReplication(node, pair.resource, ends, protocol=pair.protocol, poll_interval_s=poll_interval_s)
 
 
 # -- about a node, whatever pairs it is in -----------------------------------------------------

@@ -9,11 +9,12 @@ does the guard wait, bounded, for it to become so.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from harness.cell.spec import CellSpec, Progress
 from harness.connections import ConnectionPool
-from harness.inventory.models import Inventory, PairSpec
+from harness.inventory.models import Inventory, NodeSpec, PairSpec
 from harness.reboot import boot_id_argv
 from harness.remote import Runner
 from harness.replication import Replication, replication_for
@@ -25,9 +26,12 @@ __all__ = ["HEALTH_POLL_S", "Target", "guard_cell", "pair_replication"]
 HEALTH_POLL_S = 0.5
 
 
-def pair_replication(pool: ConnectionPool, pair: PairSpec, node: str) -> Replication:
-    """The pair's replicated device on ``node``, over the pool's current connection to it."""
-    return replication_for(pair, pool.get(node), poll_interval_s=HEALTH_POLL_S)
+def pair_replication(
+    pool: ConnectionPool, pair: PairSpec, node: str, nodes: Mapping[str, NodeSpec] | None = None
+) -> Replication:
+    """The pair's replicated device on ``node``, over the pool's current connection to it
+    (``nodes``, the inventory's, give the product the pair's replication addresses)."""
+    return replication_for(pair, pool.get(node), poll_interval_s=HEALTH_POLL_S, nodes=nodes)
 
 
 @dataclass(frozen=True)

@@ -181,7 +181,7 @@ class CellRunner:
     # -- what other cells (disk studies, calibration, the failover) share --------------------------
     def replication(self, pair: str, node: str) -> Replication:
         """The pair's replicated device on ``node`` (either side), over the current connection."""
-        return pair_replication(self.pool, self.inventory.pairs[pair], node)
+        return pair_replication(self.pool, self.inventory.pairs[pair], node, self.inventory.nodes)
 
     def facts(self, node_name: str) -> NodeFacts:
         return self.recorder.facts(node_name)

@@ -41,6 +41,8 @@ def render_conf(inv: Inventory, *, disk: str = "/dev/ubda") -> str:
         "}",
     ]
     for _pname, pair in sorted(inv.pairs.items()):
+        if pair.replication != "drbd":
+            continue
         out.append(f"resource {pair.resource} {{")
         out.append(f"  net {{ protocol {pair.protocol}; }}")
         out.append(f"  device {pair.device};")

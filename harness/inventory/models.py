@@ -8,6 +8,7 @@ connection is opened; the remote side re-checks them (defence in depth).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -53,6 +54,8 @@ RESOURCE_PATTERN = r"^[A-Za-z0-9_.+][A-Za-z0-9_.+-]{0,63}$"
 # a device tc can shape) and no leading '-'.
 IFACE_PATTERN = r"^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,14}$"
 DRBD_DEVICE_PATTERN = r"^/dev/drbd[0-9]{1,4}$"
+MD_DEVICE_PATTERN = r"^/dev/md/[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$"
+REPLICATED_DEVICE_PATTERN = r"^(/dev/drbd[0-9]{1,4}|/dev/md/[A-Za-z0-9][A-Za-z0-9_.-]{0,31})$"
 # Raw scratch devices for disk-only studies: plain kernel names only, never aliases that could
 # resolve somewhere else (by-id/by-uuid links are resolved and checked on the node instead).
 SCRATCH_DEVICE_PATTERN = r"^/dev/[a-z][a-z0-9]{1,31}$"
@@ -113,19 +116,41 @@ class NodeSpec(FrozenModel):
 
 
 class PairSpec(FrozenModel):
-    """A DRBD resource between two nodes; the harness writes only to its device on the primary."""
+    """A replicated device between two nodes; the harness writes only to its device on the
+    primary.  ``replication`` names the product: a DRBD resource (the default), or ``md-nbd``,
+    an md RAID1 over a local leg and an NBD device exported by the peer (SIOS DataKeeper's
+    architecture), whose ``resource`` is the array's name and ``port`` the export's."""
 
     primary: Name
     secondary: Name
+    replication: Literal["drbd", "md-nbd"] = "drbd"
     resource: Annotated[StrictStr, Field(pattern=RESOURCE_PATTERN), AfterValidator(_not_all)]
-    device: Annotated[StrictStr, Field(pattern=DRBD_DEVICE_PATTERN)]
+    device: Annotated[StrictStr, Field(pattern=REPLICATED_DEVICE_PATTERN)]
     protocol: Literal["A", "B", "C"] = "C"
-    port: StrictInt = Field(7789, ge=1, le=65535, description="DRBD TCP port of the resource")
+    port: StrictInt = Field(7789, ge=1, le=65535, description="TCP port of the replication (DRBD or the NBD export)")
+    disk: Annotated[StrictStr, Field(pattern=r"^/dev/[A-Za-z0-9/_.-]{1,64}$")] | None = Field(
+        None, description="md-nbd: each node's leg (the same path on both nodes)"
+    )
+    nbd: Annotated[StrictStr, Field(pattern=r"^/dev/nbd[0-9]{1,3}$")] = Field(
+        "/dev/nbd0", description="md-nbd: the primary's NBD device connected to the peer's export"
+    )
+    nbd_timeout: StrictInt = Field(5, ge=1, le=600, description="md-nbd: nbd-client request timeout, seconds")
 
     @model_validator(mode="after")
     def _distinct(self) -> PairSpec:
         if self.primary == self.secondary:
             raise ValueError(f"primary and secondary are the same node {self.primary!r}")
+        if self.replication == "drbd" and not re.match(DRBD_DEVICE_PATTERN, self.device):
+            raise ValueError(f"a DRBD pair's device must be /dev/drbdN, got {self.device!r}")
+        if self.replication == "md-nbd":
+            if self.device != f"/dev/md/{self.resource}":
+                raise ValueError(f"an md-nbd pair's device must be /dev/md/{self.resource}, got {self.device!r}")
+            if self.disk is None:
+                raise ValueError("an md-nbd pair needs `disk`: the leg on each node")
+            if self.protocol == "B":
+                raise ValueError("md-nbd replicates synchronously (protocol C) or asynchronously (A), not B")
+        elif self.disk is not None:
+            raise ValueError("`disk` is for md-nbd pairs; a DRBD resource names its disk in its own configuration")
         return self
 
 

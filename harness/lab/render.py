@@ -13,6 +13,7 @@ from harness.inventory.models import Inventory, LabSpec
 from harness.lab.roots import STAGE0_PATH, node_root
 from harness.lab.topology import GUEST_LABDIR, REPLICATION_IFACE, ROUTER, Guest, LabTopology, lab_spec
 from harness.lab.xstate import XSTATE_SHIM
+from harness.mdnbd.provision import boot_lines as md_nbd_boot_lines
 from harness.units import format_duration, format_rate_bits
 
 __all__ = ["render_boot_script", "router_link_commands", "uml_argv"]
@@ -95,11 +96,16 @@ def render_boot_script(inv: Inventory, topo: LabTopology, guest: Guest) -> str:
     lines.append(
         f"if grep -q labrejoin=1 /proc/cmdline || [ -e {shlex.quote(booted)} ]; then rejoin=1; else rejoin=0; fi"
     )
+    if any(pair.replication == "md-nbd" for pair in inv.pairs.values()):
+        lines.append("modprobe -a nbd raid1")
     for pname, pair in sorted(inv.pairs.items()):
         if guest.name not in (pair.primary, pair.secondary):
             continue
         # both backing disks are fresh all-zero sparse files (see harness.drbd.provision)
-        lines += boot_lines(pair.resource, primary=guest.name == pair.primary)
+        if pair.replication == "md-nbd":
+            lines += md_nbd_boot_lines(inv, pair, guest.name)
+        else:
+            lines += boot_lines(pair.resource, primary=guest.name == pair.primary)
         lines.append(f"# pair {pname}")
     lines += [q(["touch", booted]), "trap - EXIT", "echo ready > /run/lab-ready"]
     return "\n".join(lines) + "\n"

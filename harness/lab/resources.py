@@ -30,21 +30,21 @@ class PairRow:
     connection: str
     disk: str
     role: str
-
-    @property
-    def healthy(self) -> bool:
-        return self.connection == "Connected" and self.disk == "UpToDate/UpToDate" and self.role == "Primary/Secondary"
+    #: the product's own verdict, read on the primary, which must hold the primary role
+    healthy: bool = False
 
 
 def pair_rows(inventory: Inventory, conns: Mapping[str, Runner]) -> list[PairRow]:
     """A row per pair of ``inventory``, read on its primary (a probe that fails reads Unknown)."""
     out: list[PairRow] = []
     for pname, pair in sorted(inventory.pairs.items()):
+        healthy = False
         try:
-            words = replication_for(pair, conns[pair.primary]).state().words
+            status = replication_for(pair, conns[pair.primary], nodes=inventory.nodes).state()
+            words, healthy = status.words, status.healthy and status.role == "Primary"
         except RefusedError:  # not configured on the node (yet)
             words = (UNCONFIGURED, UNCONFIGURED, UNCONFIGURED)
         except HarnessError:
             words = (UNKNOWN, UNKNOWN, UNKNOWN)
-        out.append(PairRow(pair.resource, pname, pair.primary, pair.secondary, *words))
+        out.append(PairRow(pair.resource, pname, pair.primary, pair.secondary, *words, healthy=healthy))
     return out

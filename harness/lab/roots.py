@@ -62,7 +62,8 @@ __all__ = [
 #: Every package a lab node runs something of: sshd (the harness's transport), sudo (posing
 #: inventories log in as a non-root operator), fio, drbd-utils (drbdadm-84 drives the UML
 #: kernel's DRBD 8.4), iproute2 (ip, tc), kmod (modprobe), mdadm, xfsprogs and e2fsprogs (disk
-#: studies, and bonnie++, their second engine), iputils-ping (RTT), iperf3 (path rate), procps
+#: studies, and bonnie++, their second engine; with nbd-client and nbd-server, the md-nbd
+#: pairs), iputils-ping (RTT), iperf3 (path rate), procps
 #: (pkill) and util-linux (setsid, wipefs, findmnt, blockdev).  No python3: nothing the
 #: harness runs in a guest needs it.
 NODE_PACKAGES: Final = (
@@ -75,6 +76,8 @@ NODE_PACKAGES: Final = (
     "iputils-ping",
     "kmod",
     "mdadm",
+    "nbd-client",
+    "nbd-server",
     "openssh-server",
     "procps",
     "sudo",

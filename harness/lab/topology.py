@@ -155,6 +155,17 @@ def build_topology(inv: Inventory) -> LabTopology:
         for dev in node.scratch_devices:
             if dev not in extra:
                 problems.append(f"node {name!r}: scratch device {dev} does not exist in the lab (it has {list(extra)})")
+    # an md-nbd pair's legs: one more disk on every node, after the scratch disks
+    md_leg = f"/dev/ubd{chr(ord('b') + spec.extra_disks)}"
+    md_nodes: list[str] = []
+    for pname, pair in sorted(inv.pairs.items()):
+        if pair.replication != "md-nbd":
+            continue
+        if pair.disk != md_leg:
+            problems.append(f"pair {pname!r}: an md-nbd pair's disk is the lab's leg disk {md_leg}, not {pair.disk}")
+        md_nodes += [pair.primary, pair.secondary]
+    for name in sorted({n for n in md_nodes if md_nodes.count(n) > 1}):
+        problems.append(f"node {name!r}: in more than one md-nbd pair (the lab gives each node one leg)")
     for name in sorted(set(spec.nodes) - set(inv.nodes)):
         problems.append(f"lab.nodes.{name}: no node {name!r} in `nodes:`")
     if len(set(az_subnets.values())) != len(az_subnets):
@@ -177,7 +188,7 @@ def build_topology(inv: Inventory) -> LabTopology:
     bridges += [Bridge(az_bridge[az], f"AZ {az} (replication)", None) for az in azs]
 
     guests: list[Guest] = []
-    disks_per_node = 1 + spec.extra_disks
+    disks_per_node = 1 + spec.extra_disks + (1 if md_nodes else 0)
     for gi, (name, node) in enumerate(sorted(inv.nodes.items())):
         net = az_subnets[node.az]
         nics = (

@@ -97,6 +97,7 @@ class Verdict:
 class MdNbdFindings:
     resources: Mapping[str, Sequence[str]]
     managers: Sequence[str] = field(default_factory=list)
+    notes: Sequence[str] = field(default_factory=list)
 
     def risks(self) -> list[str]:
         return [*self.managers, *(r for risks in self.resources.values() for r in risks)]

@@ -1,0 +1,64 @@
+"""md-nbd pairs for the embedded lab: the boot lines that build them on blank disks.
+
+Nothing here is ever run against a real cluster.  The lab's legs are fresh all-zero sparse
+files, so the primary may create the array with ``--assume-clean`` (both legs already hold the
+same zeros), as DRBD's lab resources skip their initial sync.  A guest that comes back after a
+crash (``$rejoin``) only exports its leg: it returns as the secondary, as a DataKeeper node
+does, and the harness's failover connects the new primary to it.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from harness.inventory.models import Inventory, PairSpec
+from harness.mdnbd import commands
+
+__all__ = ["boot_lines", "create_argv"]
+
+#: write-behind of an asynchronous (protocol A) lab pair: outstanding writes to the NBD leg
+WRITE_BEHIND = 256
+
+
+def create_argv(pair: PairSpec) -> list[str]:
+    """``mdadm --create`` of the pair's RAID1: the local leg first, the NBD leg second."""
+    assert pair.disk is not None
+    remote = ["--write-mostly", f"--write-behind={WRITE_BEHIND}"] if pair.protocol == "A" else []
+    return [
+        "mdadm",
+        "--create",
+        commands.array_device(pair.resource),
+        "--run",
+        "--quiet",
+        "--level=1",
+        "--metadata=1.2",
+        "--raid-devices=2",
+        "--bitmap=internal",
+        "--assume-clean",
+        pair.disk,
+        *remote,
+        commands.check_nbd_device(pair.nbd),
+    ]
+
+
+def boot_lines(inv: Inventory, pair: PairSpec, node: str) -> list[str]:
+    """Shell lines for ``node``'s boot script (the secondary exports, the primary connects)."""
+    assert pair.disk is not None
+    me = str(inv.nodes[node].replication.ip)
+    export = commands.export_script(pair.resource, pair.disk, me, pair.port)
+    if node == pair.secondary:
+        return [f"( {export} )"]
+    peer = str(inv.nodes[pair.secondary].replication.ip)
+    nbd = shlex.quote(commands.check_nbd_device(pair.nbd))
+    connect = (
+        f"nbd-client {shlex.quote(peer)} {pair.port} {nbd} -N {shlex.quote(pair.resource)} "
+        f"-t {pair.nbd_timeout} >/dev/null 2>&1"
+    )
+    return [
+        f'if [ "$rejoin" = 1 ]; then ( {export} ); else',
+        # the peer boots at the same time: wait up to 60 s for its export
+        f"for i in $(seq 600); do {connect} && break; sleep 0.1; done",
+        f"nbd-client -c {nbd} >/dev/null",
+        shlex.join(create_argv(pair)),
+        "fi",
+    ]
