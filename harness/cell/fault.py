@@ -145,6 +145,7 @@ class Faults:
                 profile=spec.impairment,
                 hold_s=hold,
                 role=role,  # type: ignore[arg-type]
+                port=pair.shaped_port(),
                 # the undo is registered before the node is touched (CLEAN-1)
                 on_planned=functools.partial(self._register_clear, undo, node),
             )

@@ -137,7 +137,7 @@ class _Cut:
             node, iface, peer_ip, role = side
             impairer.apply(
                 node, iface=iface, peer_ip=peer_ip, profile=PARTITION, hold_s=self.hold_s, role=role,
-                on_planned=lambda planned: self._planned(undo, node, planned),
+                on_planned=lambda planned: self._planned(undo, node, planned), port=self.pair.shaped_port(),
             )  # fmt: skip
 
         with ThreadPoolExecutor(max_workers=2) as pool:

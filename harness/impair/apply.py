@@ -66,6 +66,8 @@ class AppliedImpairment:
     token: str
     deadline_epoch: float
     readback: str
+    #: the resource's TCP port the fault is limited to; None: the whole path to the peer
+    port: int | None = None
 
 
 def deadman_script(fault_file: str, pid_file: str, undo: list[list[str]], hold_s: float) -> str:
@@ -125,8 +127,11 @@ class Impairer:
         hold_s: float,
         role: Literal["primary", "secondary"],
         on_planned: Callable[[AppliedImpairment], None] | None = None,
+        port: int | None = None,
     ) -> AppliedImpairment | None:
-        """Impair ``node``'s egress towards ``peer_ip`` if the profile applies to ``role``.
+        """Impair ``node``'s egress towards ``peer_ip`` if the profile applies to ``role``:
+        only the resource's TCP ``port`` (either direction) and ICMP, or with ``port=None``
+        everything to the peer (:mod:`harness.impair.steering`).
 
         ``on_planned`` is called with the fault's identity *before* anything is changed on the
         node, so the caller can register the undo first: a Ctrl-C or SIGTERM landing in the
@@ -159,6 +164,7 @@ class Impairer:
             "node": node.name,
             "iface": iface,
             "peer_ip": peer_ip,
+            "port": port,
             "profile": profile.as_metadata(),
             "token": token,
             "deadline_epoch": round(deadline, 1),
@@ -166,9 +172,10 @@ class Impairer:
         }
         self.ledger.record("impair-intent", record)
         if on_planned is not None:
-            on_planned(AppliedImpairment(node.name, iface, peer_ip, profile, token, deadline, ""))
+            on_planned(AppliedImpairment(node.name, iface, peer_ip, profile, token, deadline, "", port))
         apply_sh = " && ".join(
-            shlex.join(cmd) for cmd in apply_commands(profile, iface, peer_ip, link_rate_bits=self.link_rate_bits)
+            shlex.join(cmd)
+            for cmd in apply_commands(profile, iface, peer_ip, link_rate_bits=self.link_rate_bits, port=port)
         )
         undo_sh = "; ".join(shlex.join(cmd) for cmd in undo)
         script = (
@@ -182,16 +189,16 @@ class Impairer:
         except Exception:
             self.ledger.record("impair-failed", {"node": node.name, "token": token})
             raise
-        applied = AppliedImpairment(node.name, iface, peer_ip, profile, token, deadline, "")
+        applied = AppliedImpairment(node.name, iface, peer_ip, profile, token, deadline, "", port)
         self.ledger.record("impair-applied", {"node": node.name, "token": token})
         qtext, ftext = self._read(node, iface)
         problems = verify_applied(
-            profile, parse_qdiscs(qtext), parse_filters(ftext), peer_ip, link_rate_bits=self.link_rate_bits
+            profile, parse_qdiscs(qtext), parse_filters(ftext), peer_ip, link_rate_bits=self.link_rate_bits, port=port
         )
         if problems:
             self.clear(node, applied)
             raise ImpairmentMismatch(f"{node.name}: impairment read back differs: " + "; ".join(problems))
-        return AppliedImpairment(node.name, iface, peer_ip, profile, token, deadline, qtext)
+        return AppliedImpairment(node.name, iface, peer_ip, profile, token, deadline, qtext, port)
 
     def clear(self, node: Runner, applied: AppliedImpairment) -> None:
         """Remove the fault and disarm its switch; verify the interface is default again."""

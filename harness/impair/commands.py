@@ -9,7 +9,8 @@ interface::
      └─ 4842:2  band 1
          └─ 4843:  netem delay/jitter/loss, limit sized to the bandwidth-delay product
              └─ 4844:  tbf rate/burst/latency   (only with a rate cap; shape after delay)
-    filter u32 match ip dst <peer>/32 -> 4842:2   (the only way into the impaired band)
+    filter u32 match ip dst <peer>/32 + tcp port -> 4842:2   (the only way into the impaired band;
+                                                              harness.impair.steering)
 
 Why this shape:
 
@@ -23,8 +24,10 @@ Why this shape:
   unclassified traffic over every band by TOS/priority, which would push some of it (SSH,
   other DRBD resources, corosync) through netem.  With all zeros, only the u32 filter can
   put a packet into band 1.
-* **u32 on the peer's IP**, not the DRBD port: either node may have opened the DRBD sockets,
-  so the port can be the source on this side (ecosystem.md §2.3).  IPv4 only (``protocol ip``).
+* **u32 on the peer's IP and the resource's port**, one rule with the port as destination and
+  one as source: either node may have opened the DRBD sockets, so the port can be the source
+  on this side (ecosystem.md §2.3); another resource to the same peer is left alone (row 17).
+  The whole path to the peer only when asked (``port=None``).  IPv4 only (``protocol ip``).
 * **``add``, never ``replace``**: ``tc qdisc add ... root`` replaces only the kernel's default
   root (handle ``0:``); over anything else it fails (``NLM_F_REPLACE needed to override``,
   or ``Exclusivity flag on`` if a stale harness root is present) -- fail closed (pumba
@@ -47,6 +50,7 @@ import re
 
 from harness.errors import ConfigError
 from harness.impair.profile import DEFAULT_HZ, DEFAULT_LINK_RATE_BITS, DEFAULT_MTU, NetemProfile
+from harness.impair.steering import steering_rules
 
 __all__ = [
     "IMPAIRED_CLASS",
@@ -200,8 +204,11 @@ def apply_commands(
     mtu: int = DEFAULT_MTU,
     hz: int = DEFAULT_HZ,
     tc: str = "tc",
+    port: int | None = None,
 ) -> list[list[str]]:
-    """argv lists that impair traffic from this node to ``peer_ip`` leaving ``ifname``.
+    """argv lists that impair traffic from this node to ``peer_ip`` leaving ``ifname``: with
+    ``port``, only the resource's TCP port (either direction) and ICMP; without, everything
+    to the peer (:mod:`harness.impair.steering`).
 
     Run them in order with root privileges; stop at the first failure and run
     :func:`teardown_commands`.  ``link_rate_bits`` and ``mtu`` size netem's ``limit``
@@ -228,10 +235,11 @@ def apply_commands(
             [tc, "qdisc", "add", "dev", dev, "parent", TBF_PARENT, "handle", TBF_HANDLE,
              "tbf", "rate", f"{round(profile.rate_bits)}bit", "burst", str(burst), "latency", _us(latency)]
         )  # fmt: skip
-    commands.append(
-        [tc, "filter", "add", "dev", dev, "parent", ROOT_HANDLE, "protocol", "ip", "prio", str(FILTER_PREF),
-         "u32", "match", "ip", "dst", f"{peer}/32", "flowid", IMPAIRED_CLASS]
-    )  # fmt: skip
+    for rule in steering_rules(peer, port):
+        commands.append(
+            [tc, "filter", "add", "dev", dev, "parent", ROOT_HANDLE, "protocol", "ip", "prio", str(FILTER_PREF),
+             "u32", *rule.match, "flowid", IMPAIRED_CLASS]
+        )  # fmt: skip
     return commands
 
 

@@ -24,9 +24,10 @@ from harness.impair.commands import (
     TBF_PARENT,
     validate_peer_ip,
 )
-from harness.impair.filters import Filter, U32Key
+from harness.impair.filters import Filter
 from harness.impair.profile import DEFAULT_HZ, DEFAULT_LINK_RATE_BITS, DEFAULT_MTU, NetemProfile
 from harness.impair.qdiscs import PSCHED_TICKS_PER_US, NetemOptions, Qdisc, TbfOptions
+from harness.impair.steering import SteerRule, steering_rules
 from harness.impair.tcjson import TcParseError, parse_tc_id
 from harness.units import format_duration, format_rate_bits
 
@@ -180,16 +181,17 @@ def verify_applied(
     link_rate_bits: float = DEFAULT_LINK_RATE_BITS,
     mtu: int = DEFAULT_MTU,
     hz: int = DEFAULT_HZ,
+    port: int | None = None,
 ) -> list[str]:
     """Compare a read-back with the impairment :func:`~harness.impair.commands.apply_commands`
-    builds for ``expected`` toward ``peer_ip`` (same ``link_rate_bits``/``mtu``/``hz``).
+    builds for ``expected`` toward ``peer_ip`` (same ``link_rate_bits``/``mtu``/``hz``/``port``).
 
     Returns one human-readable line per mismatch; an empty list means exactly the intended
     tree is in effect: harness prio root with the all-zero priomap, netem with the expected
     limit/delay/jitter/loss and nothing else, tbf with the expected rate/burst/latency (or
-    none without a rate), no other qdisc in the tree, and a single u32 rule sending exactly
-    ``<peer>/32`` to the impaired band.  The jitter distribution cannot be checked (tc
-    never prints it).  Unreadable options are reported as mismatches, not raised.
+    none without a rate), no other qdisc in the tree, and exactly the u32 rules of
+    :func:`~harness.impair.steering.steering_rules` sending to the impaired band.  The jitter
+    distribution cannot be checked (tc never prints it).  Unreadable options are reported as mismatches, not raised.
     """
     peer = validate_peer_ip(peer_ip)
     state, why = _classify(qdiscs, allow_mq=True)
@@ -239,34 +241,32 @@ def verify_applied(
                 _check_tbf(problems, tbf_q.tbf(), expected, hz, mtu)
             except TcParseError as exc:
                 problems.append(f"tbf options unreadable: {exc}")
-    problems.extend(_check_filters(filters, peer, impaired_class))
+    problems.extend(_check_filters(filters, steering_rules(peer, port), impaired_class))
     return problems
 
 
-def _check_filters(filters: Iterable[Filter], peer: ipaddress.IPv4Address, impaired_class: int) -> list[str]:
+def _check_filters(filters: Iterable[Filter], wanted: list[SteerRule], impaired_class: int) -> list[str]:
     rules = [f for f in filters if f.is_rule]
-    want = U32Key(int(peer), 0xFFFFFFFF, 16)
     if not rules:
-        return [f"filter: no rule steers {peer}/32 to {IMPAIRED_CLASS}; nothing is impaired"]
+        return [f"filter: no rule steers {wanted[0].what} to {IMPAIRED_CLASS}; nothing is impaired"]
     problems = []
-    if len(rules) > 1:
-        problems.append(
-            f"filter: expected exactly one rule, found {len(rules)} ({'; '.join(r.label() for r in rules)})"
-        )
+    missing = list(wanted)
     for rule in rules:
         keys = ", ".join(k.describe() for k in rule.keys) or "no keys"
-        if (
-            rule.kind != "u32"
-            or rule.protocol != "ip"
-            or rule.flowid != impaired_class
-            or rule.keys != (want,)
-            or rule.extras
-        ):
+        match = next((w for w in missing if frozenset(rule.keys) == w.keys and len(rule.keys) == len(w.keys)), None)
+        if match is None or rule.kind != "u32" or rule.protocol != "ip" or rule.flowid != impaired_class or rule.extras:
             problems.append(
-                f"filter: expected u32 protocol ip match {want.describe()} (ip dst {peer}/32) flowid "
-                f"{IMPAIRED_CLASS}, found {rule.label()} protocol {rule.protocol or '-'} match {keys}"
+                f"filter: unexpected {rule.label()} protocol {rule.protocol or '-'} match {keys}"
                 + (f" with {', '.join(rule.extras)}" if rule.extras else "")
+                + f"; expected u32 protocol ip flowid {IMPAIRED_CLASS} for: {'; '.join(w.what for w in wanted)}"
             )
+        else:
+            missing.remove(match)
+    # an unexpected rule's line already names every rule wanted
+    problems.extend(
+        f"filter: no rule steers {w.what} ({', '.join(sorted(k.describe() for k in w.keys))}) to {IMPAIRED_CLASS}"
+        for w in (missing if not problems else [])
+    )
     return problems
 
 

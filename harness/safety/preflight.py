@@ -29,6 +29,8 @@ from harness.safety.clock import CLOCK_PROBE, judge_offset, read_offset
 from harness.safety.device import evaluate_drbd_target, probe_device
 from harness.safety.leftovers import find_leftovers
 from harness.safety.lock import LockOwner, read_lock
+from harness.safety.sharedpath import PROBES as SHARED_PATH_PROBES
+from harness.safety.sharedpath import pair_paths, shared_path_checks
 from harness.toolversions import PROBES, node_version_checks, parse_tool_version
 from harness.trust import shared_host_keys
 
@@ -153,6 +155,7 @@ def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, pairs: Sequenc
         "clock": CLOCK_PROBE,
     }
     commands.update({f"v_{tool}": argv for tool, argv in PROBES.items() if tool not in ("tc", "fio")})
+    commands.update(SHARED_PATH_PROBES)
     if spec.ssh.sudo and spec.ssh.user != "root":
         commands["sudo"] = ["sudo", "-n", "true"]
     for replication in replications:
@@ -240,6 +243,8 @@ def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, pairs: Sequenc
         )
     else:
         out.append(Finding(name, "paths", "ok", "SSH and replication use different addresses"))
+    # row 17: who else talks to the peer over the replication path
+    out += [Finding(name, c, st, d) for c, st, d in shared_path_checks(res, pair_paths(inv, name, pairs))]
     try:
         qdiscs = parse_qdiscs(res["qdisc"].stdout)
         root = classify_root(qdiscs)

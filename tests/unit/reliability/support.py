@@ -123,6 +123,14 @@ def audit_answers(
     }
 
 
+#: `drbdsetup show` recorded on each lab guest (harness.safety.sharedpath.PROBES)
+SHOW_ALL = {
+    "a1": "drbd/84-drbdsetup-show.txt",
+    "a2": "drbd/84-drbdsetup-show-a2.txt",
+    "b1": "drbd/84-drbdsetup-show-b1-multi-az.txt",
+}
+
+
 def lab_node(name: str, *, events: str = "drbd/84-events2-now-primary-connected.txt", **changes: Answer) -> FakeRunner:
     """A lab guest for preflight: recorded versions, qdiscs, DRBD state; clean and unlocked."""
     spec = LAB.nodes[name]
@@ -148,6 +156,9 @@ def lab_node(name: str, *, events: str = "drbd/84-events2-now-primary-connected.
         **device_probe(),
         **audit_answers(),
         "state": Answer(data(events)),
+        # recorded `drbdsetup show` (every resource) on the lab; no corosync.conf on the guests
+        "path_drbd": Answer(data(SHOW_ALL.get(name, SHOW_ALL["a1"]))),
+        "path_corosync": Answer(),
     }
     batch.update(changes)
     return FakeRunner(
