@@ -31,6 +31,7 @@ each product keeps its own records, in its own words.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -41,6 +42,7 @@ from harness.drbd.layout import Endpoint, PairEnds
 from harness.drbd.replication import DrbdReplication
 from harness.errors import ConfigError
 from harness.inventory.models import NodeSpec, PairSpec
+from harness.mdnbd import commands as md_nbd_commands
 from harness.mdnbd.replication import MdNbdEnds, MdNbdReplication
 from harness.remote import CommandResult, Runner
 
@@ -325,9 +327,11 @@ def _md_nbd(
 # -- about a node, whatever pairs it is in -----------------------------------------------------
 def backing_devices_probe() -> list[str]:
     """Read-only command printing, one per line, every device that backs a replicated device on
-    the node, the inventory's or not (a scratch disk must back none).  Its exit status does not
-    matter: a node without the product prints nothing."""
-    return drbd_commands.sh_ll_dev_all_argv()
+    the node, the inventory's or not (a scratch disk must back none): DRBD's backing disks and
+    the legs of the md-nbd exports the node serves (an md array's own members show as its
+    holders).  Its exit status does not matter: a node without a product prints nothing."""
+    drbd = shlex.join(drbd_commands.sh_ll_dev_all_argv())
+    return ["sh", "-c", f"{drbd} 2>/dev/null; {md_nbd_commands.exported_legs_script()}; true"]
 
 
 def read_backing_devices(output: str) -> list[str]:

@@ -28,6 +28,7 @@ __all__ = [
     "demote_script",
     "disconnect_leg_script",
     "export_script",
+    "exported_legs_script",
     "promote_script",
     "state_script",
     "verify_script",
@@ -88,6 +89,11 @@ def state_script(name: str, port: int) -> str:
         "else echo export=stopped; fi; "
         f"echo \"export_peers=$(ss -Htn state established '( sport = :{int(port)} )' 2>/dev/null | wc -l)\""
     )
+
+
+def exported_legs_script() -> str:
+    """Read-only: the disk of every export the harness's configurations name on the node."""
+    return f"sed -n 's/^ *exportname = //p' {EXPORT_DIR}/*.conf 2>/dev/null"
 
 
 def export_script(name: str, disk: str, ip: str, port: int) -> str:

@@ -35,6 +35,9 @@ __all__ = [
 ]
 
 _DRBD = re.compile(r"\A/dev/drbd[0-9]{1,4}\Z")
+_MD_NAME = re.compile(r"\A/dev/md/[A-Za-z0-9][A-Za-z0-9_.-]{0,31}\Z")
+_MD_KERNEL = re.compile(r"\A/dev/md[0-9]{1,4}\Z")
+_PLAIN = re.compile(r"\A/dev/[a-z][a-z0-9]{1,31}\Z")
 
 
 @dataclass(frozen=True)
@@ -75,11 +78,12 @@ def probe_device(
     probes ride along too, unless ``resolved`` gives the ``(device, backing device)`` already
     read from this node in this run (the configuration does not change under a run; drbdadm
     costs ~0.2 s per call on slow nodes)."""
-    if not _DRBD.match(device) and not re.fullmatch(r"/dev/[a-z][a-z0-9]{1,31}", device):
+    if not any(pattern.fullmatch(device) for pattern in (_DRBD, _MD_NAME, _PLAIN)):
         raise RefusedError(f"{node.name}: {device!r} is not a plain device path")
-    kname = device.rsplit("/", 1)[-1]
-    sysdir = f"/sys/class/block/{kname}"
     q = shlex.quote
+    # the kernel's name of the device (an md array's /dev/md/NAME is a link to /dev/mdN)
+    kname = f'$(basename "$(readlink -e -- {q(device)})")'
+    sysdir = f"/sys/class/block/{kname}"
     # Shell builtins and sysfs wherever they answer: each exec costs ~0.1-0.2 s on a UML
     # guest, and this probe runs before every write phase.
     commands: dict[str, Sequence[str] | Shell] = {
@@ -97,7 +101,7 @@ def probe_device(
         "holders": Shell(
             f'for h in {sysdir}/holders/*; do [ -e "$h" ] && echo "${{h##*/}}"; done; [ -d {sysdir}/holders ]'
         ),
-        "parts": Shell(f'for p in {sysdir}/{kname}*; do [ -e "$p" ] && echo "$p"; done; true'),
+        "parts": Shell(f'k={kname}; for p in /sys/class/block/$k/$k*; do [ -e "$p" ] && echo "$p"; done; true'),
         "blkid": ["blkid", "-p", "-o", "export", "--", device],
     }
     identity = replication.identity_probes() if replication is not None and resolved is None else {}
@@ -138,12 +142,19 @@ def evaluate_drbd_target(facts: DeviceFacts, *, expected_device: str, needed_byt
     problems = [f"probe failed ({e})" for e in facts.probe_errors]
     if not facts.is_block:
         problems.append("not a block device")
-    if facts.sh_dev is None:
-        problems.append("drbdadm sh-dev failed: the resource is not configured on this node")
-    elif facts.sh_dev != expected_device:
-        problems.append(f"drbdadm sh-dev says the resource's device is {facts.sh_dev}, not {expected_device}")
-    if facts.realpath != expected_device or not _DRBD.match(facts.realpath):
-        problems.append(f"resolves to {facts.realpath or '?'}, not the DRBD device {expected_device}")
+    if _MD_NAME.match(expected_device):
+        # md-nbd: the product's own answer is the array its name resolves to on the node
+        if facts.sh_dev is None:
+            problems.append(f"no md array {expected_device} is assembled on this node")
+        elif facts.sh_dev != facts.realpath or not _MD_KERNEL.match(facts.realpath):
+            problems.append(f"resolves to {facts.realpath or '?'}, not the md array {facts.sh_dev}")
+    else:
+        if facts.sh_dev is None:
+            problems.append("drbdadm sh-dev failed: the resource is not configured on this node")
+        elif facts.sh_dev != expected_device:
+            problems.append(f"drbdadm sh-dev says the resource's device is {facts.sh_dev}, not {expected_device}")
+        if facts.realpath != expected_device or not _DRBD.match(facts.realpath):
+            problems.append(f"resolves to {facts.realpath or '?'}, not the DRBD device {expected_device}")
     problems += [f"is the resource's backing device {b}" for b in facts.backing if b in (facts.path, facts.realpath)]
     return problems + _common_problems(facts, needed_bytes)
 
