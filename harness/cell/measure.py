@@ -120,6 +120,12 @@ class Measurer:
             finished = True
             result = self.fio.parse(primary, run, rc, out["fio"].stdout)
         except FioFailed as exc:
+            if finished and watch is not None and "events" in out:
+                # beside fio's log tail and the kernel's: what the replication did meanwhile
+                # (row 23), from the watch's capture the exit round trip brought back
+                exc = FioFailed(
+                    f"{exc}; replication events on {primary.name}: {watch.judge(out['events'].stdout).reason}"
+                )
             raise with_replication_state(exc, target.replication) from None
         return Measurement(
             fio=result,

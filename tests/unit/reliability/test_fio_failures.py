@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,11 +18,15 @@ import pytest
 from harness.cell import CellRunner
 from harness.cell.ackverify import verify_written
 from harness.cell.failover import FailoverResult, verify_workload
+from harness.cell.guard import Target
+from harness.cell.measure import Measurer
+from harness.cell.spec import CellSpec
 from harness.connections import ConnectionPool
 from harness.fio.options import VerifySpec
 from harness.fio.report import parse_fio_json
 from harness.fio.runner import KERNEL_MARK, FioFailed, FioRunner, fio_deadline_s
 from harness.fio.spec import WorkloadSpec
+from harness.impair.apply import AppliedImpairment, Impairer
 from harness.inventory import Inventory
 from harness.ledger import Ledger
 from harness.samples import SampleStore
@@ -30,9 +35,13 @@ from tests.doubles import (
     Answer,
     FakeRunner,
     data,
+    recorded_replication,
 )
 from tests.unit.reliability.support import (
+    PEER,
+    QDISC_T,
     RUN_ID,
+    tc_node,
 )
 
 
@@ -160,3 +169,53 @@ def test_case_33_clean_verify_passes(tmp_path: Path) -> None:
         0,
     )
     assert notes == []
+
+
+@pytest.mark.reliability_row(23)
+def test_case_23_a_failed_fio_names_the_replication_events_and_the_cell_still_cleans_up(tmp_path: Path) -> None:
+    """The cell's own steps (an impairment whose undo is registered first, then the measurement)
+    over a node replaying recorded outputs: fio fails with ENOSPC while DRBD disconnects."""
+    ledger = Ledger(tmp_path / "ledger.ndjson", RUN_ID)
+    # the path's qdiscs: default before the fault, the harness's after it, default after the undo
+    a1 = tc_node(
+        ["lab/default-root.json", "lab/harness-t-qdisc.json", "lab/default-root.json"],
+        ["filter-recorded-empty.json", "lab/harness-t-filter.json"],
+    )
+    a1.batch.update(
+        {
+            "rc": Answer("1\n"),
+            "now": Answer(),
+            "fio": Answer(data("fio/fio-3.33-error-devfull.json")),
+            "times": Answer(),
+            # the watch's capture as its stop script prints it: alive, then the recorded stream
+            "events": Answer("harness-watch alive=1\n" + data("drbd/84-events2-stream-primary-disconnect-resync.txt")),
+            "bw": Answer(),
+        }
+    )
+    pair = LAB.pairs["single-az"]
+    target = Target(pair, a1, FakeRunner("a2"), recorded_replication(a1), PEER, "boot")
+    spec = CellSpec("c", "single-az", WorkloadSpec(name="w", rw="randwrite", size=1 << 20, runtime_s=5))
+    impairer = Impairer(RUN_ID, ledger)
+    measurer = Measurer(FioRunner(RUN_ID, ledger), RUN_ID, deadman_grace_s=30, progress=lambda _m: None)
+    log = f"/run/harness/{RUN_ID}/fio-{spec.id}.log"
+    _tail_answers(a1, log, DEVFULL_STDERR + "\n")
+    with pytest.raises(FioFailed) as info, ExitStack() as undo:
+
+        def register_clear(fault: AppliedImpairment) -> None:  # as Faults does: before the change
+            undo.callback(impairer.clear, a1, fault)
+
+        impairer.apply(
+            a1, iface="vec1", peer_ip=PEER, profile=QDISC_T, hold_s=60, role="primary", on_planned=register_clear
+        )
+        measurer.measure(spec, target, undo, None)
+    message = str(info.value)
+    # fio's words, the kernel's and the replication's, in one message
+    assert DEVFULL_STDERR in message and "kernel log: " in message
+    assert "replication events on a1: DRBD state changed during the run: " in message
+    assert "StandAlone" in message or "Disconnecting" in message
+    # and the undo ran after the failure: the fault was removed and verified gone
+    events = [e["event"] for e in ledger.entries()]
+    assert events.index("fio-exit") < events.index("impair-cleared")
+    assert [e["problems"] for e in ledger.entries() if e["event"] == "impair-cleared"] == [[]]
+    tail = next(i for i, c in enumerate(a1.calls) if c.startswith(f"tail -n 8 {log}"))
+    assert any("tc qdisc del dev vec1 root handle 4842:" in c for c in a1.calls[tail:])
