@@ -24,6 +24,7 @@ from typing import Any
 
 from harness.bounds import BoundResult
 from harness.cell.fault import Faults
+from harness.cell.features import read_missing, refuse_missing
 from harness.cell.guard import guard_cell, pair_replication
 from harness.cell.judge import judge
 from harness.cell.measure import Measurer
@@ -119,6 +120,7 @@ class CellRunner:
         if spec.pair not in self.inventory.pairs:
             raise ConfigError(f"unknown pair {spec.pair!r} (inventory has {sorted(self.inventory.pairs)})")
         pair = self.inventory.pairs[spec.pair]
+        self.check_features(spec)
         with self.slots.hold(spec, [pair.primary, pair.secondary]):
             start = time.monotonic()  # after the locks: waiting for another cell is not overhead
             # phase boundaries no other ledger event marks, for `harness bench overhead`
@@ -177,6 +179,12 @@ class CellRunner:
             },
         )
         return result
+
+    def check_features(self, spec: CellSpec) -> None:
+        """Row 13: a cell needing a feature the run's preflight found missing on a node of its
+        pair raises :class:`~harness.cell.features.FeatureMissing`, before any change."""
+        pair = self.inventory.pairs[spec.pair]
+        refuse_missing(spec, (pair.primary, pair.secondary), read_missing(self.run_dir))
 
     # -- what other cells (disk studies, calibration, the failover) share --------------------------
     def replication(self, pair: str, node: str) -> Replication:

@@ -19,6 +19,7 @@ import pytest
 from harness.argtypes import number
 from harness.bounds import BoundResult
 from harness.cell import CellContext, CellResult, CellSpec
+from harness.cell.features import FeatureMissing
 from harness.disk.cell import DiskCellResult, DiskCellRunner, DiskCellSpec
 from harness.errors import HarnessError
 from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S
@@ -312,6 +313,10 @@ def measure(
 
     def _measure(spec: CellSpec, extra_checks: Callable[[CellContext], list[BoundResult]] | None = None) -> CellResult:
         spec = dataclasses.replace(spec, repeat=harness_repeat)
+        try:  # row 13: a cell needing what a node lacks is skipped, before any change; the rest goes on
+            harness_session.runner.check_features(spec)
+        except FeatureMissing as exc:
+            pytest.skip(str(exc))
         predictor = harness_session.predictor
         predictor.before(spec)
         result = harness_session.runner.run(

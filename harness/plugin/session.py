@@ -21,6 +21,7 @@ from filelock import FileLock
 
 from harness.cell import CellRunner
 from harness.cell.failover import FailoverParts, InventoryProtocol
+from harness.cell.features import from_findings, write_missing
 from harness.clockskew import NodeClock, offsets_record
 from harness.connections import ConnectionPool
 from harness.errors import ConfigError, RefusedError
@@ -198,6 +199,8 @@ class HarnessSession:
         self.run.ensure().preflight_txt.write_text(report.render() + "\n")
         if not report.ok:
             raise PreflightBlocked(report.render())
+        # row 13: what a node lacks refuses only the cells that need it, in every worker
+        write_missing(self.run.path, from_findings((f.node, f.check, f.status, f.detail) for f in report.findings))
         names = self.run_nodes()
         self._lock = ClusterLock(local_owner(self.run_id, str(self.inventory_path)))
         self._lock.acquire([self.pool.get(n) for n in names])

@@ -201,7 +201,7 @@ def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, pairs: Sequenc
             name,
             "tbf",
             "ok" if tbf_ok else "warn",
-            "sch_tbf available" if tbf_ok else "sch_tbf kernel module not available: cells with a rate cap will fail",
+            "sch_tbf available" if tbf_ok else "sch_tbf kernel module not available: cells with a rate cap are skipped",
         )
     )
     addresses = {

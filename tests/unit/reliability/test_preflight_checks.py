@@ -75,7 +75,7 @@ def test_case_13_no_tbf_is_a_warning_naming_the_cells_it_stops() -> None:
     a1 = lab_node("a1", tbf=Answer(rc=1, stderr="modinfo: ERROR: Module sch_tbf not found."))
     report = preflight({"a1": a1, "a2": lab_node("a2")})
     found = finding(report, "a1", "tbf")
-    assert found.status == "warn" and "cells with a rate cap will fail" in found.detail
+    assert found.status == "warn" and "cells with a rate cap are skipped" in found.detail
     assert found not in report.blockers
     assert finding(report, "a2", "tbf").status == "ok"
 
