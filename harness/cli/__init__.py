@@ -165,7 +165,7 @@ def _preflight(args: argparse.Namespace) -> int:
     inventory = load_inventory(Path(args.inventory))
     pool = ConnectionPool(inventory)
     try:
-        report = run_preflight(inventory, pool, disruptive=args.disruptive)
+        report = run_preflight(inventory, pool, disruptive=args.disruptive, clean_leftovers=args.clean_leftovers)
     finally:
         pool.close_all()
     print(report.render())
@@ -300,6 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="check for crash/link-cut scenarios: risky DRBD or cluster configuration blocks instead of warning",
     )
+    pre.add_argument("--clean-leftovers", action="store_true", help="remove a crashed run's leftovers (row 19)")
     clean = add(sub, "cleanup", _cleanup, "remove what a crashed run left on the nodes (faults, fio, watchers)")
     clean.add_argument("--inventory", required=True)
     clean.add_argument(

@@ -165,6 +165,8 @@ class Impairer:
             "iface": iface,
             "peer_ip": peer_ip,
             "port": port,
+            # the interface's root before the fault: a later cleanup checks it is back (row 19)
+            "pre_root": explain_root(qdiscs),
             "profile": profile.as_metadata(),
             "token": token,
             "deadline_epoch": round(deadline, 1),

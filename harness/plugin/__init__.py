@@ -38,6 +38,7 @@ pytest_plugins = [
     "harness.plugin.baseline",
     "harness.plugin.disruptive",
     "harness.plugin.junit",
+    "harness.plugin.leftovers",
     "harness.plugin.metrics",
     "harness.plugin.resultsdb",
     "harness.plugin.splitbrain",

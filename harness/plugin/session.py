@@ -15,6 +15,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from filelock import FileLock
@@ -37,6 +38,9 @@ from harness.safety.clock import measure_offsets
 from harness.safety.disruptive import skip_reason
 from harness.safety.lock import ClusterLock
 from harness.samples import SampleStore
+
+if TYPE_CHECKING:
+    from harness.safety.preflight import PreflightReport
 
 __all__ = ["SESSION_KEY", "HarnessSession", "PreflightBlocked", "fail_session"]
 
@@ -63,6 +67,8 @@ class HarnessSession:
     allow_disruptive: str | None = None  # --allow-disruptive's value (None: not given)
     recalibrate: bool = False  # --recalibrate: reuse no stored calibration
     calibration_max_age_s: float = DEFAULT_MAX_AGE_S
+    clean_leftovers: bool = False  # --clean-leftovers: preflight removes a crashed run's leftovers
+    preflight_report: PreflightReport | None = None
     started: float = field(default_factory=time.time)
     _runner: CellRunner | None = None
     _predictor: CellPredictor | None = None
@@ -195,7 +201,8 @@ class HarnessSession:
         from harness.safety.preflight import run_preflight
 
         self.ensure_lab()
-        report = run_preflight(self.inventory, self.pool)
+        report = run_preflight(self.inventory, self.pool, clean_leftovers=self.clean_leftovers)
+        self.preflight_report = report  # what it removed goes to JUnit (harness.plugin.leftovers)
         self.run.ensure().preflight_txt.write_text(report.render() + "\n")
         if not report.ok:
             raise PreflightBlocked(report.render())

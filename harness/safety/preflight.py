@@ -27,10 +27,10 @@ from harness.remote import CommandResult, Runner, run_batch
 from harness.replication import ConfigFindings, Replication, replication_for, tool_probe
 from harness.safety.clock import CLOCK_PROBE, judge_offset, read_offset
 from harness.safety.device import evaluate_drbd_target, probe_device
-from harness.safety.leftovers import find_leftovers
 from harness.safety.lock import LockOwner, read_lock
 from harness.safety.sharedpath import PROBES as SHARED_PATH_PROBES
 from harness.safety.sharedpath import pair_paths, shared_path_checks
+from harness.safety.sweep import leftover_check
 from harness.toolversions import PROBES, node_version_checks, parse_tool_version
 from harness.trust import shared_host_keys
 
@@ -131,7 +131,9 @@ def _clock_finding(name: str, result: CommandResult, sent: float, received: floa
         return Finding(name, "clock", "warn", f"cannot read the node's clock: {exc}")
 
 
-def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, pairs: Sequence[str], risky: Status) -> list[Finding]:
+def _node_checks(
+    inv: Inventory, pool: ConnectionPool, name: str, pairs: Sequence[str], risky: Status, *, clean_leftovers: bool
+) -> list[Finding]:
     spec = inv.nodes[name]
     out: list[Finding] = []
     try:
@@ -165,6 +167,9 @@ def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, pairs: Sequenc
     if spec.drbd_node_id is not None:
         for replication in replications:
             commands.update(replication.node_identity_probes())
+    # row 19: a crashed run's leftovers block, or are removed (before the qdiscs are read) and
+    # the pre-state restored with --clean-leftovers
+    leftovers = Finding(name, "leftovers", *leftover_check(node, clean=clean_leftovers))
     sent = time.time()
     res = run_batch(node, commands, timeout=60)
     out.append(_clock_finding(name, res["clock"], sent, time.time()))
@@ -255,18 +260,7 @@ def _node_checks(inv: Inventory, pool: ConnectionPool, name: str, pairs: Sequenc
         tc_found = parse_tool_version("tc", res["tc"].stdout, res["tc"].stderr).describe()
         out.append(Finding(name, "qdisc", "BLOCK", f"cannot read qdiscs on {iface} with tc {tc_found}: {exc}"))
     out += _audit_findings(name, [r.read_audit(res) for r in replications], risky)
-    left = [x for x in find_leftovers(node) if x.kind != "lock"]
-    if left:
-        out.append(
-            Finding(
-                name,
-                "leftovers",
-                "BLOCK",
-                "; ".join(x.describe() for x in left)[:160] + " — run `harness cleanup --inventory FILE`",
-            )
-        )
-    else:
-        out.append(Finding(name, "leftovers", "ok", "none"))
+    out.append(leftovers)
     owner = read_lock(node)
     if owner is None:
         out.append(Finding(name, "lock", "ok", "free"))
@@ -314,15 +308,19 @@ def run_preflight(
     needed_bytes: int = 1,
     pairs: Sequence[str] | None = None,
     disruptive: bool = False,
+    clean_leftovers: bool = False,
 ) -> PreflightReport:
-    """All checks, nodes in parallel.  Read-only: runs nothing that changes a node.
+    """All checks, nodes in parallel.  Read-only: runs nothing that changes a node, unless
+    ``clean_leftovers`` asks it to remove a crashed run's leftovers (and warn that it did).
 
     ``disruptive``: the run will crash nodes or cut links, so risky configuration blocks."""
     selected = list(pairs or inv.pairs)
     names = sorted({n for p in selected for n in (inv.pairs[p].primary, inv.pairs[p].secondary)})
     risky: Status = "BLOCK" if disruptive else "warn"
     with ThreadPoolExecutor(max_workers=max(1, len(names))) as pool_exec:
-        per_node = list(pool_exec.map(lambda n: _node_checks(inv, pool, n, selected, risky), names))
+        per_node = list(
+            pool_exec.map(lambda n: _node_checks(inv, pool, n, selected, risky, clean_leftovers=clean_leftovers), names)
+        )
     findings = [f for group in per_node for f in group]
     # connections are made against the pinned keys (RejectPolicy), so a key two nodes pin is
     # a key two "nodes" present: one machine the inventory names twice

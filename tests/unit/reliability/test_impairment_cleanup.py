@@ -68,7 +68,8 @@ def test_case_19_leftovers_are_reported_and_removed_only_when_owned() -> None:
     a1.scripts[0] = ("/faults/*.json", Answer(LISTING))
     report = preflight({"a1": a1, "a2": lab_node("a2")})
     left = finding(report, "a1", "leftovers")
-    assert left.status == "BLOCK" and left.detail.endswith("run `harness cleanup --inventory FILE`")
+    assert left.status == "BLOCK"
+    assert left.detail.endswith("run `harness cleanup --inventory FILE`, or preflight with --clean-leftovers")
     assert left.detail.startswith(f"a1: fault (run {OTHER_RUN_ID}): /run/harness/{OTHER_RUN_ID}/faults/")
     items = parse_listing("a1", LISTING)
     node = FakeRunner("a1", scripts=[("", Answer())])
