@@ -8,10 +8,12 @@ from harness.connections import ConnectionPool
 from harness.drbd.provision import Protocol, set_protocol
 from harness.inventory.models import PairSpec
 from harness.lab.lifecycle import Lab
+from harness.mdnbd.commands import write_mode_script
 
 __all__ = ["LabCrasher", "LabProtocols"]
 
 PROTOCOLS: tuple[Protocol, ...] = ("A", "B", "C")
+MD_NBD_PROTOCOLS: tuple[Protocol, ...] = ("A", "C")
 
 
 class LabCrasher:
@@ -42,8 +44,16 @@ class LabProtocols:
         self.pair = pair
 
     def refusal(self, protocol: str) -> str | None:
+        if self.pair.replication == "md-nbd" and protocol not in MD_NBD_PROTOCOLS:
+            return f"md-nbd replicates synchronously (C) or asynchronously (A), it has no protocol {protocol!r}"
         return None if protocol in PROTOCOLS else f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}"
 
     def set(self, protocol: str) -> None:
         chosen = next(p for p in PROTOCOLS if p == protocol)
+        if self.pair.replication == "md-nbd":
+            # the array runs on whichever node holds the primary role now
+            script = write_mode_script(self.pair.resource, self.pair.nbd, asynchronous=chosen == "A")
+            for node in (self.pair.primary, self.pair.secondary):
+                self.pool.get(node).run_script(f"[ -e /dev/md/{self.pair.resource} ] || exit 0; {script}", timeout=30)
+            return
         set_protocol([self.pool.get(self.pair.primary), self.pool.get(self.pair.secondary)], self.pair.resource, chosen)

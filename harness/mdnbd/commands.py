@@ -27,11 +27,14 @@ __all__ = [
     "connect_leg_script",
     "demote_script",
     "disconnect_leg_script",
+    "end_verify_script",
     "export_script",
     "exported_legs_script",
+    "keeper_script",
     "promote_script",
     "state_script",
     "verify_script",
+    "write_mode_script",
 ]
 
 MD_DEVICE_PATTERN: Final = r"^/dev/md/[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$"
@@ -72,13 +75,36 @@ def _paths(name: str) -> tuple[str, str]:
     return f"{base}.conf", f"{base}.pid"
 
 
-def state_script(name: str, port: int) -> str:
-    """Read-only: the array (if assembled here) from sysfs, and this node's export of its leg."""
+def _standalone(name: str) -> str:
+    return f"{EXPORT_DIR}/{check_array_name(name)}.standalone"
+
+
+def _check_ip(ip: str, what: str) -> str:
+    if not _IP.match(ip):
+        raise ConfigError(f"{what} {ip!r} is not an IP address")
+    return ip
+
+
+def state_script(name: str, port: int, peer_ip: str | None = None) -> str:
+    """Read-only: the array (if assembled here) from sysfs, and this node's export of its leg.
+
+    With ``peer_ip``, a node that only exports also says whether the peer answers a ping: a
+    primary that died holds its TCP connection to the export open (nothing tells the
+    secondary), so the socket alone cannot say the peer is gone."""
     md = shlex.quote(array_device(name))
     _conf, pid = _paths(name)
+    peer = ""
+    if peer_ip:
+        ip = shlex.quote(_check_ip(peer_ip, "peer address"))
+        peer = (
+            f'case "$running" in 1) ;; *) if ping -c 1 -W 1 -q {ip} >/dev/null 2>&1; '
+            "then echo peer=up; else echo peer=down; fi;; esac; "
+        )
     return (
-        f"md=$(readlink -e {md} 2>/dev/null); "
+        f"md=$(readlink -e {md} 2>/dev/null); running=0; "
+        f"if [ -e {_standalone(name)} ]; then echo standalone=1; fi; "
         'if [ -n "$md" ] && [ -d "/sys/block/${md##*/}/md" ]; then b="/sys/block/${md##*/}/md"; echo "array=$md"; '
+        'case "$(cat "$b/array_state" 2>/dev/null)" in clear|inactive|"") ;; *) running=1;; esac; '
         "for f in level raid_disks array_state degraded sync_action sync_completed mismatch_cnt; do "
         'echo "$f=$(cat "$b/$f" 2>/dev/null)"; done; '
         'for d in "$b"/dev-*; do [ -e "$d/state" ] || continue; '
@@ -87,7 +113,8 @@ def state_script(name: str, port: int) -> str:
         "else echo array=absent; fi; "
         f'if [ -s {pid} ] && kill -0 "$(cat {pid})" 2>/dev/null; then echo export=running; '
         "else echo export=stopped; fi; "
-        f"echo \"export_peers=$(ss -Htn state established '( sport = :{int(port)} )' 2>/dev/null | wc -l)\""
+        f"echo \"export_peers=$(ss -Htn state established '( sport = :{int(port)} )' 2>/dev/null | wc -l)\"; "
+        f"{peer}true"
     )
 
 
@@ -114,10 +141,12 @@ def export_script(name: str, disk: str, ip: str, port: int) -> str:
 
 def _stop_export(name: str) -> str:
     _conf, pid = _paths(name)
-    # the listener, then the per-client children it forked (they hold the leg open)
+    # the per-client children the listener forked (they hold the leg open), then the listener;
+    # wait until the leg is closed, or the assemble that follows finds it busy
     return (
-        f'if [ -s {pid} ]; then p=$(cat {pid}); kill "$p" 2>/dev/null; pkill -TERM -P "$p" 2>/dev/null; fi; '
-        f"pkill -f 'nbd-server -C {_paths(name)[0]}' 2>/dev/null; rm -f {pid}; true"
+        f'if [ -s {pid} ]; then p=$(cat {pid}); pkill -TERM -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; '
+        'i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done; '
+        f"fi; rm -f {pid}; true"
     )
 
 
@@ -128,7 +157,7 @@ def connect_leg_script(name: str, nbd: str, peer_ip: str, port: int, timeout_s: 
     if not _IP.match(peer_ip):
         raise ConfigError(f"peer address {peer_ip!r} is not an IP address")
     return (
-        f"modprobe nbd 2>/dev/null; "
+        f"rm -f {_standalone(name)}; modprobe nbd 2>/dev/null; "
         f"if ! nbd-client -c {dev} >/dev/null 2>&1; then "
         f"nbd-client {shlex.quote(peer_ip)} {int(port)} {dev} -N {shlex.quote(name)} "
         f"-t {int(timeout_s)} >/dev/null; fi; "
@@ -140,6 +169,7 @@ def disconnect_leg_script(name: str, nbd: str) -> str:
     """Take the NBD leg out of the array and disconnect it (the array runs on the local leg)."""
     md, dev = shlex.quote(array_device(name)), shlex.quote(check_nbd_device(nbd))
     return (
+        f"mkdir -p {EXPORT_DIR}; touch {_standalone(name)}; "
         f"mdadm {md} --fail {dev} >/dev/null 2>&1; mdadm {md} --remove {dev} >/dev/null 2>&1; "
         f"nbd-client -d {dev} >/dev/null 2>&1; "
         f'! grep -q "^$(basename "$(readlink -e {md})") .*nbd" /proc/mdstat'
@@ -152,10 +182,59 @@ def promote_script(name: str, disk: str) -> str:
     return f"{_stop_export(name)}; sleep 0.2; mdadm --assemble --run {md} {shlex.quote(_check_disk(disk))}"
 
 
-def demote_script(name: str, disk: str, ip: str, port: int) -> str:
-    """Stop the array and export its local leg again, for the new primary to connect to."""
+def demote_script(name: str, disk: str, nbd: str, ip: str, port: int) -> str:
+    """Stop the array, disconnect its NBD leg and export the local leg again, for the new
+    primary to connect to."""
+    md, dev = shlex.quote(array_device(name)), shlex.quote(check_nbd_device(nbd))
+    # without udev nobody else removes the name link of the stopped array
+    return (
+        f"mdadm --stop {md} && {{ rm -f {md}; nbd-client -d {dev} >/dev/null 2>&1; "
+        f"{export_script(name, disk, ip, port)}; }}"
+    )
+
+
+def write_mode_script(name: str, nbd: str, *, asynchronous: bool, write_behind: int = 256) -> str:
+    """Switch the running array between synchronous and asynchronous replication: the NBD leg
+    ``write_mostly`` with the bitmap's write-behind backlog (what ``--write-behind`` sets)."""
     md = shlex.quote(array_device(name))
-    return f"mdadm --stop {md}; {export_script(name, disk, ip, port)}"
+    leg = check_nbd_device(nbd).rsplit("/", 1)[1]
+    state, backlog = ("writemostly", int(write_behind)) if asynchronous else ("-writemostly", 0)
+    return (
+        f'b="/sys/block/$(basename "$(readlink -e {md})")/md"; '
+        f'echo {state} > "$b/dev-{leg}/state" && echo {backlog} > "$b/bitmap/backlog"'
+    )
+
+
+def keeper_script(name: str, nbd: str, peer_ip: str, port: int, timeout_s: int) -> str:
+    """The node-side loop that brings a lost NBD leg back, as DataKeeper's own service does:
+    while the array runs here and no one asked for it to stay apart (``disconnect``), a
+    faulty or missing NBD leg is reconnected to the peer's export and re-added (a bitmap
+    resync).  Runs on both nodes of a pair; it acts only where the array is assembled."""
+    md = shlex.quote(array_device(name))
+    connect = connect_leg_script(name, nbd, peer_ip, port, timeout_s).removeprefix(f"rm -f {_standalone(name)}; ")
+    dev = shlex.quote(check_nbd_device(nbd))
+    leg = check_nbd_device(nbd).rsplit("/", 1)[1]
+    return (
+        "while :; do sleep 1; "
+        f"[ -e {_standalone(name)} ] && continue; "
+        f'md=$(readlink -e {md} 2>/dev/null) || continue; b="/sys/block/${{md##*/}}/md"; '
+        f'if [ -e "$b/dev-{leg}" ] && ! grep -q faulty "$b/dev-{leg}/state"; then continue; fi; '
+        f"mdadm {md} --remove {dev} >/dev/null 2>&1; "
+        f'nbd-client -c {dev} >/dev/null 2>&1 && ! [ -e "$b/dev-{leg}" ] && nbd-client -d {dev} >/dev/null 2>&1; '
+        f"{{ {connect}; }} >/dev/null 2>&1; done"
+    )
+
+
+def end_verify_script(name: str) -> str:
+    """End a ``check`` (one that reached its ``sync_max`` waits there), open the range again
+    and print the mismatch count (512-byte sectors)."""
+    md = shlex.quote(array_device(name))
+    return (
+        f'b="/sys/block/$(basename "$(readlink -e {md})")/md"; '
+        'if [ "$(cat "$b/sync_action")" = check ]; then echo idle > "$b/sync_action"; fi; '
+        'i=0; while [ "$(cat "$b/sync_action")" != idle ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done; '
+        'echo 0 > "$b/sync_min"; echo max > "$b/sync_max"; cat "$b/mismatch_cnt"'
+    )
 
 
 def verify_script(name: str, start_sector: int, stop_sector: int | None) -> str:

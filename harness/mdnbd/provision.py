@@ -1,4 +1,5 @@
-"""md-nbd pairs for the embedded lab: the boot lines that build them on blank disks.
+"""md-nbd pairs for the embedded lab: the boot lines that build them on blank disks, and the
+keeper loop that plays DataKeeper's own service (a lost NBD leg comes back by itself).
 
 Nothing here is ever run against a real cluster.  The lab's legs are fresh all-zero sparse
 files, so the primary may create the array with ``--assume-clean`` (both legs already hold the
@@ -45,10 +46,13 @@ def boot_lines(inv: Inventory, pair: PairSpec, node: str) -> list[str]:
     """Shell lines for ``node``'s boot script (the secondary exports, the primary connects)."""
     assert pair.disk is not None
     me = str(inv.nodes[node].replication.ip)
+    other = pair.secondary if node == pair.primary else pair.primary
+    peer = str(inv.nodes[other].replication.ip)
     export = commands.export_script(pair.resource, pair.disk, me, pair.port)
+    keeper = commands.keeper_script(pair.resource, pair.nbd, peer, pair.port, pair.nbd_timeout)
+    start_keeper = f"setsid sh -c {shlex.quote(keeper)} </dev/null >/dev/null 2>&1 &"
     if node == pair.secondary:
-        return [f"( {export} )"]
-    peer = str(inv.nodes[pair.secondary].replication.ip)
+        return [f"( {export} )", start_keeper]
     nbd = shlex.quote(commands.check_nbd_device(pair.nbd))
     connect = (
         f"nbd-client {shlex.quote(peer)} {pair.port} {nbd} -N {shlex.quote(pair.resource)} "
@@ -61,4 +65,5 @@ def boot_lines(inv: Inventory, pair: PairSpec, node: str) -> list[str]:
         f"nbd-client -c {nbd} >/dev/null",
         shlex.join(create_argv(pair)),
         "fi",
+        start_keeper,
     ]

@@ -143,7 +143,7 @@ class MdNbdReplication:
 
     # -- state -----------------------------------------------------------------------------
     def state_probe(self) -> list[str]:
-        return ["sh", "-c", commands.state_script(self.resource, self.ends.port)]
+        return ["sh", "-c", commands.state_script(self.resource, self.ends.port, self.ends.peer_ip or None)]
 
     def read_state(self, output: str) -> MdNbdStatus | None:
         status = parse_state(output)
@@ -226,7 +226,7 @@ class MdNbdReplication:
 
     def demote(self) -> MdNbdStatus:
         e = self.ends
-        self._script(commands.demote_script(self.resource, e.disk, e.ip, e.port), timeout=60)
+        self._script(commands.demote_script(self.resource, e.disk, e.nbd, e.ip, e.port), timeout=60)
         return self.state()
 
     def ensure_up(self) -> None:
@@ -249,10 +249,14 @@ class MdNbdReplication:
         while True:
             self._sleep(self._poll_interval_s)
             status = self.state()
-            if status.sync_action == "idle":
-                kib = status.mismatch_sectors // 2
+            # a check that reached its range's end waits there, still called "check"
+            reached = stop is not None and (status.sync_done_sectors or 0) >= stop
+            if status.sync_action == "idle" or reached:
+                mismatch = self._script(commands.end_verify_script(self.resource)).stdout.strip()
+                kib = int(mismatch) // 2 if mismatch.isdigit() else status.mismatch_sectors // 2
                 return MdNbdCheck(self.node, self.resource, kib, self._clock() - started)
             if self._clock() - started > deadline_s:
+                self._script(commands.end_verify_script(self.resource))
                 raise RefusedError(f"{self.node}: md check of {self.resource} still running after {deadline_s:g} s")
 
     def diverged_from(self, peer: object) -> str | None:

@@ -24,6 +24,9 @@ __all__ = ["ABSENT", "ArrayMember", "MdNbdStatus", "parse_state"]
 ABSENT: Final = "absent"
 #: md sync actions that copy or compare data while the workload runs
 _BUSY_ACTIONS: Final = frozenset({"resync", "recover", "check", "repair", "reshape"})
+_STOPPED: Final = frozenset({"clear", "inactive"})
+#: running array states: read-auto is an assembled array that has not been written yet
+_RUNNING: Final = frozenset({"clean", "active", "write-pending", "active-idle", "read-auto"})
 
 
 class MdNbdOutputError(InfraError):
@@ -64,10 +67,15 @@ class MdNbdStatus:
     write_behind: int = 0
     exporting: bool = False
     export_peers: int = 0
+    #: on an exporting node asked about its peer: whether the peer answers (None: not asked)
+    peer_up: bool | None = None
+    #: the NBD leg was taken out on request (``disconnect``) and stays out until ``connect``
+    standalone: bool = False
 
     @property
     def assembled(self) -> bool:
-        return self.array != ABSENT
+        # a stopped array can leave its md device behind, inactive ("clear")
+        return self.array != ABSENT and self.array_state not in _STOPPED
 
     @property
     def role(self) -> str:
@@ -80,7 +88,7 @@ class MdNbdStatus:
     @property
     def connected(self) -> bool:
         if not self.assembled:
-            return self.exporting and self.export_peers > 0
+            return self.exporting and self.export_peers > 0 and self.peer_up is not False
         leg = self.remote_leg
         return leg is not None and "faulty" not in leg.states
 
@@ -114,8 +122,12 @@ class MdNbdStatus:
                 return ("nbd-server does not export the leg",)
             if self.export_peers == 0:
                 return ("no primary is connected to the export",)
+            if self.peer_up is False:
+                return ("the primary connected to the export does not answer",)
             return ()
         found = []
+        if self.standalone:
+            found.append("the NBD leg was disconnected on request")
         if self.degraded:
             found.append(f"array degraded ({self.degraded} leg missing)")
         for member in self.members:
@@ -125,7 +137,7 @@ class MdNbdStatus:
             found.append("no NBD leg in the array")
         if self.sync_action in _BUSY_ACTIONS:
             found.append(f"md is running {self.sync_action} ({self.out_of_sync_kib} KiB left)")
-        if self.array_state not in ("clean", "active", "write-pending", "active-idle"):
+        if self.array_state not in _RUNNING:
             found.append(f"array state {self.array_state or 'unknown'}")
         return tuple(found)
 
@@ -186,4 +198,6 @@ def parse_state(output: str) -> MdNbdStatus:
         write_behind=_int(backlog, "bitmap_backlog") if backlog.isdigit() else 0,
         exporting=values.get("export", "") == "running",
         export_peers=_int(values.get("export_peers", "0") or "0", "export_peers"),
+        peer_up={"up": True, "down": False}.get(values.get("peer", "")),
+        standalone=values.get("standalone") == "1",
     )

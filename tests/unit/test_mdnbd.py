@@ -119,3 +119,28 @@ def test_md_nbd_has_no_protocol_b() -> None:
     ends = MdNbdEnds("/dev/ubdd", "/dev/nbd0", "10.0.0.1", "10.0.0.2", 10809)
     with pytest.raises(ConfigError, match="not protocol 'B'"):
         MdNbdReplication(object(), "mnb", ends, protocol="B")  # type: ignore[arg-type]
+
+
+def test_a_stopped_array_left_behind_is_not_assembled_and_the_export_asks_after_its_peer() -> None:
+    # recorded on the secondary just after demote: md127 lingers, inactive ("clear")
+    status = parse_state(_read("secondary-after-demote-stale-md.txt"))
+    assert not status.assembled and status.role == "Secondary"
+    assert status.peer_up is True and status.healthy
+
+
+def test_a_secondary_whose_primary_stopped_answering_is_not_connected() -> None:
+    gone = parse_state(_read("secondary-exporting.txt") + "peer=down\n")
+    assert not gone.connected and not gone.healthy
+    assert gone.problems() == ("the primary connected to the export does not answer",)
+
+
+def test_a_leg_taken_out_on_request_says_so() -> None:
+    status = parse_state("standalone=1\n" + _read("primary-disconnected.txt"))
+    assert status.standalone and "the NBD leg was disconnected on request" in status.problems()
+
+
+@given(asynchronous=st.booleans(), backlog=st.integers(1, 16383))
+def test_the_write_mode_switch_sets_the_leg_and_the_backlog_together(asynchronous: bool, backlog: int) -> None:
+    script = commands.write_mode_script("mnb", "/dev/nbd0", asynchronous=asynchronous, write_behind=backlog)
+    assert ("echo writemostly" in script) == asynchronous and ("echo -writemostly" in script) != asynchronous
+    assert f"echo {backlog if asynchronous else 0} > " in script and "/dev-nbd0/state" in script
