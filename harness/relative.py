@@ -28,16 +28,16 @@ def _pick(group: list[Cell], placement: str, mode: str) -> Cell | None:
 def relative_verdicts(samples: Iterable[Sample], thresholds: ThresholdSpec) -> list[tuple[str, BoundResult]]:
     cells = aggregate_samples(samples)
     out: list[tuple[str, BoundResult]] = []
-    by_key: dict[tuple[str, str, str], list[Cell]] = {}
+    # cross-AZ is compared with same-AZ within one replication product (DRBD with DRBD)
+    by_key: dict[tuple[str, str, str, str], list[Cell]] = {}
     for cell in cells:
         meta = cell.metadata
-        by_key.setdefault(
-            (str(meta.get("scenario")), str(meta.get("workload")), str(meta.get("impairment"))), []
-        ).append(cell)
-    for (scenario, workload, impairment), group in sorted(by_key.items()):
+        key = (str(meta.get("scenario")), str(meta.get("workload")), str(meta.get("impairment")))
+        by_key.setdefault((*key, str(meta.get("replication") or "drbd")), []).append(cell)
+    for (scenario, workload, impairment, product), group in sorted(by_key.items()):
         same = _pick(group, "same-az", "replicated")
         cross = _pick(group, "cross-az", "replicated")
-        where = f"{scenario} {workload} [{impairment}]"
+        where = f"{scenario} {workload} [{impairment}]" + ("" if product == "drbd" else f" {product}")
         if thresholds.multi_az_vs_single_az is not None and same and cross:
             a, b = _median(cross, "bw"), _median(same, "bw")
             if a is not None and b is not None:

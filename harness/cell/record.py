@@ -128,6 +128,7 @@ class Recorder:
             "instance_type_primary": prim.instance_type,
             "instance_type_secondary": sec.instance_type,
             "protocol": pair.protocol,
+            "replication": pair.replication,
             "resource": pair.resource,
             "rw": w.rw,
             "bs": w.bs if w.bs_max is None else f"{w.bs}-{w.bs_max}",

@@ -101,7 +101,7 @@ def header_items(comparison: Comparison, run_info: RunInfo | None) -> list[tuple
     return items
 
 
-PAIR_HEADERS: Final = ("pair", "placement", "primary", "secondary", "protocol")
+PAIR_HEADERS: Final = ("pair", "replication", "placement", "primary", "secondary", "protocol")
 
 
 def pairs_rows(comparison: Comparison) -> list[list[str]]:
@@ -126,6 +126,9 @@ def pairs_rows(comparison: Comparison) -> list[list[str]]:
         rows.append(
             [
                 pair,
+                # runs recorded before the product was: DRBD, the only one then
+                distinct_text(c.value_text("replication") for c in cells if c.mode == "replicated")
+                or ("drbd" if any(c.mode == "replicated" for c in cells) else ""),
                 # The pair's placement is that of its replicated cells; its local cells say "local".
                 distinct_text(c.value_text("placement") for c in cells if c.mode == "replicated")
                 or distinct_text(c.value_text("placement") for c in cells),

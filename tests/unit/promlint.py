@@ -37,6 +37,10 @@ _NON_BASE: Final = re.compile(
 )
 
 
+def names_a_non_base_unit(name: str) -> bool:
+    return _NON_BASE.search(name) is not None
+
+
 def lint_families(families: Iterable[Metric]) -> list[str]:
     """Every rule a family breaks, as ``name: problem`` lines; empty when all are clean."""
     problems = []
@@ -52,7 +56,7 @@ def lint_families(families: Iterable[Metric]) -> list[str]:
             problems.append(f"{name}: _total on a {f.type} (promtool: non-counter metrics should not have _total)")
         if f.type == "gauge" and not name.endswith(_UNIT_SUFFIXES):
             problems.append(f"{name}: no unit suffix")
-        if _NON_BASE.search(name):
+        if names_a_non_base_unit(name):
             problems.append(f"{name}: not in base units")
         for sample in f.samples:
             for label in sample.labels:

@@ -18,7 +18,7 @@ from harness.export import RunMetrics, metric_name, render_openmetrics, render_p
 from harness.report.aggregate import aggregate_samples
 from harness.runinfo import RunInfo
 from harness.samples import Sample, read_samples
-from tests.unit.promlint import lint_families
+from tests.unit.promlint import lint_families, names_a_non_base_unit
 
 RUNS = Path(__file__).parent.parent / "data" / "runs"
 BONNIE = Path(__file__).parent.parent / "data" / "bonnie"
@@ -109,8 +109,13 @@ def test_bonnie_cells_export_in_base_units() -> None:
 _TEXT = st.text(st.characters(codec="utf-8"), min_size=1, max_size=30)
 
 
+# A scenario's name becomes part of the metric's name: one called "ms" or "percent" would read
+# as a unit, which no exporter can tell apart; the scenarios' names are the project's own.
+_SCENARIO = _TEXT.filter(lambda s: not names_a_non_base_unit(metric_name(s, "io_operations_per_second")))
+
+
 @settings(max_examples=60, deadline=None)
-@given(pair=_TEXT, workload=_TEXT, scenario=_TEXT, value=st.floats(0, 1e12, allow_nan=False))
+@given(pair=_TEXT, workload=_TEXT, scenario=_SCENARIO, value=st.floats(0, 1e12, allow_nan=False))
 def test_any_label_value_survives_both_parsers(pair: str, workload: str, scenario: str, value: float) -> None:
     meta = {"scenario": scenario, "pair": pair, "mode": "replicated", "workload": workload, "impairment": "none"}
     metrics = RunMetrics(tuple(aggregate_samples([Sample("iops", value, "IOPS", meta)])), RunInfo(run_id="r"))

@@ -163,7 +163,7 @@ def test_markdown_has_header_tables_and_reasons() -> None:
     assert "- **inventory**: lab (inventories/lab.yaml)" in md
     assert "- **profile**: quick" in md
     assert "fio-3.33 · kernel 6.1.0-28-amd64 · DRBD 8.4.11 · harness 0.1.0" in md
-    assert "| single-az | same-az     | a1 (az-a)" in md
+    assert "| single-az | drbd          | same-az     | a1 (az-a)" in md  # runs before md-nbd: DRBD
     assert "## replicated_write" in md
     assert "_Median of 3 repeats per cell; ±: half the min–max range._" in md
     for title in (
