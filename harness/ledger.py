@@ -63,3 +63,24 @@ class Ledger:
             elif entry["event"] in ("impair-cleared", "impair-failed"):
                 open_.pop(token, None)
         return list(open_.values())
+
+    def unfinished(self) -> list[str]:
+        """What the ledger says was changed on a node and not yet undone: faults never cleared,
+        fio started and never seen to exit or stopped, a replication cut never reconnected."""
+        left = [f"fault on {f.get('node')} {f.get('iface', '')} ({f.get('token')})" for f in self.open_faults()]
+        fio: dict[tuple[object, object], None] = {}
+        cut: dict[tuple[object, object], None] = {}
+        for entry in self.entries():
+            event = entry.get("event")
+            fio_key, cut_key = (entry.get("node"), entry.get("cell")), (entry.get("node"), entry.get("resource"))
+            if event == "fio-start":
+                fio[fio_key] = None
+            elif event in ("fio-exit", "fio-stopped"):
+                fio.pop(fio_key, None)
+            elif event == "drbd-disconnect":
+                cut[cut_key] = None
+            elif event == "drbd-connect":
+                cut.pop(cut_key, None)
+        left += [f"fio on {node} ({cell})" for node, cell in fio]
+        left += [f"{resource} disconnected on {node}" for node, resource in cut]
+        return left

@@ -17,6 +17,7 @@ One key set::
     clock_offsets   each node's clock minus the controller's, read after preflight ("start")
                     and at the end of the run ("end"): ``{phase: {node: {offset_s,
                     uncertainty_s} | {error}}}`` (:mod:`harness.clockskew`)
+    interrupted     the test a Ctrl-C/SIGTERM/SIGHUP ended and the signal, when one did
 
 Older files stay readable: ``inventory`` is the old name of ``inventory_path`` and ``started``
 was once a Unix time; both are read as what they mean.  Keys this version does not know are
@@ -55,6 +56,7 @@ _KNOWN: Final = (
     "versions",
     "exitstatus",
     "clock_offsets",
+    "interrupted",
 )
 #: Keys written by older harness versions, and the key each one is now.
 _RENAMED: Final = {"inventory": "inventory_path"}
@@ -132,6 +134,8 @@ class RunInfo:
     exitstatus: int | None = None
     #: Each node's clock offset at the start and at the end of the run (:mod:`harness.clockskew`).
     clock_offsets: Mapping[str, Any] = field(default_factory=dict)
+    #: ``tests/x.py::test_y by SIGTERM`` when an interrupt ended the run (rows 27, 28)
+    interrupted: str | None = None
     #: Keys this version of the harness does not know, kept so a re-render loses nothing.
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -148,6 +152,7 @@ class RunInfo:
             "versions": dict(self.versions),
             "exitstatus": self.exitstatus,
             "clock_offsets": dict(self.clock_offsets),
+            "interrupted": self.interrupted,
         }
 
     def to_json(self) -> str:
@@ -178,6 +183,7 @@ class RunInfo:
             versions=MappingProxyType({str(k): str(v) for k, v in versions.items()}),
             exitstatus=_opt_int(current, "exitstatus", where),
             clock_offsets=MappingProxyType(dict(clocks)),
+            interrupted=_opt_str(current, "interrupted"),
             extra=MappingProxyType({k: v for k, v in current.items() if k not in _KNOWN}),
         )
 

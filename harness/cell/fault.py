@@ -12,6 +12,7 @@ import functools
 from contextlib import ExitStack
 
 from harness.cell.guard import Target
+from harness.cell.reconnect import with_reconnect
 from harness.cell.spec import CellSpec
 from harness.errors import CommandFailed, InfraError, RefusedError
 from harness.fio.runner import fio_deadline_s
@@ -19,6 +20,7 @@ from harness.impair.apply import UNDO_BUDGET_S, AppliedImpairment, Impairer, Imp
 from harness.impair.lint import lint_profile
 from harness.inventory.models import Inventory
 from harness.ledger import Ledger
+from harness.pernode import each_node
 from harness.remote import Runner
 from harness.replication import Replication, SilenceTimeouts
 from harness.rtt import RttStats, parse_ping, ping_argv
@@ -136,6 +138,10 @@ class Faults:
         pair = target.pair
         # the fault is gone by the fio deadline + the grace, its undo included
         hold = fio_deadline_s(spec.workload) + self.deadman_grace_s - UNDO_BUDGET_S
+        planned: list[tuple[Runner, AppliedImpairment]] = []
+        # one undo for both nodes, registered before either is touched (CLEAN-1); it clears
+        # them in parallel, so an interrupted cell's undo costs one node's time (row 28)
+        undo.callback(self._clear_all, planned)
         for role, node in (("primary", target.primary), ("secondary", target.secondary)):
             other = pair.secondary if role == "primary" else pair.primary
             self.impairer.apply(
@@ -147,8 +153,18 @@ class Faults:
                 role=role,  # type: ignore[arg-type]
                 port=pair.shaped_port(),
                 # the undo is registered before the node is touched (CLEAN-1)
-                on_planned=functools.partial(self._register_clear, undo, node),
+                on_planned=functools.partial(_plan_clear, planned, node),
             )
 
-    def _register_clear(self, undo: ExitStack, node: Runner, planned: AppliedImpairment) -> None:
-        undo.callback(self.impairer.clear, node, planned)
+    def _clear_all(self, planned: list[tuple[Runner, AppliedImpairment]]) -> None:
+        # a connection lost mid-undo reconnects, bounded: clearing twice is harmless (row 25)
+        each_node(
+            [
+                (node.name, functools.partial(with_reconnect, functools.partial(self.impairer.clear, node, fault)))
+                for node, fault in planned
+            ]
+        )
+
+
+def _plan_clear(planned: list[tuple[Runner, AppliedImpairment]], node: Runner, fault: AppliedImpairment) -> None:
+    planned.append((node, fault))

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import pytest
@@ -24,6 +22,7 @@ from harness.disk.cell import DiskCellResult, DiskCellRunner, DiskCellSpec
 from harness.errors import HarnessError
 from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S
 from harness.inventory import Inventory
+from harness.plugin.interrupt import INTERRUPT_KEY, InterruptGuard
 from harness.plugin.rundir import controller_run_dir, worker_run_dir
 from harness.plugin.session import SESSION_KEY, HarnessSession, PreflightBlocked
 from harness.prediction.calstore import DEFAULT_MAX_AGE_S, calibration_age
@@ -104,12 +103,6 @@ def _rootdir(config: pytest.Config) -> Path:
     return Path(str(config.rootpath))
 
 
-def _sigterm_to_interrupt(signum: int, frame: FrameType | None) -> None:
-    # pytest handles Ctrl-C (KeyboardInterrupt) by running teardown; SIGTERM from a CI
-    # runner would otherwise kill us with impairments still applied (pytest#5243).
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cell: a measurement cell on a pair (xdist-grouped by nodes)")
@@ -164,11 +157,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
             progress.register(config)
     if not _is_worker(config):
+        # Ctrl-C, SIGTERM (a CI runner cancelling) and SIGHUP (a closed terminal or SSH session):
+        # one interrupt, then a cleanup no further signal abandons (rows 27, 28)
+        guard = InterruptGuard(leftovers=session.unfinished)
+        config.stash[INTERRUPT_KEY] = guard
+        config.pluginmanager.register(guard, "harness-interrupt")
         # ValueError: not the main thread (pytester in-process runs)
         with contextlib.suppress(ValueError):
-            signal.signal(signal.SIGTERM, _sigterm_to_interrupt)
-            # a closed terminal or SSH session: the same cleanup as Ctrl-C
-            signal.signal(signal.SIGHUP, _sigterm_to_interrupt)
+            guard.install()
 
 
 def _wants_reports(config: pytest.Config) -> bool:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.plugin.interrupt import INTERRUPT_KEY, mark_interrupted
 from harness.report.junit import strict_junit
 
 __all__ = ["STRICT_JUNIT_NAME"]
@@ -25,7 +26,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if hasattr(config, "workerinput") or not xmlpath or not Path(xmlpath).is_file():
         return
     source = Path(xmlpath)
+    guard = config.stash.get(INTERRUPT_KEY, None)
+    if guard is not None and guard.interrupted:
+        # the test an interrupt ended has no testcase of pytest's: add it, as interrupted
+        _replace(source, mark_interrupted(source.read_bytes(), guard.interrupted_test, guard.describe()))
     target = source.with_name(STRICT_JUNIT_NAME)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(strict_junit(source.read_bytes()))
-    os.replace(tmp, target)
+    _replace(target, strict_junit(source.read_bytes()))
+
+
+def _replace(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)

@@ -25,6 +25,7 @@ import pytest
 
 from harness.baseline.refs import Side
 from harness.plugin.baseline import BaselineStep
+from harness.plugin.interrupt import INTERRUPT_KEY
 from harness.plugin.metrics import export_run_metrics
 from harness.plugin.resultsdb import results_db_of
 from harness.plugin.session import HarnessSession, fail_session
@@ -48,8 +49,16 @@ class RunEnd:
         self.lines: list[str] | None = None
         self.baseline: BaselineStep | None = None
 
+    # trylast: after pytest's own sessionfinish tore the fixtures down (their undo included)
+    @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         hs, run = self.hs, self.hs.run
+        guard = self.config.stash.get(INTERRUPT_KEY, None)
+        if guard is not None and guard.interrupted:
+            # every undo has run: free the cluster now, before the report is written (a CI
+            # runner may kill us any moment after its SIGTERM: rows 27, 28)
+            hs.end_run()
+            hs.interrupted = guard.describe()  # shown in run.json and the report's header
         self.baseline = BaselineStep.of(self.config, hs)
         if not run.samples_ndjson.exists():
             if self.baseline is not None:
@@ -69,7 +78,10 @@ class RunEnd:
         db = results_db_of(self.config, hs.reports_root)
         verdict = None if gate is None else gate.comparison.verdict
         stored = [] if db is None else [write_results(db, info, results, gate=verdict).line]
-        paths = write_report(run, results, info, [] if baseline_plot is None else [baseline_plot])
+        # interrupted: the tables only (`harness report` draws the plots later)
+        paths = write_report(
+            run, results, info, [] if baseline_plot is None else [baseline_plot], with_plots=hs.interrupted is None
+        )
         update_latest(hs.reports_root, run)
         metrics = export_run_metrics(self.config, run, results, info)
         reports = [f"reports: {run.path} (reports/latest)"] + [f"  {os.path.relpath(p, run.path)}" for p in paths]

@@ -74,6 +74,8 @@ class HarnessSession:
     _predictor: CellPredictor | None = None
     _pool: ConnectionPool | None = None
     _lock: ClusterLock | None = None
+    #: the interrupted test and the signal (rows 27, 28), for run.json and the report's header
+    interrupted: str | None = None
     #: every node's clock offset read right after preflight; read again by :meth:`record`
     _clocks_at_start: dict[str, NodeClock] | None = None
 
@@ -225,6 +227,15 @@ class HarnessSession:
         """Row 30: each run node's clock offset from this host, or why it could not be read."""
         return measure_offsets({name: functools.partial(self.pool.get, name) for name in self.run_nodes()})
 
+    def unfinished(self) -> tuple[list[str], str]:
+        """What this run left on the nodes by its ledger (and its lock, while held), and the
+        command that removes it: what a forced exit names."""
+        left = Ledger(self.run.ledger_ndjson, self.run_id).unfinished()
+        if self._lock is not None:
+            left.append("the cluster lock on " + ", ".join(self.run_nodes()))
+        command = f"harness cleanup --inventory {self.inventory_path} --run-id {self.run_id}"
+        return left, command + (" --break-lock" if self._lock is not None else "")
+
     def end_run(self) -> None:
         if self._lock is not None:
             failed = self._lock.release()
@@ -264,6 +275,7 @@ class HarnessSession:
             versions=tool_versions(),
             exitstatus=exitstatus,
             clock_offsets=clocks,
+            interrupted=self.interrupted,
         )
 
 

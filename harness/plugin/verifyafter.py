@@ -78,6 +78,8 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
         replication = runner.replication(name, pair.primary)
         try:
             replication.wait_healthy(runner.health_timeout_s)
+            # DRBD starts comparing the replicas: a state change, so the ledger records it
+            runner.ledger.record("verify-start", {"pair": name, "node": pair.primary, "bytes": size or "all"})
             report = replication.verify(VERIFY_DEADLINE_S, start_bytes=0, stop_bytes=size or None)
         except HarnessError as exc:
             failures.append(f"{name}: online verify could not run: {exc}")

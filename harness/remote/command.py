@@ -13,10 +13,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-__all__ = ["TIMEOUT_EXIT_CODES", "CommandResult", "Runner", "render_command"]
+__all__ = ["TIMEOUT_EXIT_CODES", "WAIT_ONLY_MARK", "CommandResult", "Runner", "render_command"]
 
 #: coreutils ``timeout`` exits 124 when the deadline hits and 137 when it had to SIGKILL.
 TIMEOUT_EXIT_CODES: Final = (124, 137)
+#: A script holding this no-op only waits (for a detached job to end): changes nothing and
+#: may be abandoned half-way.  On Ctrl-C/SIGTERM the SSH transport closes the channel of such
+#: a command at once instead of waiting for it to end (the interrupt path must fit in the 7 s
+#: a CI runner gives after SIGTERM); every other command is waited for, so an undo never
+#: races the change it undoes.
+WAIT_ONLY_MARK: Final = ": harness-wait-only;"
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from harness.remote.command import Runner
+from harness.remote.command import WAIT_ONLY_MARK, Runner
 
 __all__ = ["WAIT_CHUNK_S", "DetachedJob", "stop_script"]
 
@@ -55,7 +55,17 @@ def stop_script(pid_file: str, *, grace_s: float | None = 1.0) -> str:
     later (None: SIGTERM only), and forgets the pid file.  Harmless when the job already
     ended; a pid file that does not hold a number signals nothing.  The pid file is the job's
     handle: whoever holds it (a disarm, a cleanup) can stop the job."""
-    kill = f'; sleep {_seconds(grace_s, "grace")}; pkill -KILL -s "$p" 2>/dev/null' if grace_s is not None else ""
+    # the grace is a bound, not a wait: fio ends within ~0.1 s of SIGTERM, and the interrupt
+    # path has 7 s in all (row 28), so look every 0.1 s and go on once the session is gone
+    ticks = 0 if grace_s is None else max(1, math.ceil(float(_seconds(grace_s, "grace")) * 10))
+    kill = (
+        # (zombies do not count: they are gone for everything but their parent's wait)
+        f'; i=0; while [ $i -lt {ticks} ] && ps -o stat= -s "$p" 2>/dev/null | grep -qv "^Z"; '
+        f"do sleep 0.1; i=$((i+1)); done"
+        f'; pkill -KILL -s "$p" 2>/dev/null'
+        if grace_s is not None
+        else ""
+    )
     pf = shlex.quote(pid_file)
     return (
         f'{_READ_PID.format(pf=pf)}; if [ -n "$p" ]; then pkill -TERM -s "$p" 2>/dev/null{kill}; fi; rm -f {pf}; true'
@@ -174,7 +184,7 @@ class DetachedJob:
         tick (a fork costs ~22 ms on a UML guest and would steal CPU from a measurement)."""
         rc = shlex.quote(self._rc())
         return (
-            f"{self.ended_test()} || if read p < {shlex.quote(self._pid())}; "
+            f"{WAIT_ONLY_MARK} {self.ended_test()} || if read p < {shlex.quote(self._pid())}; "
             f'then timeout {max(1, math.ceil(chunk_s))} tail -s 0.1 --pid="$p" -f /dev/null; else sleep 1; fi; '
             f"read c < {rc} 2>/dev/null && echo $c; true"
         )

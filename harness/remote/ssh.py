@@ -26,6 +26,7 @@ from pathlib import Path
 
 import paramiko
 from fabric import Config, Connection
+from fabric.runners import Remote
 from invoke.exceptions import CommandTimedOut, ThreadException
 
 from harness.errors import (
@@ -37,7 +38,7 @@ from harness.errors import (
     RefusedError,
 )
 from harness.netns import connect_in_netns
-from harness.remote.command import TIMEOUT_EXIT_CODES, CommandResult, render_command
+from harness.remote.command import TIMEOUT_EXIT_CODES, WAIT_ONLY_MARK, CommandResult, render_command
 from harness.remote.spec import SshSpec
 
 __all__ = ["SshNode"]
@@ -55,6 +56,23 @@ CONNECT_BACKOFF_S = 0.5
 
 class _TransientConnect(Exception):
     """A connect that failed in a way another try may not (refused, timed out, cut off)."""
+
+
+class _AbandoningRemote(Remote):  # type: ignore[misc]  # fabric ships no type hints
+    """fabric's runner, except that Ctrl-C/SIGTERM during a command that only waits
+    (:data:`~harness.remote.command.WAIT_ONLY_MARK`) closes its channel at once: invoke would
+    otherwise join its reader threads until the remote wait ends (up to a whole wait chunk)."""
+
+    _wait_only = False
+
+    def start(self, command: str, shell: str, env: dict[str, str], timeout: int | None = None) -> None:
+        self._wait_only = WAIT_ONLY_MARK in command
+        super().start(command, shell, env, timeout=timeout)
+
+    def send_interrupt(self, interrupt: KeyboardInterrupt) -> None:
+        if self._wait_only:
+            self.channel.close()
+        super().send_interrupt(interrupt)
 
 
 class SshNode:
@@ -93,6 +111,7 @@ class SshNode:
             overrides={
                 "load_ssh_configs": False,
                 "run": {"in_stream": False, "hide": True, "warn": True, "pty": False},
+                "runners": {"remote": _AbandoningRemote},
             },
         )
         connect_kwargs: dict[str, object] = {

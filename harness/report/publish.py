@@ -45,16 +45,22 @@ def run_plots(results: RunResults) -> list[Plot]:
 
 
 def write_report(
-    run: RunDir, results: RunResults, info: RunInfo | None = None, extra_plots: Sequence[Plot] = ()
+    run: RunDir,
+    results: RunResults,
+    info: RunInfo | None = None,
+    extra_plots: Sequence[Plot] = (),
+    *,
+    with_plots: bool = True,
 ) -> list[Path]:
     """Write comparison.md and .csv, report.html and plots/*.png; returns their paths.
 
     The plots are the run's own, then ``extra_plots`` (a baseline comparison made by the
     caller).  PNGs in plots/ that are not among them are removed: they would be from an earlier
-    rendering and no longer match report.html.
+    rendering and no longer match report.html.  ``with_plots=False`` writes the tables only (an
+    interrupted run, which a CI runner may kill any moment; the plots cost seconds).
     """
     comparison = results.comparison
-    plots = [*run_plots(results), *extra_plots]
+    plots = [*run_plots(results), *extra_plots] if with_plots else []
     outputs: list[tuple[Path, str | bytes]] = [
         (run.comparison_md, render_markdown(comparison, info)),
         (run.comparison_csv, render_csv(comparison.cells)),

@@ -17,6 +17,7 @@ per mode, for the figures in a report).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import signal
 import subprocess
@@ -39,6 +40,7 @@ from harness.safety.leftovers import find_leftovers
 
 __all__ = [
     "CELL_KINDS",
+    "PHASES",
     "CellKind",
     "KillTrial",
     "Phase",
@@ -50,7 +52,11 @@ __all__ = [
     "trial_cell",
 ]
 
-Phase = Literal["impairment", "fio"]
+#: where in the run the signal lands: ``setup`` as the run takes its lock (preflight done, nothing
+#: else changed yet), ``impairment`` once the fault is applied, ``fio`` while fio writes,
+#: ``verify`` while ``--verify-after`` compares the replicas after the last cell
+Phase = Literal["setup", "impairment", "fio", "verify"]
+PHASES: tuple[Phase, ...] = ("setup", "impairment", "fio", "verify")
 CellKind = Literal["impaired", "unimpaired", "partition"]
 CELL_KINDS: tuple[CellKind, ...] = ("impaired", "unimpaired", "partition")
 
@@ -64,6 +70,8 @@ class TrialCell:
     select: str  # pytest -k expression
     #: ledger events, in order, after which the cell is in its fault ("impairment" phase)
     fault_events: tuple[str, ...]
+    #: more pytest options (the verify phase needs ``--verify-after``)
+    options: tuple[str, ...] = ()
 
 
 def trial_cell(kind: CellKind, inventory: Inventory, pair: str) -> TrialCell:
@@ -103,6 +111,8 @@ class KillTrial:
     #: the longest a fault of the cell may outlive the harness (its dead-man hold: the cell's
     #: fio deadline + the grace); the path clean time must keep it
     bound_s: float | None = None
+    #: the run directory of the signalled scenario (its junit.xml, run.json, ledger)
+    run_dir: Path | None = None
 
     @property
     def clean(self) -> bool:
@@ -185,9 +195,16 @@ def _wait_for_phase(
     """Wait until the cell is in ``phase``."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
+        if phase == "setup" and (ledger.parent / "preflight.txt").exists():
+            return  # preflight passed: the run is taking its lock, no cell has started
         entries = _ledger_events(ledger)
         events = [str(e.get("event")) for e in entries]
-        after = _after(events, cell.fault_events)
+        if phase == "verify":
+            if "verify-start" in events:
+                return
+            after = None
+        else:
+            after = _after(events, cell.fault_events)
         if after is not None:
             if phase == "impairment" and cell.fault_events:
                 return
@@ -221,6 +238,9 @@ def run_kill_trial(
     the cell with the harness's default grace (the figure a user gets)."""
     pair_name = sorted(inventory.pairs)[0]
     target = trial_cell(cell, inventory, pair_name)
+    if phase == "verify":
+        # a short verify of where the cell wrote, so the signal lands inside it
+        target = dataclasses.replace(target, options=("--verify-after=64M",))
     grace = DEFAULT_DEADMAN_GRACE_S if deadman_grace_s is None else deadman_grace_s
     pair = inventory.pairs[pair_name]
     # every node: the run's cluster lock is on all of them, not only on the killed cell's pair
@@ -254,7 +274,9 @@ def run_kill_trial(
     finally:
         pool.close_all()
     bound = _promised_s(_ledger_events(ledger), grace)
-    return KillTrial(sig.name, phase, code, exit_s, at_exit, final, waited, early, cell, path_clean, bound)
+    trial = KillTrial(sig.name, phase, code, exit_s, at_exit, final, waited, early, cell, path_clean, bound)
+    trial.run_dir = ledger.parent
+    return trial
 
 
 @contextlib.contextmanager
@@ -305,6 +327,7 @@ def _signal_scenario(
         *(["--deadman-grace", str(grace)] if grace is not None else []),
         # no calibration cells before the one cell the trial kills
         "--no-predict",
+        *cell.options,
         "-p",
         "no:cacheprovider",
         "-q",

@@ -21,6 +21,7 @@ a tmpfs, so a node reboot clears its lock together with the tc state it protecte
 from __future__ import annotations
 
 import contextlib
+import functools
 import getpass
 import json
 import os
@@ -35,6 +36,7 @@ from pathlib import Path
 from harness.errors import RefusedError
 from harness.jsonsafe import dumps
 from harness.nodefiles import NODE_ROOT
+from harness.pernode import each_node
 from harness.remote import DetachedJob, Runner
 from harness.runid import validate_run_id
 
@@ -189,10 +191,13 @@ class ClusterLock:
 
     def acquire(self, nodes: Iterable[Runner]) -> None:
         for node in sorted(nodes, key=lambda n: n.name):
+            # held before it is taken (CLEAN-1): an interrupt landing inside the round trip
+            # must still release it; releasing checks the owner, so a lock of another run stays
+            self.held.append(node)
             out = self._try(node)
             if out.startswith("ACQUIRED"):
-                self.held.append(node)
                 continue
+            self.held.remove(node)
             holder_text = out.partition("\n")[2].strip()
             holder = LockOwner.from_json(holder_text)
             self.release()
@@ -217,18 +222,22 @@ class ClusterLock:
             self._beat = None
         failed: list[str] = []
         script = f"grep -qF {self._ours()} {_OWNER} 2>/dev/null && rm -rf {LOCK_DIR}; true"
-        for node in reversed(self.held):
+
+        def release_one(node: Runner) -> None:
             # two tries: a node that rebooted during the run (the failover) left this
             # connection dead, and the first command only finds that out; the next reconnects
             for attempt in (1, 2):
                 try:
                     node.run_script(script, timeout=20)
-                    break
+                    return
                 except Exception:  # the node may be gone; report, keep releasing the others
                     if attempt == 2:
                         failed.append(node.name)
+
+        # every node at once: an interrupted run has 7 s in all to exit (row 28)
+        each_node([(node.name, functools.partial(release_one, node)) for node in reversed(self.held)])
         self.held = []
-        return failed
+        return sorted(failed)
 
 
 def break_lock(node: Runner, *, only_run: str | None = None) -> LockOwner | str | None:

@@ -12,6 +12,7 @@ import signal
 import threading
 import time
 import warnings
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from harness.fio.profiles import PROFILES
 from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory
 from harness.ledger import Ledger
-from harness.safety.killtrial import node_leftovers, run_kill_trial
+from harness.safety.killtrial import CellKind, Phase, node_leftovers, run_kill_trial
 from harness.workloads import for_profile, write_job
 
 from .conftest import LAB_INVENTORY, ROOT
@@ -31,19 +32,52 @@ from .conftest import LAB_INVENTORY, ROOT
 pytestmark = [pytest.mark.lab]
 
 
+#: GitHub Actions gives a cancelled step 7.5 s after SIGINT, then 2.5 s after SIGTERM, before
+#: SIGKILL (reliability.md row 28): the whole interrupt path must fit in 7 s
+CI_EXIT_BUDGET_S = 7.0
+
+
 @pytest.mark.parametrize(
-    ("sig", "phase"),
-    [(signal.SIGINT, "fio"), (signal.SIGTERM, "impairment"), (signal.SIGTERM, "fio")],
-    ids=["sigint-during-fio", "sigterm-during-impairment", "sigterm-during-fio"],
+    ("sig", "phase", "cell"),
+    [
+        (signal.SIGINT, "setup", "impaired"),
+        (signal.SIGINT, "fio", "impaired"),
+        (signal.SIGINT, "verify", "unimpaired"),
+        (signal.SIGTERM, "impairment", "impaired"),
+        (signal.SIGTERM, "fio", "impaired"),
+    ],
+    ids=[
+        "sigint-during-setup",
+        "sigint-during-fio",
+        "sigint-during-verify",
+        "sigterm-during-impairment",
+        "sigterm-during-fio",
+    ],
 )
 def test_interrupted_run_cleans_up_before_exit(
-    lab_inventory: Inventory, tmp_path: Path, sig: signal.Signals, phase: str
+    lab_inventory: Inventory, tmp_path: Path, sig: signal.Signals, phase: Phase, cell: CellKind
 ) -> None:
-    trial = run_kill_trial(ROOT, LAB_INVENTORY, lab_inventory, sig=sig, phase=phase, reports=tmp_path)  # type: ignore[arg-type]
+    trial = run_kill_trial(
+        ROOT,
+        LAB_INVENTORY,
+        lab_inventory,
+        sig=sig,
+        phase=phase,
+        reports=tmp_path,
+        cell=cell,
+    )
     _report_restarts(trial.early_exits)
+    # the figure, whatever the verdict: `pytest -s` shows it
+    print(f"{sig.name} during {phase}: exit {trial.exit_code} {trial.exit_s:.2f} s after the signal")
     assert trial.exit_code is not None, "the run did not exit within 60 s of the signal"
     assert trial.leftovers_at_exit == []
-    assert trial.exit_s < 30
+    assert trial.exit_s < CI_EXIT_BUDGET_S, f"exited {trial.exit_s:.1f} s after {sig.name}"
+    # a signal inside a test: JUnit names that test as interrupted (row 27)
+    assert trial.run_dir is not None
+    if phase in ("impairment", "fio"):
+        junit = ET.parse(trial.run_dir / "junit.xml").getroot()
+        errors = [e for e in junit.iter("error") if e.get("type") == "interrupted"]
+        assert len(errors) == 1 and f"by {sig.name}" in errors[0].get("message", "")
 
 
 def test_sigkilled_run_is_cleaned_by_the_nodes_themselves(lab_inventory: Inventory, tmp_path: Path) -> None:

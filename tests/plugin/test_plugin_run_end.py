@@ -97,8 +97,10 @@ def test_run_json_is_the_runs_record(project: pytest.Pytester) -> None:
     data = json.loads((reports / "r1" / "run.json").read_text())
     assert sorted(data) == [
         "argv",
+        "clock_offsets",
         "exitstatus",
         "finished",
+        "interrupted",
         "inventory_name",
         "inventory_path",
         "profile",
@@ -108,6 +110,7 @@ def test_run_json_is_the_runs_record(project: pytest.Pytester) -> None:
     ]
     assert (data["run_id"], data["inventory_path"], data["inventory_name"]) == ("r1", "inv.yaml", "plugin-test")
     assert (data["profile"], data["exitstatus"]) == ("standard", 0)
+    assert (data["clock_offsets"], data["interrupted"]) == ({}, None)  # this run's start was a no-op
     assert datetime.fromisoformat(data["started"]) <= datetime.fromisoformat(data["finished"])
     assert data["argv"] == sys.argv  # the command line of the process (here the outer pytest's)
     assert {"harness", "python", "pytest"} <= set(data["versions"])

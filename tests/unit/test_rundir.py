@@ -155,6 +155,7 @@ def test_run_json_has_one_key_set(tmp_path: Path) -> None:
         "clock_offsets",
         "exitstatus",
         "finished",
+        "interrupted",
         "inventory_name",
         "inventory_path",
         "profile",

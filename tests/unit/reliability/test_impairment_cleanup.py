@@ -25,7 +25,7 @@ from harness.fio.runner import FioRunner
 from harness.fio.spec import WorkloadSpec
 from harness.impair.apply import Impairer, deadman_script, disarm_script
 from harness.ledger import Ledger
-from harness.plugin import _sigterm_to_interrupt
+from harness.plugin.interrupt import InterruptGuard
 from harness.safety.leftovers import find_leftovers, parse_listing, remove_leftovers
 from tests.doubles import (
     Answer,
@@ -196,5 +196,5 @@ def test_case_27_undo_is_registered_before_anything_changes(tmp_path: Path) -> N
 
 @pytest.mark.reliability_row(28)
 def test_case_28_sigterm_becomes_the_interrupt_path() -> None:
-    with pytest.raises(KeyboardInterrupt, match="signal 15"):
-        _sigterm_to_interrupt(15, None)
+    with pytest.raises(KeyboardInterrupt, match="SIGTERM: interrupted"):
+        InterruptGuard().handle(15, None)
