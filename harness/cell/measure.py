@@ -15,8 +15,9 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 
 from harness.cell.guard import Target
+from harness.cell.reconnect import check_faults, with_reconnect
 from harness.cell.spec import CellSpec, Progress
-from harness.errors import HarnessError
+from harness.errors import ConnectionLost, HarnessError, InfraError
 from harness.fio.result import FioResult
 from harness.fio.runner import FioFailed, FioRun, FioRunner, fio_deadline_s
 from harness.nodefiles import safe_token
@@ -85,9 +86,10 @@ class Measurer:
 
         def stop_if_running(planned: FioRun) -> None:
             if not finished:
-                self.fio.stop(primary, planned)
+                # reconnects (bounded) when the connection dropped: stopping twice is harmless
+                with_reconnect(lambda: self.fio.stop(primary, planned))
                 if watch is not None:
-                    primary.run_script(watch.stop_script(), timeout=30, check=False)
+                    with_reconnect(lambda: primary.run_script(watch.stop_script(), timeout=30, check=False))
 
         def register_stop(planned: FioRun) -> None:
             undo.callback(stop_if_running, planned)
@@ -116,7 +118,16 @@ class Measurer:
         if run.bw_log_prefix:
             collect["bw"] = Shell(bw_logs_script(run.bw_log_prefix))
         try:
-            rc, out = self.fio.wait_exit(primary, run, progress=self.progress, after_exit=collect)
+            try:
+                rc, out = self.fio.wait_exit(primary, run, progress=self.progress, after_exit=collect)
+            except ConnectionLost as lost:
+                # fio's output and the window's events may be incomplete: the cell fails, after
+                # holding the node's faults against the ledger (row 25); the undo then stops fio
+                active = self.fio.ledger.open_faults()
+                raise InfraError(
+                    f"{primary.name}: SSH connection lost while fio ran for {spec.id} ({lost}); the measurement "
+                    f"is lost; {check_faults(primary, self.run_id, active)}"
+                ) from None
             finished = True
             result = self.fio.parse(primary, run, rc, out["fio"].stdout)
         except FioFailed as exc:

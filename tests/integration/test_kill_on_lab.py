@@ -122,16 +122,11 @@ def test_dropped_ssh_connection_mid_cell(cell_runner: CellRunner) -> None:
     killer.close_all()
     worker.join(timeout=120)
     assert not worker.is_alive()
-    # either the cell survived by reconnecting, or it failed with a clear error; nodes clean
-    if "error" in outcome:
-        assert "a1" in str(outcome["error"])
-    assert node_leftovers(cell_runner.inventory, cell_runner.pool, ["a1", "a2"]) == [] or _settles(cell_runner)
+    # the measurement is lost: the cell fails, after reconnecting and holding a1's faults
+    # against the ledger (row 25); its undo then reconnects too and leaves nothing
+    message = str(outcome.get("error", ""))
+    print(f"the cell said: {message}")
+    assert message.startswith("a1: SSH connection lost while fio ran"), outcome
+    assert "after reconnecting, its faults are as the ledger says (1 active)" in message
+    assert node_leftovers(cell_runner.inventory, cell_runner.pool, ["a1", "a2"]) == []
 
-
-def _settles(runner: CellRunner, timeout_s: float = 150) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if node_leftovers(runner.inventory, runner.pool, ["a1", "a2"]) == []:
-            return True
-        time.sleep(3)
-    return False
