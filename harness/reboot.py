@@ -18,6 +18,7 @@ around them.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -37,6 +38,10 @@ __all__ = [
 ]
 
 BOOT_ID_PATH: Final = "/proc/sys/kernel/random/boot_id"
+#: after a failure, how often (and how far apart) the nodes' boot ids are tried: a rebooting
+#: node answers SSH again a few seconds after it comes back
+_BEHIND_ATTEMPTS: Final = 4
+_BEHIND_PAUSE_S: Final = 3.0
 
 
 class NodeRebooted(InfraError):
@@ -83,10 +88,15 @@ def read_boot_ids(nodes: Sequence[Runner], *, timeout: float = 15.0) -> dict[str
 def _reboot_behind(before: Mapping[str, str], nodes: Sequence[Runner]) -> str | None:
     """After a failure: a reboot that explains it, or None (also when the nodes cannot be
     read yet — then the failure itself is the best there is)."""
-    try:
-        return reboot_error(before, read_boot_ids(nodes))
-    except HarnessError:
-        return None
+    # a node that rebooted may still be booting: a few bounded tries before giving up
+    for attempt in range(1, _BEHIND_ATTEMPTS + 1):
+        try:
+            return reboot_error(before, read_boot_ids(nodes))
+        except HarnessError:
+            if attempt == _BEHIND_ATTEMPTS:
+                return None
+            time.sleep(_BEHIND_PAUSE_S)
+    return None
 
 
 @contextmanager

@@ -12,6 +12,7 @@ the node rebooted), or one the node has and the ledger does not, is named in the
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, TypeVar
@@ -20,7 +21,7 @@ from harness.errors import ConnectionLost, HarnessError
 from harness.remote import Runner
 from harness.safety.leftovers import Leftover, find_leftovers
 
-__all__ = ["RECONNECT_ATTEMPTS", "check_faults", "compare_faults", "with_reconnect"]
+__all__ = ["RECONNECT_ATTEMPTS", "check_faults", "compare_faults", "recheck_after_reboot", "with_reconnect"]
 
 #: how many times a step is tried in all when its connection drops (each try may itself make
 #: the transport's bounded connect attempts)
@@ -92,3 +93,21 @@ def check_faults(node: Runner, run_id: str, active: Iterable[Mapping[str, Any]])
         return "after reconnecting, its faults differ from the ledger: " + "; ".join(problems)
     count = sum(1 for f in active if f.get("node") == node.name)
     return f"after reconnecting, its faults are as the ledger says ({count} active)"
+
+
+def recheck_after_reboot(nodes: Iterable[Runner], run_id: str) -> str:
+    """After a node rebooted mid-cell (and the cell's undo ran): what of this run is left on
+    each node (row 29), one sentence.  A rebooted node lost its tc state and its /run (tmpfs);
+    the other kept everything the undo did not remove."""
+    parts: list[str] = []
+    for node in nodes:
+        try:
+            found = with_reconnect(functools.partial(find_leftovers, node, run_id=run_id))
+        except HarnessError as exc:
+            parts.append(f"{node.name} could not be checked ({exc})")
+            continue
+        own = [item.describe() for item in found if item.kind != "lock"]  # the run's lock stays until its end
+        parts.append("; ".join(own) if own else f"{node.name}: nothing of this run left")
+    left = any(not p.endswith(": nothing of this run left") for p in parts)
+    hint = f" (remove with `harness cleanup --run-id {run_id}`)" if left else ""
+    return "rechecked after the reboot: " + " / ".join(parts) + hint

@@ -28,6 +28,7 @@ from harness.cell.features import read_missing, refuse_missing
 from harness.cell.guard import guard_cell, pair_replication
 from harness.cell.judge import judge
 from harness.cell.measure import Measurer
+from harness.cell.reconnect import recheck_after_reboot
 from harness.cell.record import NodeFacts, Recorder, fault_windows
 from harness.cell.result import CellResult
 from harness.cell.slots import CellSlots
@@ -38,7 +39,7 @@ from harness.fio.runner import FioRunner
 from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S
 from harness.inventory.models import Inventory
 from harness.ledger import Ledger
-from harness.reboot import watch_reboots
+from harness.reboot import NodeRebooted, watch_reboots
 from harness.remote import CommandResult, Runner
 from harness.replication import Replication
 from harness.rtt import RttStats
@@ -131,14 +132,20 @@ class CellRunner:
             marks["guarded"] = time.time()
             # a node that reboots mid-cell loses its qdiscs and fio: the cell must say so (row 29);
             # checked after the undo below has run
-            with (
-                watch_reboots([target.primary, target.secondary], known={pair.primary: target.boot_id}),
-                ExitStack() as undo,
-            ):
-                undo.callback(lambda: marks.update(undone=time.time()))  # runs last: after every undo
-                rtt = self.faults.inject(spec, target, undo)
-                marks["faulted"] = time.time()
-                measurement = self.measurer.measure(spec, target, undo, rtt)
+            try:
+                with (
+                    watch_reboots([target.primary, target.secondary], known={pair.primary: target.boot_id}),
+                    ExitStack() as undo,
+                ):
+                    undo.callback(lambda: marks.update(undone=time.time()))  # runs last: after every undo
+                    rtt = self.faults.inject(spec, target, undo)
+                    marks["faulted"] = time.time()
+                    measurement = self.measurer.measure(spec, target, undo, rtt)
+            except NodeRebooted as rebooted:
+                # the undo ran without the rebooted node's tc state; what did it leave on the
+                # nodes, the one that did not reboot above all (row 29)?
+                recheck = recheck_after_reboot([target.primary, target.secondary], self.run_id)
+                raise NodeRebooted(f"{rebooted}; {recheck}") from rebooted.__cause__
             wall = time.monotonic() - start
             marks["rechecked"] = time.time()
         judgement = judge(

@@ -4,15 +4,22 @@ session unless already up (then reused and left up), and a cell runner writing t
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from harness.cell import CellRunner
+from harness.cell import CellRunner, CellSpec
+from harness.errors import HarnessError
+from harness.fio.profiles import PROFILES
+from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory, load_inventory
 from harness.lab.lifecycle import Lab
+from harness.ledger import Ledger
+from harness.workloads import for_profile, write_job
 
 ROOT = Path(__file__).resolve().parents[2]
 # HARNESS_LAB_INVENTORY points the lab tests at another lab instance (its own namespace and
@@ -50,3 +57,42 @@ def cell_runner(lab_inventory: Inventory, tmp_path: Path) -> Iterator[CellRunner
     runner = make_runner(lab_inventory, tmp_path, health_timeout_s=8.0)
     yield runner
     runner.pool.close_all()
+
+
+def impaired_cell(cell_id: str) -> CellSpec:
+    """A quick impaired cell of the single-az pair (a fault on both nodes, fio on a1)."""
+    return CellSpec(
+        cell_id,
+        "single-az",
+        for_profile(PROFILES["quick"], write_job("randwrite", 4096)),
+        impairment=NetemProfile.from_rtt("rtt2ms", 0.002),
+    )
+
+
+class CellInThread:
+    """A cell run in a thread, so a test can hurt its nodes while it runs."""
+
+    def __init__(self, runner: CellRunner, spec: CellSpec) -> None:
+        self.runner = runner
+        self.outcome: dict[str, object] = {}
+        self.worker = threading.Thread(target=self._run, args=(spec,))
+        self.worker.start()
+
+    def _run(self, spec: CellSpec) -> None:
+        try:
+            self.outcome["result"] = self.runner.run(spec)
+        except HarnessError as exc:
+            self.outcome["error"] = exc
+
+    def wait_for(self, event: str, timeout_s: float = 90) -> None:
+        """Until the run's ledger records ``event`` (e.g. ``fio-running``)."""
+        ledger = Ledger(self.runner.ledger.path, "x")
+        deadline = time.monotonic() + timeout_s
+        while event not in [e["event"] for e in ledger.entries()] and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    def error(self, timeout_s: float) -> object:
+        """The cell's error (None if it passed), once it ended within ``timeout_s``."""
+        self.worker.join(timeout=timeout_s)
+        assert not self.worker.is_alive(), "the cell did not end"
+        return self.outcome.get("error")

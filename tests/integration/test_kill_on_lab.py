@@ -9,25 +9,18 @@ A dropped SSH connection mid-cell: the cell fails clearly and cleanup reconnects
 from __future__ import annotations
 
 import signal
-import threading
-import time
 import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from harness.cell import CellRunner, CellSpec
+from harness.cell import CellRunner
 from harness.connections import ConnectionPool
-from harness.errors import HarnessError
-from harness.fio.profiles import PROFILES
-from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory
-from harness.ledger import Ledger
 from harness.safety.killtrial import CellKind, Phase, node_leftovers, run_kill_trial
-from harness.workloads import for_profile, write_job
 
-from .conftest import LAB_INVENTORY, ROOT
+from .conftest import LAB_INVENTORY, ROOT, CellInThread, impaired_cell
 
 pytestmark = [pytest.mark.lab]
 
@@ -96,37 +89,17 @@ def _report_restarts(reasons: list[str]) -> None:
 
 
 def test_dropped_ssh_connection_mid_cell(cell_runner: CellRunner) -> None:
-    spec = CellSpec(
-        "itest",
-        "single-az",
-        for_profile(PROFILES["quick"], write_job("randwrite", 4096)),
-        impairment=NetemProfile.from_rtt("rtt2ms", 0.002),
-    )
-    outcome: dict[str, object] = {}
-
-    def run() -> None:
-        try:
-            outcome["result"] = cell_runner.run(spec)
-        except HarnessError as exc:
-            outcome["error"] = exc
-
-    worker = threading.Thread(target=run)
-    worker.start()
-    ledger = Ledger(cell_runner.ledger.path, "x")
-    deadline = time.monotonic() + 60
-    while "fio-start" not in [e["event"] for e in ledger.entries()] and time.monotonic() < deadline:
-        time.sleep(0.05)
+    cell = CellInThread(cell_runner, impaired_cell("itest"))
+    cell.wait_for("fio-start", timeout_s=60)
     # cut every SSH session on the primary (the listening sshd stays)
     killer = ConnectionPool(cell_runner.inventory)
     killer.get("a1").run_script("pkill -KILL -f 'sshd: root@' ; true", timeout=20, check=False)
     killer.close_all()
-    worker.join(timeout=120)
-    assert not worker.is_alive()
+    error = cell.error(timeout_s=120)
     # the measurement is lost: the cell fails, after reconnecting and holding a1's faults
     # against the ledger (row 25); its undo then reconnects too and leaves nothing
-    message = str(outcome.get("error", ""))
+    message = str(error)
     print(f"the cell said: {message}")
-    assert message.startswith("a1: SSH connection lost while fio ran"), outcome
+    assert message.startswith("a1: SSH connection lost while fio ran"), message
     assert "after reconnecting, its faults are as the ledger says (1 active)" in message
     assert node_leftovers(cell_runner.inventory, cell_runner.pool, ["a1", "a2"]) == []
-

@@ -1,5 +1,6 @@
 """A lost SSH connection inside a cell (row 25): the steps after fio reconnect, bounded; a loss
-while fio runs fails the cell after the node's faults are held against the ledger.
+while fio runs fails the cell after the node's faults are held against the ledger.  And what a
+node's reboot mid-cell left on both nodes (row 29).
 
 The nodes replay recorded tc and fio outputs (tests/doubles.py); the connection drops are
 :class:`ConnectionLost` raised where the transport raises it.
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 from harness.cell.fault import Faults
 from harness.cell.guard import Target
 from harness.cell.measure import Measurer
-from harness.cell.reconnect import RECONNECT_ATTEMPTS, compare_faults, with_reconnect
+from harness.cell.reconnect import RECONNECT_ATTEMPTS, compare_faults, recheck_after_reboot, with_reconnect
 from harness.cell.spec import CellSpec
 from harness.errors import ConnectionLost, InfraError
 from harness.fio.runner import FioRunner
@@ -28,7 +29,7 @@ from harness.ledger import Ledger
 from harness.remote import CommandResult, Runner
 from harness.remote.command import WAIT_ONLY_MARK
 from harness.safety.leftovers import Leftover
-from tests.doubles import LAB, Answer, FakeClock, FakeRunner, recorded_replication
+from tests.doubles import LAB, Answer, FakeClock, FakeRunner, mutations, recorded_replication
 from tests.unit.reliability.support import PEER, QDISC_T, RUN_ID, tc_node
 
 LISTING_NEEDLE = "faults/*.json; do"  # the leftover finder's script (harness.safety.leftovers)
@@ -160,3 +161,22 @@ def test_case_25_every_difference_from_the_ledger_is_named(active: set[str], rec
     assert ("a harness qdisc on vec1 that no active fault explains" in problems) == (qdisc and not active)
     if active == recorded and qdisc == bool(active):
         assert problems == ""
+
+
+@pytest.mark.reliability_row(29)
+def test_case_29_after_a_reboot_both_nodes_are_rechecked_for_what_the_run_left() -> None:
+    listing = (  # the leftover finder's format: a1 (no reboot) kept a fault of this run and its qdisc
+        f"fault\t{RUN_ID}\t/run/harness/{RUN_ID}/faults/a1-vec1-1-1763718300.json\nqdisc\t-\tvec1\n"
+        f'lock\t-\t{{"run_id": "{RUN_ID}"}}\n'
+    )
+    a1 = FakeRunner("a1", scripts=[(LISTING_NEEDLE, Answer(listing))])
+    a2 = FakeRunner("a2", scripts=[(LISTING_NEEDLE, Answer())])  # rebooted: /run is a new tmpfs
+    said = recheck_after_reboot([a1, a2], RUN_ID)
+    assert said == (
+        f"rechecked after the reboot: a1: fault (run {RUN_ID}): /run/harness/{RUN_ID}/faults/a1-vec1-1-1763718300.json"
+        f"; a1: qdisc: vec1 / a2: nothing of this run left (remove with `harness cleanup --run-id {RUN_ID}`)"
+    )
+    clean = recheck_after_reboot([FakeRunner("a1", scripts=[(LISTING_NEEDLE, Answer())]), a2], RUN_ID)
+    assert clean == "rechecked after the reboot: a1: nothing of this run left / a2: nothing of this run left"
+    assert all(LISTING_NEEDLE in n.calls[0] for n in (a1, a2))  # read-only: nothing removed
+    assert mutations(a1, a2) == []
