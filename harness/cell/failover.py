@@ -35,6 +35,7 @@ from typing import Any, Protocol
 
 from harness.bounds import BoundResult
 from harness.cell.ackverify import verify_written
+from harness.cell.roles import restore_other_pairs
 from harness.cell.runner import CellRunner
 from harness.errors import InfraError, RefusedError
 from harness.fio.command import build_fio_argv
@@ -343,6 +344,7 @@ def _oracle(
         if not recovered:
             _recover(runner, crasher, pair_name, on_rejoin)
     final = runner.replication(pair_name, pair.primary).wait_healthy(120.0)
+    notes += restore_other_pairs(runner, pair.primary, done=pair_name)
     verified_range = runner.replication(pair_name, pair.primary).verify(600.0, stop_bytes=size)
     notes.append(verified_range.describe())
     rebooted = reboot_error(boot_ids, read_boot_ids([runner.pool.get(n) for n in boot_ids]), crashed={pair.primary})

@@ -127,7 +127,7 @@ class Recorder:
             "az_secondary": sec.az,
             "instance_type_primary": prim.instance_type,
             "instance_type_secondary": sec.instance_type,
-            "protocol": pair.protocol,
+            "protocol": spec.protocol or pair.protocol,
             "replication": pair.replication,
             "resource": pair.resource,
             "rw": w.rw,

@@ -31,6 +31,9 @@ class CellSpec:
     mode: Mode = "replicated"
     impairment: NetemProfile | None = None
     repeat: int = 0
+    #: the protocol the pair runs for this cell when a scenario switched it (recorded in the
+    #: cell's metadata); None: the inventory's
+    protocol: str | None = None
 
     @property
     def impairment_name(self) -> str:

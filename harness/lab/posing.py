@@ -26,9 +26,9 @@ __all__ = ["KEY_ENV", "SHAPES", "Shape", "posing_inventory"]
 Shape = Literal["multi-az", "cross-az-only", "same-az-only"]
 #: shape -> what it is like
 SHAPES: Final[dict[str, str]] = {
-    "multi-az": "both pairs, no scratch devices (like inventories/multi_az.yaml)",
-    "cross-az-only": "only the cross-AZ pair, no scratch devices",
-    "same-az-only": "only the same-AZ pair, with scratch devices for the disk studies",
+    "multi-az": "both DRBD pairs, no scratch devices (like inventories/multi_az.yaml)",
+    "cross-az-only": "only the cross-AZ pairs (DRBD and md-nbd), no scratch devices",
+    "same-az-only": "only the same-AZ pairs (DRBD and md-nbd), with scratch devices for the disk studies",
 }
 KEY_ENV: Final = "HARNESS_SSH_KEY"
 _USER: Final = "harness"
@@ -54,7 +54,11 @@ def posing_inventory(lab: dict[str, Any], shape: Shape, known_hosts: str) -> dic
         return bool(nodes[pair["primary"]]["az"] != nodes[pair["secondary"]]["az"])
 
     def wanted(pair: dict[str, Any]) -> bool:
-        return shape == "multi-az" or crosses(pair) == (shape == "cross-az-only")
+        # the multi-az shape is the shipped DRBD example's; a DataKeeper-style cluster's
+        # md-nbd pairs ride in the narrower shapes
+        if shape == "multi-az":
+            return bool(pair.get("replication", "drbd") == "drbd")
+        return crosses(pair) == (shape == "cross-az-only")
 
     chosen = {name: dict(p) for name, p in pairs.items() if wanted(p)}
     if not chosen:

@@ -195,14 +195,24 @@ def demote_script(name: str, disk: str, nbd: str, ip: str, port: int) -> str:
 
 def write_mode_script(name: str, nbd: str, *, asynchronous: bool, write_behind: int = 256) -> str:
     """Switch the running array between synchronous and asynchronous replication: the NBD leg
-    ``write_mostly`` with the bitmap's write-behind backlog (what ``--write-behind`` sets)."""
+    ``write_mostly`` with the bitmap's write-behind backlog (what ``--write-behind`` sets),
+    every other leg never write-mostly.
+
+    The flag lives in each member's superblock and follows a leg through a failover, so a
+    local leg may arrive flagged: it is cleared, or its writes too would complete "behind".
+    The kernel refuses a backlog while no member is write-mostly, hence the order: flags
+    before the backlog when switching on, the backlog (best effort) before them when off."""
     md = shlex.quote(array_device(name))
     leg = check_nbd_device(nbd).rsplit("/", 1)[1]
-    state, backlog = ("writemostly", int(write_behind)) if asynchronous else ("-writemostly", 0)
-    return (
-        f'b="/sys/block/$(basename "$(readlink -e {md})")/md"; '
-        f'echo {state} > "$b/dev-{leg}/state" && echo {backlog} > "$b/bitmap/backlog"'
+    mode = "writemostly" if asynchronous else "-writemostly"
+    flags = (
+        f'for d in "$b"/dev-*; do if [ "${{d##*/dev-}}" = {leg} ]; then echo {mode} > "$d/state" || exit 1; '
+        'else echo -writemostly > "$d/state" || exit 1; fi; done'
     )
+    head = f'b="/sys/block/$(basename "$(readlink -e {md})")/md"; '
+    if asynchronous:
+        return f'{head}{flags}; echo {int(write_behind)} > "$b/bitmap/backlog"'
+    return f'{head}echo 0 > "$b/bitmap/backlog" 2>/dev/null; {flags}'
 
 
 def keeper_script(name: str, nbd: str, peer_ip: str, port: int, timeout_s: int) -> str:

@@ -97,13 +97,18 @@ def test_unknown_host_key_is_refused(lab: Lab, tmp_path: Path) -> None:
         SshNode("a1", spec.model_copy(update={"known_hosts": empty})).open()
 
 
-def test_both_resources_connected_uptodate(lab: Lab) -> None:
+def test_every_pair_is_up_in_its_product_s_own_words(lab: Lab) -> None:
     with lab.connections(lab.topology.nodes) as conns:
-        states = {r.name: (r.connection, r.disk, r.role) for r in lab.resource_states(conns)}
+        rows = lab.resource_states(conns)
+    states = {r.name: (r.connection, r.disk, r.role) for r in rows}
     assert states == {
         "single-az": ("Connected", "UpToDate/UpToDate", "Primary/Secondary"),
         "multi-az": ("Connected", "UpToDate/UpToDate", "Primary/Secondary"),
+        # md-nbd: the array on the primary, both legs in sync (the NBD leg first)
+        "single-az-md": ("Connected", "InSync/InSync", "Primary"),
+        "multi-az-md": ("Connected", "InSync/InSync", "Primary"),
     }
+    assert all(r.healthy for r in rows)
 
 
 def test_every_node_boots_the_root_its_inventory_names(lab: Lab) -> None:

@@ -126,19 +126,28 @@ def test_a_cross_az_only_inventory_runs_and_skips_same_az_scenarios(default_lab:
 
 
 @pytest.mark.lab
-def test_a_same_az_only_inventory_runs_the_disk_studies_through_sudo(default_lab: Lab, tmp_path: Path) -> None:
+def test_a_same_az_only_inventory_runs_the_disk_studies_and_both_products_through_sudo(
+    default_lab: Lab, tmp_path: Path
+) -> None:
     inventory = _posing_inventory(default_lab, "same-az-only", tmp_path)
     outcome = _run_scenarios(
         default_lab,
         inventory,
         tmp_path / "reports",
         "-k",
-        "nj1-qd1 or disk_baseline or raid0",
+        "nj1-qd1 or disk_baseline or raid0 or failover",
         "--no-predict",
         "--allow-disruptive",
     )
     assert outcome.failed == [], outcome.report()
     assert _unexpected_skips(outcome) == {}, outcome.output
     assert "test_replicated_write[single-az-write-4k-nj1-qd1]" in outcome.passed
+    # DataKeeper's architecture through sudo, and a sysrq crash of a node primary of a DRBD
+    # resource and an md-nbd array at once: each failover restores the other pair's roles
+    assert "test_replicated_write[single-az-md-nbd-write-4k-nj1-qd1]" in outcome.passed
+    assert {
+        "test_failover_integrity[single-az-protocol-C]",
+        "test_failover_integrity[single-az-md-nbd-protocol-C]",
+    } <= set(outcome.passed)
     assert any(n.startswith("test_disk_baseline[a1-") for n in outcome.passed)
     assert any(n.startswith("test_raid0[a1-") for n in outcome.passed)

@@ -34,6 +34,9 @@ def test_every_shape_is_a_valid_cloud_inventory(shape: str) -> None:
     assert placements == expected[shape]
     with_scratch = [n for n, node in inv.nodes.items() if node.scratch_devices]
     assert bool(with_scratch) == (shape == "same-az-only")
+    # the multi-az shape is the shipped DRBD example's; the narrower ones carry md-nbd pairs too
+    products = {pair.replication for pair in inv.pairs.values()}
+    assert products == ({"drbd"} if shape == "multi-az" else {"drbd", "md-nbd"})
 
 
 def test_only_the_nodes_of_the_chosen_pairs_are_named() -> None:

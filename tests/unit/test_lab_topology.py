@@ -66,7 +66,8 @@ def test_uml_argv_is_unprivileged_with_gro(inv: Inventory) -> None:
     assert argv[:4] == ["ip", "netns", "exec", "hlab"]
     assert "--reuid=4242" in argv and "--clear-groups" in argv
     assert all("gro=1" in a for a in argv if a.startswith("vec"))
-    assert sum(a.startswith("ubd") for a in argv) == 3
+    # the DRBD backing disk, two scratch disks, the md-nbd leg
+    assert sum(a.startswith("ubd") for a in argv) == 4
     assert "umid=hlab-b1" in argv
 
 
@@ -103,6 +104,13 @@ def _variant(inv_text: str, old: str, new: str) -> str:
             "scratch_devices: [/dev/ubdb, /dev/ubdc]\n  a2",
             "scratch_devices: [/dev/ubdb, /dev/sda]\n  a2",
             "does not exist in the lab",
+        ),
+        # an md-nbd pair's leg is the disk the lab adds after the scratch disks
+        ("disk: /dev/ubdd, protocol: C, port: 10809", "disk: /dev/ubdc, protocol: C, port: 10809", "leg disk"),
+        (
+            "primary: a3, secondary: b1, resource: multi-az-md",
+            "primary: a1, secondary: b1, resource: multi-az-md",
+            "in more than one md-nbd pair",
         ),
     ],
 )
