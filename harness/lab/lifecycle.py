@@ -115,7 +115,7 @@ class Lab:
             self.progress(f"lab: {len(state.pids)} guests started, waiting for sshd")
             self.guests.wait_for_sshd(list(self.topology.guests), state, deadline=t_boot + self.spec.boot_timeout)
             state.timings["boot_to_sshd_s"] = round(time.monotonic() - t_boot, 2)
-            self.progress("lab: sshd answers on every guest; waiting for DRBD Connected/UpToDate")
+            self.progress("lab: sshd answers on every guest; waiting for every pair to replicate")
             self._wait_until_ready(state, deadline=t_boot + self.spec.boot_timeout)
             state.timings["up_s"] = round(time.monotonic() - start, 2)
             state.phase = "up"

@@ -110,6 +110,12 @@ def state_script(name: str, port: int, peer_ip: str | None = None) -> str:
         'for d in "$b"/dev-*; do [ -e "$d/state" ] || continue; '
         'echo "member ${d##*/dev-} slot=$(cat "$d/slot") state=$(cat "$d/state") errors=$(cat "$d/errors")"; done; '
         'echo "bitmap_backlog=$(cat "$b/bitmap/backlog" 2>/dev/null)"; '
+        # degraded: how much the missing leg lacks, as md tracks it (dirty chunks of the bitmap
+        # on the running local leg); read only then, as mdadm -X reads the leg's disk
+        'if [ "$(cat "$b/degraded" 2>/dev/null)" != 0 ]; then for d in "$b"/dev-*; do l="${d##*/dev-}"; '
+        'case "$l" in nbd*) continue;; esac; '
+        'echo "bitmap_dirty=$(mdadm -X "/dev/$l" 2>/dev/null | sed -n \'s/.* \\([0-9][0-9]*\\) dirty.*/\\1/p\')"; '
+        'echo "bitmap_chunk=$(cat "$b/bitmap/chunksize" 2>/dev/null)"; break; done; fi; '
         "else echo array=absent; fi; "
         f'if [ -s {pid} ] && kill -0 "$(cat {pid})" 2>/dev/null; then echo export=running; '
         "else echo export=stopped; fi; "
@@ -194,25 +200,23 @@ def demote_script(name: str, disk: str, nbd: str, ip: str, port: int) -> str:
 
 
 def write_mode_script(name: str, nbd: str, *, asynchronous: bool, write_behind: int = 256) -> str:
-    """Switch the running array between synchronous and asynchronous replication: the NBD leg
-    ``write_mostly`` with the bitmap's write-behind backlog (what ``--write-behind`` sets),
-    every other leg never write-mostly.
+    """Set the running array's replication mode: the NBD leg is always ``write_mostly`` (reads
+    stay on the local leg, as DataKeeper serves them; md's read balancing would otherwise send
+    some across the path), every other leg never; the bitmap's write-behind backlog (what
+    ``--write-behind`` sets) makes writes to the NBD leg asynchronous, 0 synchronous.
 
     The flag lives in each member's superblock and follows a leg through a failover, so a
-    local leg may arrive flagged: it is cleared, or its writes too would complete "behind".
-    The kernel refuses a backlog while no member is write-mostly, hence the order: flags
-    before the backlog when switching on, the backlog (best effort) before them when off."""
+    local leg may arrive flagged: it is cleared, or its writes too could complete "behind".
+    The kernel refuses a backlog while no member is write-mostly: flags first."""
     md = shlex.quote(array_device(name))
     leg = check_nbd_device(nbd).rsplit("/", 1)[1]
-    mode = "writemostly" if asynchronous else "-writemostly"
-    flags = (
-        f'for d in "$b"/dev-*; do if [ "${{d##*/dev-}}" = {leg} ]; then echo {mode} > "$d/state" || exit 1; '
-        'else echo -writemostly > "$d/state" || exit 1; fi; done'
+    backlog = int(write_behind) if asynchronous else 0
+    return (
+        f'b="/sys/block/$(basename "$(readlink -e {md})")/md"; '
+        f'for d in "$b"/dev-*; do if [ "${{d##*/dev-}}" = {leg} ]; then echo writemostly > "$d/state" || exit 1; '
+        'else echo -writemostly > "$d/state" || exit 1; fi; done; '
+        f'echo {backlog} > "$b/bitmap/backlog"'
     )
-    head = f'b="/sys/block/$(basename "$(readlink -e {md})")/md"; '
-    if asynchronous:
-        return f'{head}{flags}; echo {int(write_behind)} > "$b/bitmap/backlog"'
-    return f'{head}echo 0 > "$b/bitmap/backlog" 2>/dev/null; {flags}'
 
 
 def keeper_script(name: str, nbd: str, peer_ip: str, port: int, timeout_s: int) -> str:

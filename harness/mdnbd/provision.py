@@ -22,8 +22,8 @@ WRITE_BEHIND = 256
 
 
 def create_argv(pair: PairSpec) -> list[str]:
-    """``mdadm --create`` of the pair's RAID1, synchronous; :func:`boot_lines` makes an
-    asynchronous pair's NBD leg write-mostly afterwards.
+    """``mdadm --create`` of the pair's RAID1; :func:`boot_lines` then sets its mode (the NBD
+    leg write-mostly, with a write-behind backlog for an asynchronous pair).
 
     The NBD leg is the first member: on the lab's kernel (Linux 6.1) a write goes "behind"
     only when the array's first member is write-mostly.  Measured on a3 → b1 with 5 ms added
@@ -69,10 +69,8 @@ def boot_lines(inv: Inventory, pair: PairSpec, node: str) -> list[str]:
         f"for i in $(seq 600); do {connect} && break; sleep 0.1; done",
         f"nbd-client -c {nbd} >/dev/null",
         shlex.join(create_argv(pair)),
-        *(
-            [commands.write_mode_script(pair.resource, pair.nbd, asynchronous=True, write_behind=WRITE_BEHIND)]
-            if pair.protocol == "A"
-            else []
+        commands.write_mode_script(
+            pair.resource, pair.nbd, asynchronous=pair.protocol == "A", write_behind=WRITE_BEHIND
         ),
         "fi",
         start_keeper,

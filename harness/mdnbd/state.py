@@ -71,6 +71,9 @@ class MdNbdStatus:
     peer_up: bool | None = None
     #: the NBD leg was taken out on request (``disconnect``) and stays out until ``connect``
     standalone: bool = False
+    #: degraded: the write-intent bitmap's dirty chunks and their size, what md will resync
+    bitmap_dirty: int = 0
+    bitmap_chunk_bytes: int = 0
 
     @property
     def assembled(self) -> bool:
@@ -94,9 +97,13 @@ class MdNbdStatus:
 
     @property
     def out_of_sync_kib(self) -> int:
-        """What a running recovery still has to copy (md reports 512-byte sectors)."""
+        """What the other leg lacks: a running recovery's remaining sectors (md reports 512-byte
+        sectors), or while degraded the bitmap's dirty chunks (md's own granularity: an upper
+        bound of what was written meanwhile)."""
         if self.sync_action in ("resync", "recover") and self.sync_total_sectors:
             return max(0, self.sync_total_sectors - (self.sync_done_sectors or 0)) // 2
+        if self.degraded:
+            return self.bitmap_dirty * self.bitmap_chunk_bytes // 1024
         return 0
 
     @property
@@ -200,4 +207,6 @@ def parse_state(output: str) -> MdNbdStatus:
         export_peers=_int(values.get("export_peers", "0") or "0", "export_peers"),
         peer_up={"up": True, "down": False}.get(values.get("peer", "")),
         standalone=values.get("standalone") == "1",
+        bitmap_dirty=_int(values.get("bitmap_dirty") or "0", "bitmap_dirty"),
+        bitmap_chunk_bytes=_int(values.get("bitmap_chunk") or "0", "bitmap_chunk"),
     )

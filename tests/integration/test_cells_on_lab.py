@@ -219,10 +219,8 @@ def test_pytest_scenarios_write_junit_properties_and_comparison(default_lab: obj
         tc.get("name"): {p.get("name", ""): p.get("value", "") for p in tc.iter("property")}
         for tc in junit.iter("testcase")
     }
-    assert set(cases) == {
-        "test_replicated_write[single-az-randwrite-4k-nj1-qd1]",
-        "test_replicated_write[multi-az-randwrite-4k-nj1-qd1]",
-    }
+    pairs = {"single-az", "multi-az", "single-az-md-nbd", "multi-az-md-nbd"}  # DRBD and md-nbd
+    assert set(cases) == {f"test_replicated_write[{pair}-randwrite-4k-nj1-qd1]" for pair in pairs}
     for props in cases.values():
         assert float(props["iops"]) > 0 and float(props["bw"]) > 0 and props["verdict"] == "pass"
         assert props["kernel"] and props["drbd_version"] == "8.4.11"
@@ -232,8 +230,9 @@ def test_pytest_scenarios_write_junit_properties_and_comparison(default_lab: obj
         assert float(props["predicted_bw"]) > 0 and float(props["model_ratio"]) > 0 and props["bottleneck"]
     series = [json.loads(line) for line in (run / "series.ndjson").read_text().splitlines()]
     measured = [s for s in series if s["scenario"] == "replicated_write"]
-    assert {s["pair"] for s in measured} == {"single-az", "multi-az"}
+    assert {s["pair"] for s in measured} == pairs
     assert all(len(s["bw_mib_s"]) >= 3 and max(s["bw_mib_s"]) > 0 for s in measured)
     comparison = (run / "comparison.md").read_text()
     assert "multi-az/single-az" in comparison and "randwrite-4k-nj1-qd1" in comparison
+    assert "| single-az-md-nbd | md-nbd" in comparison  # the Pairs table names the product
     assert (run / "comparison.csv").exists() and (run / "report.html").exists()

@@ -134,20 +134,27 @@ def test_a_secondary_whose_primary_stopped_answering_is_not_connected() -> None:
     assert gone.problems() == ("the primary connected to the export does not answer",)
 
 
+def test_a_degraded_array_counts_what_the_missing_leg_lacks_in_bitmap_chunks() -> None:
+    # recorded: the leg taken out, 100 MiB written; the bitmap of a fresh --assume-clean array
+    # still had all 32 chunks of 64 MiB dirty (md clears bits only while both legs run)
+    status = parse_state(_read("primary-disconnected-dirty.txt"))
+    assert status.degraded and status.bitmap_dirty == 32 and status.bitmap_chunk_bytes == 64 << 20
+    assert status.out_of_sync_kib == 32 * 64 * 1024
+    assert parse_state(_read("primary-clean.txt")).out_of_sync_kib == 0
+
+
 def test_a_leg_taken_out_on_request_says_so() -> None:
     status = parse_state("standalone=1\n" + _read("primary-disconnected.txt"))
     assert status.standalone and "the NBD leg was disconnected on request" in status.problems()
 
 
 @given(asynchronous=st.booleans(), backlog=st.integers(1, 16383))
-def test_the_write_mode_switch_sets_the_legs_and_the_backlog_in_an_order_the_kernel_takes(
+def test_the_write_mode_switch_keeps_reads_local_and_sets_only_the_backlog_per_mode(
     asynchronous: bool, backlog: int
 ) -> None:
     script = commands.write_mode_script("mnb", "/dev/nbd0", asynchronous=asynchronous, write_behind=backlog)
-    flags_at = script.index('for d in "$b"/dev-*')
-    backlog_at = script.index('> "$b/bitmap/backlog"')
-    # on: no backlog without a write-mostly member (EINVAL), so flags first; off: the reverse
-    assert (flags_at < backlog_at) == asynchronous
-    assert f"echo {backlog if asynchronous else 0} > " in script
-    assert ("= nbd0 ]; then echo writemostly >" in script) == asynchronous
+    # no backlog without a write-mostly member (EINVAL): the flags come first
+    assert script.index('for d in "$b"/dev-*') < script.index('> "$b/bitmap/backlog"')
+    assert f'echo {backlog if asynchronous else 0} > "$b/bitmap/backlog"' in script
+    assert '= nbd0 ]; then echo writemostly > "$d/state"' in script  # either mode: reads stay local
     assert 'else echo -writemostly > "$d/state"' in script  # a local leg is never write-mostly

@@ -13,6 +13,8 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import _pytest.hookspec
+import pluggy
 import pytest
 
 from harness.errors import ConnectionLost, InfraError
@@ -172,3 +174,15 @@ def test_case_27_a_lock_taken_while_interrupted_is_released() -> None:
     assert lock.release() == []
     for node in (a1, a2):  # released on both, and only if the owner is this run
         assert f'grep -qF \'"run_id": "{RUN_ID}"\'' in node.calls[-1] and "rm -rf /run/harness/lock" in node.calls[-1]
+
+
+def test_case_27_the_guard_is_a_plugin_pytest_can_set_aside() -> None:
+    """pytest keeps plugins in sets (a conftest's hooks are subset out for items elsewhere): an
+    unhashable guard stopped a whole `./run tests` with an INTERNALERROR at the first test after
+    a directory with a conftest."""
+    manager = pluggy.PluginManager("pytest")
+    manager.add_hookspecs(_pytest.hookspec)
+    guard = InterruptGuard()
+    manager.register(guard, "harness-interrupt")
+    other = manager.subset_hook_caller("pytest_runtestloop", remove_plugins=[guard])
+    assert other.get_hookimpls() == []
