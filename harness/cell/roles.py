@@ -10,11 +10,25 @@ a crash (promote the inventory's primary once its peer agrees), and waits for th
 from __future__ import annotations
 
 from harness.cell.runner import CellRunner
+from harness.replication import Replication
 
-__all__ = ["restore_other_pairs"]
+__all__ = ["restore_other_pairs", "restore_pair_roles"]
 
 #: how long a pair may take to resync after its node came back
 RESYNC_S = 600.0
+
+
+def restore_pair_roles(primary: Replication, secondary: Replication) -> bool:
+    """Give one pair its inventory roles again (``primary`` is the inventory's primary side)
+    and wait until it is healthy; True when the primary had to be promoted."""
+    promoted = False
+    if primary.state().role != "Primary":
+        if secondary.state().role == "Primary":
+            secondary.demote()
+        primary.promote()
+        promoted = True
+    primary.wait_healthy(RESYNC_S)
+    return promoted
 
 
 def restore_other_pairs(runner: CellRunner, crashed: str, *, done: str) -> list[str]:
@@ -25,12 +39,6 @@ def restore_other_pairs(runner: CellRunner, crashed: str, *, done: str) -> list[
         if name == done or crashed not in (pair.primary, pair.secondary):
             continue
         runner.replication(name, crashed).ensure_up()
-        primary = runner.replication(name, pair.primary)
-        secondary = runner.replication(name, pair.secondary)
-        if primary.state().role != "Primary":
-            if secondary.state().role == "Primary":
-                secondary.demote()
-            primary.promote()
+        if restore_pair_roles(runner.replication(name, pair.primary), runner.replication(name, pair.secondary)):
             changed.append(f"{name}: {pair.primary} promoted again after {crashed} crashed")
-        primary.wait_healthy(RESYNC_S)
     return changed
