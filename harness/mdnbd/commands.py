@@ -131,8 +131,7 @@ def exported_legs_script() -> str:
 
 def export_script(name: str, disk: str, ip: str, port: int) -> str:
     """Start ``nbd-server`` exporting ``disk`` on the replication address (idempotent)."""
-    if not _IP.match(ip):
-        raise ConfigError(f"replication address {ip!r} is not an IP address")
+    _check_ip(ip, "replication address")
     conf, pid = _paths(name)
     body = (
         f"[generic]\\n  user = root\\n  group = root\\n  listenaddr = {ip}\\n  port = {int(port)}\\n"
@@ -156,19 +155,23 @@ def _stop_export(name: str) -> str:
     )
 
 
-def connect_leg_script(name: str, nbd: str, peer_ip: str, port: int, timeout_s: int) -> str:
+def _attach_leg(name: str, nbd: str, peer_ip: str, port: int, timeout_s: int) -> str:
     """Connect the NBD client to the peer's export and put it back into the array: ``--re-add``
     lets the bitmap resync only what changed while the leg was out."""
     md, dev = shlex.quote(array_device(name)), shlex.quote(check_nbd_device(nbd))
-    if not _IP.match(peer_ip):
-        raise ConfigError(f"peer address {peer_ip!r} is not an IP address")
+    _check_ip(peer_ip, "peer address")
     return (
-        f"rm -f {_standalone(name)}; modprobe nbd 2>/dev/null; "
+        "modprobe nbd 2>/dev/null; "
         f"if ! nbd-client -c {dev} >/dev/null 2>&1; then "
         f"nbd-client {shlex.quote(peer_ip)} {int(port)} {dev} -N {shlex.quote(name)} "
         f"-t {int(timeout_s)} >/dev/null; fi; "
         f"mdadm {md} --re-add {dev} >/dev/null 2>&1 || mdadm {md} --add {dev}"
     )
+
+
+def connect_leg_script(name: str, nbd: str, peer_ip: str, port: int, timeout_s: int) -> str:
+    """End a ``disconnect``: the keeper may bring the leg back again, and it is attached now."""
+    return f"rm -f {_standalone(name)}; {_attach_leg(name, nbd, peer_ip, port, timeout_s)}"
 
 
 def disconnect_leg_script(name: str, nbd: str) -> str:
@@ -225,7 +228,7 @@ def keeper_script(name: str, nbd: str, peer_ip: str, port: int, timeout_s: int) 
     faulty or missing NBD leg is reconnected to the peer's export and re-added (a bitmap
     resync).  Runs on both nodes of a pair; it acts only where the array is assembled."""
     md = shlex.quote(array_device(name))
-    connect = connect_leg_script(name, nbd, peer_ip, port, timeout_s).removeprefix(f"rm -f {_standalone(name)}; ")
+    connect = _attach_leg(name, nbd, peer_ip, port, timeout_s)
     dev = shlex.quote(check_nbd_device(nbd))
     leg = check_nbd_device(nbd).rsplit("/", 1)[1]
     return (

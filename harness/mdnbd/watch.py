@@ -14,7 +14,7 @@ from typing import Final
 
 from harness.errors import ConfigError
 from harness.mdnbd.state import MdNbdOutputError, parse_state
-from harness.nodefiles import NODE_ROOT
+from harness.nodefiles import node_run_dir, safe_token
 
 __all__ = ["MdNbdWatch", "WatchVerdict"]
 
@@ -43,10 +43,8 @@ class MdNbdWatch:
     ) -> MdNbdWatch:
         if not 0 < max_duration_s <= MAX_WATCH_S:
             raise ConfigError(f"watch duration must be within (0, {MAX_WATCH_S}] s, got {max_duration_s!r}")
-        for part in (run_id, name):
-            if not part or not all(c.isalnum() or c in "-_." for c in part) or part.startswith("."):
-                raise ConfigError(f"watch name part {part!r} must be [A-Za-z0-9_.-]")
-        return cls(node, array, state_script, f"{NODE_ROOT}/{run_id}/mdnbd-watch-{name}.log", max_duration_s)
+        log = f"{node_run_dir(run_id)}/mdnbd-watch-{safe_token(name)}.log"
+        return cls(node, array, state_script, log, max_duration_s)
 
     @property
     def pid_path(self) -> str:
