@@ -12,8 +12,13 @@ results (Python fails to start, ``insmod`` reports "Invalid parameters", sudo ga
 messages).
 
 ``guest/uml_xstate.c`` is preloaded into ``linux.uml`` and gives UML what it assumes: a GET hands
-UML the first 832 bytes of the full area it keeps per process; a SET writes UML's bytes over that
-area at the host's full size.  It is built at every ``lab up`` (a fraction of a second) with the
+UML as much of the full area it keeps per process as UML's buffer holds; a SET writes UML's bytes
+over that area and hands the host exactly its own size.  The sizes differ both ways: the 832
+bytes above on a host with AMX (about 11 KiB), and on a host whose kernel enables AVX-512 without
+PKRU a UML buffer of 2,696 bytes (the CPU's full XSAVE size) against the kernel's 2,432, which
+the host refused the same way ("ptrace set fp regs failed, errno = 22" from an earlier shim that
+only handled the smaller buffer).
+It is built at every ``lab up`` (a fraction of a second) with the
 host's C compiler, which ``scripts/bootstrap`` installs.
 """
 

@@ -3,12 +3,13 @@
  * FPU/vector state on hosts whose XSAVE area is larger than the 832 bytes UML 6.1 knows
  * (AVX-512, AMX: about 11 KiB).  See harness/lab/xstate.py for the why and the tests.
  *
- * UML saves a guest process's FPU state with PTRACE_GETREGSET(NT_X86_XSTATE) into an
- * 832-byte buffer and restores it with PTRACE_SETREGSET.  The host kernel truncates the GET
- * but refuses any SET that is not exactly its full XSAVE size (EFAULT), so the guest dies at
- * its first process.  Here every XSTATE GET reads the full area into a per-pid buffer and
- * hands UML its first 832 bytes; every SET lays UML's bytes over that pid's last full area
- * and writes the full size.  The state above 832 bytes (AVX-512, AMX) is thus restored as it
+ * UML saves a guest process's FPU state with PTRACE_GETREGSET(NT_X86_XSTATE) into a buffer
+ * of its own fixed size (832 bytes, or on some builds the CPU's full XSAVE size, 2,696 bytes
+ * with AVX-512 and PKRU) and restores it with PTRACE_SETREGSET.  The host kernel truncates the
+ * GET but refuses any SET that is not exactly its own XSAVE size (EFAULT), so the guest dies
+ * at its first process.  Here every XSTATE GET reads the full area into a per-pid buffer and
+ * hands UML as much of it as UML's buffer holds; every SET lays UML's bytes (up to the host's
+ * size) over that pid's last full area and writes the host's size.  The state above 832 bytes (AVX-512, AMX) is thus restored as it
  * was at the last stop, which is exactly what a page fault (UML runs a stub signal handler in
  * the process, which resets the FPU) needs.
  */
@@ -93,11 +94,11 @@ long ptrace(enum __ptrace_request request, ...)
 	/* a pid UML never read (a new process): start from its current full state */
 	if (s->len == 0 && read_full(pid, s) != 0)
 		return -1;
-	if (iov->iov_len > s->len) {
-		errno = EINVAL;
-		return -1;
-	}
-	memcpy(s->area, iov->iov_base, iov->iov_len);
+	/* UML's buffer may also be larger than the host's area (a UML sized for every feature the
+	 * CPU has, on a host kernel that enables fewer): the bytes past the host's size were never
+	 * filled by a GET and name no state the host keeps, so only the host's size is written. */
+	size_t n = iov->iov_len < s->len ? iov->iov_len : s->len;
+	memcpy(s->area, iov->iov_base, n);
 	struct iovec full = {s->area, s->len};
 	return real_ptrace(PTRACE_SETREGSET, pid, (void *)(long)NT_X86_XSTATE, &full);
 }
