@@ -176,8 +176,9 @@ def _wants_reports(config: pytest.Config) -> bool:
     )
 
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """xdist controller → worker: share the run id."""
+    """xdist controller → worker: share the run id (optional: a run with ``-p no:xdist`` has no such hook)."""
     session: HarnessSession = node.config.stash[SESSION_KEY]
     node.workerinput["harness_run_id"] = session.run_id
     node.workerinput["harness_loadgroup"] = node.config.option.dist == "loadgroup"

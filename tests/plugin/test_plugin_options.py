@@ -37,3 +37,10 @@ def test_a_repeat_count_that_measures_nothing_or_forever_is_a_usage_error(projec
     result.stderr.fnmatch_lines(
         [f"*argument --repeat: must be a whole number of repeats in [[]1, 100], got '{value}'*"]
     )
+
+
+def test_a_run_without_xdist_loads_the_plugin(project: pytest.Pytester) -> None:
+    # the plugin implements xdist's controller hook; pytest must not refuse it when xdist is off
+    result = project.runpytest_subprocess("-p", "no:xdist", "--inventory", "inv.yaml", "--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.OK, result.stderr.str()
+    result.stdout.fnmatch_lines(["*test_cell*"])

@@ -45,6 +45,7 @@ LINES = [
     ("iperf3-version-ubuntu-22.04.5-line1.txt", "iperf3", False, "iperf3 3.9", "ok"),
     ("fio-version-ubuntu-22.04.5-built.txt", "fio", False, "fio-3.38", "ok"),
     ("ping-V-ubuntu-20.04.txt", "ping", False, "iputils 20190709", "warn"),
+    ("ping-V-ubuntu-22.04.3.txt", "ping", False, "iputils 20211215", "ok"),
 ]
 
 
@@ -54,6 +55,15 @@ def test_version_lines(name: str, tool: str, stderr: bool, shown: str, status: s
     found = parse_tool_version(tool, "" if stderr else text, text if stderr else "")
     assert found.describe() == shown
     assert assess(found)[0] == status
+
+
+def test_ubuntu_24_04_iproute2_read_by_the_tc_reader() -> None:
+    # `ip -V`, not `tc -V`: both come from one iproute2 build and print the same
+    # `iproute2-<version>` tag, which is all the tc reader takes from the line
+    text = (PUBLIC / "ip-V-ubuntu-24.04.txt").read_text()
+    found = parse_tool_version("tc", text)
+    assert (found.describe(), found.line) == ("iproute2-6.1.0", "ip utility, iproute2-6.1.0, libbpf 1.3.0")
+    assert assess(found) == ("ok", "iproute2-6.1.0")
 
 
 def test_ubuntu_20_04_ping_warns_naming_both_versions() -> None:
