@@ -122,10 +122,13 @@ def test_sc1_is_in_the_catalog(catalog: Catalog) -> None:
 
 def test_catalog_check_lists_changed_and_unverified_figures(catalog: Catalog) -> None:
     listed = {item.where: item for item in findings(catalog, dt.date(2024, 1, 1))}
-    m6a = listed["instance_types.m6a.large.ebs"]
-    assert m6a.as_of == dt.date(2023, 5, 11)
-    assert "unverified" in m6a.reasons and "older than 2024-01-01" in m6a.reasons
-    assert "estimate" in listed["placements.cross-az"].reasons
+    # c4.large's 0.625 Gbps baseline (issue 16) is in no stored AWS copy yet: listed as unverified.
+    assert listed["instance_types.c4.large.network"].reasons == ("unverified",)
+    cross_az = listed["placements.cross-az"].reasons
+    assert "estimate" in cross_az and "older than 2024-01-01" in cross_az
+    # M6a's EBS figures (changed 2023-05-11) were re-read in the 2024 Instance Types guide.
+    assert "instance_types.m6a.large.ebs" not in listed
+    assert catalog.instance("m6a.large").figure_sources["ebs"].as_of == dt.date(2026, 11, 28)
     newer = {item.where for item in findings(catalog)}
     assert "instance_types.m5.large" not in newer  # verified and no date given
 
