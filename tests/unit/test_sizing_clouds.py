@@ -91,3 +91,20 @@ def test_qualified_names_and_cloud_mismatch() -> None:
     mixed = Scenario(primary=NodeSpec("n2-standard-4", VolumeSpec("gp3", 100)), workload=WORKLOAD)
     with pytest.raises(ConfigError, match="is on aws, but the instance is on gcp"):
         predict(mixed, CATALOG)
+
+
+def test_azure_provisioned_disks_follow_microsofts_limits() -> None:
+    # Microsoft states MB/s (10^6 B/s); the catalog holds MiB/s.  Premium SSD v2: 125 MB/s free,
+    # 0.25 MB/s per IOPS, 2,000 MB/s from 8,000 IOPS; Ultra Disk: 1,000 IOPS per GiB.
+    v2 = CATALOG.volume("premium-ssd-v2")
+    default = volume_performance("premium-ssd-v2", v2, VolumeSpec("premium-ssd-v2", 100), D4)
+    assert (default.baseline_iops, default.baseline_bytes_s) == (3000, pytest.approx(125e6, rel=1e-4))
+    top = volume_performance("premium-ssd-v2", v2, VolumeSpec("premium-ssd-v2", 160, 8000, 1907.35), D4)
+    assert top.baseline_bytes_s == pytest.approx(2000e6, rel=1e-4)
+    with pytest.raises(ConfigError, match="allows up to"):
+        volume_performance("premium-ssd-v2", v2, VolumeSpec("premium-ssd-v2", 160, 4000, 1000), D4)
+    ultra = CATALOG.volume("ultra-disk")
+    small = volume_performance("ultra-disk", ultra, VolumeSpec("ultra-disk", 4, 4000, 900), D4)
+    assert small.baseline_iops == 4000
+    with pytest.raises(ConfigError, match="IOPS"):
+        volume_performance("ultra-disk", ultra, VolumeSpec("ultra-disk", 4, 4001, 900), D4)
