@@ -2,8 +2,8 @@
 
 * Premium SSD (v1): the size is rounded up to a tier (P10 = 128 GiB, P20 = 512 GiB, ...), each
   with fixed IOPS and MB/s; tiers up to P20 burst on credits (3,500 IOPS, 170 MB/s) for up to
-  30 minutes at full burst, credits accruing while the disk runs below its baseline
-  (:class:`AzureTieredDisk`).
+  30 minutes at full burst, credits accruing while the disk runs below its baseline; IOPS credits
+  and MB/s credits are separate buckets (:class:`AzureTieredDisk`).
 * Premium SSD v2 and Ultra Disk: IOPS and throughput provisioned within per-GiB bounds (v2 with
   3,000 IOPS and 125 MB/s included), the shape AWS gp3/io2 have, so the catalog writes them as
   ``provisioned`` volumes.
@@ -64,22 +64,29 @@ def azure_tier(volume: AzureTieredDisk, size_gib: float) -> AzureTier:
 def azure_tiered_performance(
     name: str, volume: AzureTieredDisk, size_gib: float, latency: LatencyFields, notes: tuple[str, ...]
 ) -> VolumePerformance:
-    """The tier's limits; a burst bucket that lasts ``burst_minutes`` at the full burst rate."""
+    """The tier's limits, each burst with its own credit bucket that lasts ``burst_minutes`` at full burst.
+
+    Microsoft accrues and spends IOPS credits and MB/s credits separately ("the burst traffic will
+    independently consume credits from IOPS or bandwidth"), so the throughput burst drains a byte
+    bucket of (burst MB/s - baseline MB/s) x ``burst_minutes``, not the I/O-credit bucket.
+    """
     tier = azure_tier(volume, size_gib)
-    bursts = tier.burst_iops is not None and tier.burst_iops > tier.iops
-    burst_iops = tier.burst_iops if bursts else None
-    bucket = (tier.burst_iops - tier.iops) * volume.burst_minutes * 60 if tier.burst_iops and bursts else None
-    burst_bytes = tier.burst_mb_s * 1e6 if bursts and tier.burst_mb_s is not None else None
+    seconds = volume.burst_minutes * 60
+    iops_bursts = tier.burst_iops is not None and tier.burst_iops > tier.iops
+    bytes_bursts = tier.burst_mb_s is not None and tier.burst_mb_s > tier.mb_s
+    burst_iops = tier.burst_iops if iops_bursts else None
+    burst_bytes = tier.burst_mb_s * 1e6 if bytes_bursts and tier.burst_mb_s is not None else None
     return VolumePerformance(
         type=name,
         description=f"{name} {tier.name} ({size_gib:g} GiB billed as {tier.up_to_gib:g} GiB)",
         io_unit=volume.io_unit_kib * 1024,
         baseline_iops=tier.iops,
         burst_iops=burst_iops,
-        iops_bucket=bucket,
+        iops_bucket=(burst_iops - tier.iops) * seconds if burst_iops is not None else None,
         baseline_bytes_s=tier.mb_s * 1e6,
         burst_bytes_s=burst_bytes,
-        throughput_bucket="iops" if burst_bytes is not None else None,
+        throughput_bucket="bytes" if burst_bytes is not None else None,
+        bytes_bucket=(burst_bytes - tier.mb_s * 1e6) * seconds if burst_bytes is not None else None,
         notes=notes,
         **latency,
     )

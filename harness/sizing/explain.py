@@ -31,7 +31,7 @@ __all__ = [
 
 _WHY = {
     "volume": "the {role} volume can do no more",
-    "ebs": "the {role} instance's dedicated EBS link is full",
+    "ebs": "the {role} instance's link to its network disks is full (EBS on AWS, the VM disk cap on GCP and Azure)",
     "network": "the {role} instance's network allowance is full",
     "flow": "one TCP connection carries no more between instances outside a cluster placement group",
     "path": "the measured replication path is full",

@@ -5,8 +5,14 @@
   count, is the machine type's disk link (``ebs`` in the catalog, whatever the cloud).
 * ``hyperdisk-balanced``: IOPS and throughput provisioned within per-GiB bounds with a free
   baseline, the same shape as AWS gp3, so the catalog writes it as a ``provisioned`` volume.
-* ``local-ssd``: 375 GiB NVMe devices attached to the VM, each with its own read and write IOPS
-  and throughput (:class:`GcpLocalSsd`); a size is rounded up to whole devices.
+* ``local-ssd``: 375 GiB NVMe devices attached to the VM.  Google publishes their performance by
+  device count, not per device (4 to 8 devices perform alike; 24 devices: 2.4 million read IOPS), so
+  the catalog holds that table (:class:`LocalSsdRow`) and a size is rounded up to whole devices,
+  then to the next count the table lists (:class:`GcpLocalSsd`).
+* Persistent Disk writes leave the VM through its network egress cap (:class:`PdEgress`): each
+  written byte costs about 1.16 bytes of egress, and when disk writes compete with other egress
+  (DRBD's replication does, on the primary) 60 % of the cap goes to disk writes and 40 % to the
+  rest; :mod:`harness.sizing.network_limits` applies it.
 """
 
 from __future__ import annotations
@@ -18,12 +24,36 @@ from pydantic import Field, model_validator
 
 from harness.errors import ConfigError
 from harness.sizing.performance import LatencyFields, VolumePerformance
-from harness.sizing.records import NonNegativeFloat, PositiveFloat
+from harness.sizing.records import CatalogRecord, NonNegativeFloat, PositiveFloat
 from harness.sizing.volume_base import VolumeBase
 
-__all__ = ["GcpLocalSsd", "GcpSizeScaledDisk", "gcp_local_ssd_performance", "gcp_scaled_performance"]
+__all__ = [
+    "GcpLocalSsd",
+    "GcpSizeScaledDisk",
+    "LocalSsdRow",
+    "PdEgress",
+    "gcp_local_ssd_performance",
+    "gcp_scaled_performance",
+]
 
 MIB = 1024**2
+
+
+class PdEgress(CatalogRecord):
+    """How Persistent Disk writes use the VM's network egress cap (Google, optimizing-pd-performance).
+
+    Each byte written costs ``write_multiplier`` bytes of egress (redundant parallel writes and
+    overhead); while disk writes compete with other egress, ``disk_write_share`` of the cap is
+    allocated to disk writes and the rest is available to all other egress traffic.
+    """
+
+    write_multiplier: Annotated[float, Field(ge=1)]
+    disk_write_share: Annotated[float, Field(gt=0, lt=1)]
+
+    @property
+    def other_share(self) -> float:
+        """What is left of the egress cap for other traffic (replication) under contention."""
+        return 1 - self.disk_write_share
 
 
 class GcpSizeScaledDisk(VolumeBase):
@@ -36,23 +66,45 @@ class GcpSizeScaledDisk(VolumeBase):
     base_mib_s: NonNegativeFloat
     mib_s_per_gib: PositiveFloat
     max_mib_s: PositiveFloat
+    egress: PdEgress | None = None
+
+
+class LocalSsdRow(CatalogRecord):
+    """The published limits of ``devices`` local SSD devices used together (the model caps reads and
+    writes together at the write throughput, the lower figure)."""
+
+    devices: Annotated[int, Field(gt=0)]
+    read_iops: PositiveFloat
+    write_iops: PositiveFloat
+    write_mib_s: PositiveFloat
 
 
 class GcpLocalSsd(VolumeBase):
-    """Local NVMe SSD devices of ``device_gib`` each; performance adds up per device."""
+    """Local NVMe SSD devices of ``device_gib`` each, performing as Google's table by device count says."""
 
     model: Literal["gcp_local_ssd"]
     device_gib: PositiveFloat
-    max_devices: Annotated[int, Field(gt=0)]
-    read_iops_per_device: PositiveFloat
-    write_iops_per_device: PositiveFloat
-    write_mib_s_per_device: PositiveFloat
+    by_devices: Annotated[list[LocalSsdRow], Field(min_length=1)]
 
     @model_validator(mode="after")
     def _local(self) -> GcpLocalSsd:
         if self.network_attached:
             raise ValueError("local SSD is attached to the VM: set network_attached: false")
+        counts = [row.devices for row in self.by_devices]
+        if counts != sorted(counts) or len(set(counts)) != len(counts):
+            raise ValueError("by_devices must list strictly ascending device counts")
         return self
+
+    @property
+    def max_devices(self) -> int:
+        return self.by_devices[-1].devices
+
+    def row(self, devices: int) -> LocalSsdRow:
+        """The row for ``devices`` devices: the smallest count listed that is at least that many."""
+        for row in self.by_devices:
+            if row.devices >= devices:
+                return row
+        raise ConfigError(f"local SSD: at most {self.max_devices} devices of {self.device_gib:g} GiB, got {devices}")
 
 
 def gcp_scaled_performance(
@@ -75,19 +127,21 @@ def gcp_scaled_performance(
 def gcp_local_ssd_performance(
     name: str, volume: GcpLocalSsd, size_gib: float, latency: LatencyFields, notes: tuple[str, ...]
 ) -> VolumePerformance:
-    """``size_gib`` rounded up to whole devices, their IOPS and throughput summed (RAID 0)."""
-    devices = math.ceil(size_gib / volume.device_gib - 1e-9)
-    if devices > volume.max_devices:
+    """``size_gib`` rounded up to whole devices, then to a count Google lists; that row's limits (RAID 0)."""
+    needed = math.ceil(size_gib / volume.device_gib - 1e-9)
+    if needed > volume.max_devices:
         raise ConfigError(
             f"{name}: at most {volume.max_devices} devices of {volume.device_gib:g} GiB, got {size_gib:g} GiB"
         )
+    row = volume.row(needed)
+    rounded = "" if row.devices == needed else f"; {size_gib:g} GiB needs {needed}, the next count Google lists"
     return VolumePerformance(
         type=name,
-        description=f"{name} {devices} x {volume.device_gib:g} GiB NVMe",
+        description=f"{name} {row.devices} x {volume.device_gib:g} GiB NVMe{rounded}",
         io_unit=volume.io_unit_kib * 1024,
-        baseline_iops=devices * volume.write_iops_per_device,
-        read_iops=devices * volume.read_iops_per_device,
-        baseline_bytes_s=devices * volume.write_mib_s_per_device * MIB,
+        baseline_iops=row.write_iops,
+        read_iops=row.read_iops,
+        baseline_bytes_s=row.write_mib_s * MIB,
         notes=notes,
         **latency,
     )

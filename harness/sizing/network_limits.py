@@ -3,7 +3,9 @@
 Every write leaves the primary once more, to the peer; the primary's outbound and the peer's
 inbound allowance each carry it (twice on an instance without dedicated EBS bandwidth, whose EBS
 traffic shares the NIC), and DRBD replicates over one TCP flow, capped outside a cluster
-placement group.  A calibration's measured path rate replaces all of these
+placement group.  On Google Cloud, Persistent Disk writes leave through the VM's egress cap too
+(:func:`_add_disk_egress_limit`), which Google splits 60/40 between disk writes and the rest (the
+replication) while they compete.  A calibration's measured path rate replaces all of these
 (:func:`add_measured_path`), and its measured replicated bandwidth and IOPS add the pair's own
 processing capacity (:func:`add_replication_capacities`).
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from harness.sizing.gcp_disks import GcpSizeScaledDisk, PdEgress
 from harness.sizing.inputs import MIB, Calibration
 from harness.sizing.limits import Bucket, Build, Limit, Node
 
@@ -23,14 +26,18 @@ def _gbps(value: float) -> float:
 
 
 def _add_network_limit(
-    build: Build, node: Node, direction: Literal["in", "out"], bytes_per_io: float, why: str
+    build: Build, node: Node, direction: Literal["in", "out"], bytes_per_io: float, why: str, *, share: float = 1.0
 ) -> None:
+    """``node``'s allowance in one direction; ``share`` < 1 when only that part of it is left (GCP
+    egress while Persistent Disk writes compete for it)."""
     network = node.instance.network
     defaults = build.catalog.defaults
-    base = _gbps(network.baseline_gbps)
-    burst = _gbps(network.burst_gbps) if network.burst_gbps is not None else None
+    base = _gbps(network.baseline_gbps) * share
+    burst = _gbps(network.burst_gbps) * share if network.burst_gbps is not None else None
     key = f"{node.role}.network.{direction}"
     detail = f"{node.name} network ({network.label or 'no label'}): {network.baseline_gbps:g} Gbps"
+    if share < 1:
+        detail += f" x {share:.0%} left to it"
     bucket_key = None
     if burst is not None and burst > base:
         if network.burst_minutes is not None:
@@ -89,13 +96,26 @@ def add_network_limits(
             f"{primary.name} is not EBS-optimized: EBS traffic shares its network interface "
             "(AWS), so the primary's outbound allowance carries each write twice when replicating."
         )
+    # GCP Persistent Disk: the primary's disk writes leave through the same egress cap; Google
+    # allocates it 60/40 between disk writes and all other egress while they compete.
+    disk_egress = _pd_egress(build, primary) if writes > 0 else None
+    contended = disk_egress is not None and out_bytes > 0
     if out_bytes > 0:
-        _add_network_limit(build, primary, "out", out_bytes, " and ".join(out_parts))
+        share = disk_egress.other_share if disk_egress is not None and contended else 1.0
+        why = " and ".join(out_parts) + (
+            " (Persistent Disk writes take the rest of the egress cap)" if contended else ""
+        )
+        _add_network_limit(build, primary, "out", out_bytes, why, share=share)
+    if disk_egress is not None:
+        _add_disk_egress_limit(build, primary, disk_egress, payload, contended)
     if shared_primary and primary.reads > 0:
         _add_network_limit(build, primary, "in", primary.reads * bs, "every read from EBS")
     if peer is None:
         return
     _add_network_limit(build, peer, "in", peer.writes * bs, "every replicated write")
+    peer_egress = _pd_egress(build, peer) if peer.writes > 0 else None
+    if peer_egress is not None:
+        _add_disk_egress_limit(build, peer, peer_egress, payload, contended=False)
     if peer.ebs_backed and not peer.instance.ebs.optimized:
         _add_network_limit(build, peer, "out", peer.writes * bs, "the peer's writes to EBS (not EBS-optimized)")
         build.note(f"{peer.name} is not EBS-optimized: the peer's EBS writes share its network interface.")
@@ -116,6 +136,39 @@ def add_network_limits(
             ),
             estimate=flow.estimate,
             sources=tuple(flow.sources),
+        )
+    )
+
+
+def _pd_egress(build: Build, node: Node) -> PdEgress | None:
+    """The egress rule of ``node``'s volume when its writes leave through the VM's network (GCP PD)."""
+    volume = build.catalog.volume(node.volume.type)
+    return volume.egress if isinstance(volume, GcpSizeScaledDisk) else None
+
+
+def _add_disk_egress_limit(build: Build, node: Node, egress: PdEgress, bs: int, contended: bool) -> None:
+    """``node``'s Persistent Disk writes against its egress cap: ``write_multiplier`` bytes per byte
+    written, within the disk writes' share while replication competes, else the whole cap."""
+    network = node.instance.network
+    share = egress.disk_write_share if contended else 1.0
+    volume = build.catalog.volume(node.volume.type)
+    cited = volume.figure_sources.get("egress")
+    detail = f"{node.name} egress cap {network.baseline_gbps:g} Gbps"
+    if contended:
+        detail += f" x {share:.0%} allocated to Persistent Disk writes while replication competes"
+    detail += f"; each written byte costs {egress.write_multiplier:g} bytes of egress (Google)"
+    if network.estimate:
+        build.estimate(f"{node.name} network: {network.note}")
+    build.add(
+        Limit(
+            key=f"{node.role}.network.disk_writes",
+            label=f"{node.role} {node.name} egress for {node.volume.type} writes",
+            resource="network",
+            units_per_io=node.writes * bs * egress.write_multiplier,
+            baseline=_gbps(network.baseline_gbps) * share,
+            detail=detail,
+            estimate=network.estimate,
+            sources=tuple(cited.sources if cited is not None else volume.sources) + tuple(node.instance.sources),
         )
     )
 

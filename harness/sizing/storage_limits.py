@@ -1,8 +1,10 @@
-"""The storage limits of each node: its volume, its dedicated EBS link, or the measured device.
+"""The storage limits of each node: its volume, its own storage cap (AWS: the dedicated EBS link;
+Google, Azure: the VM disk limits), or the measured device.
 
 A volume's IOPS count operations of up to its I/O unit (EBS splits larger I/Os), its throughput
 counts bytes; gp2 and st1 bursts drain credit buckets, as do the EBS burst of smaller
-instances.  A calibration that measured the device replaces both the volume and the EBS limits
+instances, the Azure Premium SSD v1 bursts (IOPS and MB/s credits apart) and the Azure VM burst.
+A calibration that measured the device replaces both the volume and the EBS limits
 (:func:`add_calibrated_limits`): the measurement already includes both.
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from harness.sizing.inputs import KIB, MIB, TIB, Calibration
+from harness.sizing.inputs import GIB, KIB, MIB, TIB, Calibration
 from harness.sizing.limits import Bucket, Build, Limit, Node
 
 __all__ = ["add_calibrated_limits", "add_ebs_limits", "add_volume_limits"]
@@ -87,9 +89,10 @@ def add_volume_limits(build: Build, node: Node, bs: int, random: bool = False) -
         elif perf.burst_bytes_s is not None and perf.bytes_bucket is not None:
             bucket_key = f"{role}.volume.throughput_credits"
             build.add_bucket(Bucket(bucket_key, perf.bytes_bucket, perf.baseline_bytes_s, share * charged))
+            full_burst = perf.bytes_bucket / (perf.burst_bytes_s - perf.baseline_bytes_s)
             detail += (
-                f" baseline, {perf.burst_bytes_s / MIB:g} MiB/s burst from "
-                f"{perf.bytes_bucket / TIB:g} TiB of throughput credits"
+                f" baseline, {perf.burst_bytes_s / MIB:g} MiB/s burst from {_size(perf.bytes_bucket)} of "
+                f"throughput credits ({full_burst:,.0f} s at full burst)"
             )
         build.add(
             Limit(
@@ -116,7 +119,8 @@ def add_volume_limits(build: Build, node: Node, bs: int, random: bool = False) -
 
 
 def add_ebs_limits(build: Build, node: Node, bs: int) -> None:
-    """``node``'s dedicated EBS link (EBS-optimized instances, network-attached volumes): bandwidth and IOPS."""
+    """``node``'s own storage cap (AWS: the dedicated EBS link of an EBS-optimized instance; Google
+    and Azure: the VM's disk limits) for network-attached volumes: bandwidth and IOPS."""
     ebs = node.instance.ebs
     if not node.ebs_backed or not ebs.optimized:
         return
@@ -126,18 +130,20 @@ def add_ebs_limits(build: Build, node: Node, bs: int) -> None:
     defaults = build.catalog.defaults
     minutes = ebs.burst_minutes if ebs.burst_minutes is not None else defaults.ebs_burst_minutes.value
     sources = tuple(node.instance.sources)
+    link = _link(node)
     base_bytes = ebs.sustained_mbps * 1e6 / 8
     max_bytes = (ebs.max_mbps or ebs.sustained_mbps) * 1e6 / 8
     byte_bucket = None
-    detail = f"{node.name} dedicated {_link(node)} link: {ebs.sustained_mbps:,.0f} Mbps"
+    what = "dedicated EBS link" if node.instance.cloud == "aws" else link
+    detail = f"{node.name} {what}: {ebs.sustained_mbps:,.0f} Mbps"
     if max_bytes > base_bytes:
         byte_bucket = f"{role}.ebs.byte_credits"
         build.add_bucket(Bucket(byte_bucket, (max_bytes - base_bytes) * minutes * 60, base_bytes, share * bs))
-        detail += f" baseline, {ebs.max_mbps:,.0f} Mbps for {minutes:g} min per 24 h"
+        detail += f" baseline, {ebs.max_mbps:,.0f} Mbps {_burst_rule(node, minutes)}"
     build.add(
         Limit(
             key=f"{role}.ebs.throughput",
-            label=f"{role} {node.name} {_link(node)} bandwidth",
+            label=f"{role} {node.name} {link} bandwidth",
             resource="ebs",
             units_per_io=share * bs,
             baseline=base_bytes,
@@ -149,24 +155,24 @@ def add_ebs_limits(build: Build, node: Node, bs: int) -> None:
         )
     )
     iops_bucket = None
-    detail = f"{node.name} {_link(node)} IOPS: {ebs.sustained_iops:,.0f}"
+    detail = f"{node.name} {link} IOPS: {ebs.sustained_iops:,.0f}"
     max_iops = ebs.max_iops or ebs.sustained_iops
     if max_iops > ebs.sustained_iops:
         iops_bucket = f"{role}.ebs.iops_credits"
         build.add_bucket(
             Bucket(iops_bucket, (max_iops - ebs.sustained_iops) * minutes * 60, ebs.sustained_iops, share * units)
         )
-        detail += f" baseline, {max_iops:,.0f} for {minutes:g} min per 24 h"
+        detail += f" baseline, {max_iops:,.0f} {_burst_rule(node, minutes)}"
     build.add(
         Limit(
             key=f"{role}.ebs.iops",
-            label=f"{role} {node.name} {_link(node)} IOPS",
+            label=f"{role} {node.name} {link} IOPS",
             resource="ebs",
             units_per_io=share * units,
             baseline=ebs.sustained_iops,
             burst=max_iops if iops_bucket else None,
             bucket=iops_bucket,
-            detail=detail + " (published at 16 KiB I/O)",
+            detail=detail + _io_size_note(node),
             estimate=ebs.estimate,
             sources=sources,
         )
@@ -176,6 +182,28 @@ def add_ebs_limits(build: Build, node: Node, bs: int) -> None:
 def _link(node: Node) -> str:
     """What the provider calls the instance's own storage cap."""
     return "EBS" if node.instance.cloud == "aws" else "VM disk cap"
+
+
+def _burst_rule(node: Node, minutes: float) -> str:
+    """How the provider describes the instance-level burst (the model: a full bucket at the start, no refill)."""
+    if node.instance.cloud == "azure":
+        # Microsoft: VM-level bursting is credit-based; a full bucket bursts 30 min at the maximum
+        # rate and refills from the bandwidth/IOPS the VM leaves unused (catalog-azure.yaml).
+        return (
+            f"on burst credits ({minutes:g} min at full burst from a full bucket; "
+            "credits refill while the VM runs below its limit)"
+        )
+    return f"for {minutes:g} min per 24 h"
+
+
+def _io_size_note(node: Node) -> str:
+    """AWS states EBS-optimized IOPS at 16 KiB I/O; Google and Azure state no I/O size for the VM caps."""
+    return " (published at 16 KiB I/O)" if node.instance.cloud == "aws" else ""
+
+
+def _size(n_bytes: float) -> str:
+    """A credit balance in the binary unit that reads best: ``117 GiB``, ``1.5 TiB``."""
+    return f"{n_bytes / TIB:.3g} TiB" if n_bytes >= TIB else f"{n_bytes / GIB:.3g} GiB"
 
 
 def add_calibrated_limits(build: Build, nodes: Sequence[Node], calibration: Calibration, bs: int) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -9,8 +11,11 @@ from hypothesis import strategies as st
 from harness.errors import ConfigError
 from harness.sizing.catalog import load_builtin_catalog
 from harness.sizing.clouds import placement_for
+from harness.sizing.gcp_disks import GcpLocalSsd
 from harness.sizing.inputs import MIB, NodeSpec, Scenario, VolumeSpec, Workload
 from harness.sizing.model import predict
+from harness.sizing.performance import VolumePerformance
+from harness.sizing.prediction import Prediction
 from harness.sizing.volumes import volume_performance
 
 CATALOG = load_builtin_catalog()
@@ -98,7 +103,8 @@ def test_azure_provisioned_disks_follow_microsofts_limits() -> None:
     # 0.25 MB/s per IOPS, 2,000 MB/s from 8,000 IOPS; Ultra Disk: 1,000 IOPS per GiB.
     v2 = CATALOG.volume("premium-ssd-v2")
     default = volume_performance("premium-ssd-v2", v2, VolumeSpec("premium-ssd-v2", 100), D4)
-    assert (default.baseline_iops, default.baseline_bytes_s) == (3000, pytest.approx(125e6, rel=1e-4))
+    assert default.baseline_iops == 3000
+    assert default.baseline_bytes_s == pytest.approx(125e6, rel=1e-4)
     top = volume_performance("premium-ssd-v2", v2, VolumeSpec("premium-ssd-v2", 160, 8000, 1907.35), D4)
     assert top.baseline_bytes_s == pytest.approx(2000e6, rel=1e-4)
     with pytest.raises(ConfigError, match="allows up to"):
@@ -108,3 +114,107 @@ def test_azure_provisioned_disks_follow_microsofts_limits() -> None:
     assert small.baseline_iops == 4000
     with pytest.raises(ConfigError, match="IOPS"):
         volume_performance("ultra-disk", ultra, VolumeSpec("ultra-disk", 4, 4001, 900), D4)
+
+
+# --- rules checked against the clouds' own pages (review of 2026-11-28) ---------------------------
+
+LARGE_WRITES = Workload("write", MIB, iodepth=32)
+
+
+def test_premium_ssd_throughput_burst_spends_its_own_credits() -> None:
+    # Microsoft (managed-disks-bursting-2 @2e4af987): "Accumulating bursting credits for IOPS and
+    # MB/s are done separate from one another ... The burst traffic will independently consume
+    # credits from IOPS or bandwidth"; P10: 100 MB/s, bursting to 170 MB/s for 30 min.
+    p10 = volume_performance("premium-ssd", CATALOG.volume("premium-ssd"), VolumeSpec("premium-ssd", 128), D4)
+    assert p10.throughput_bucket == "bytes"
+    assert p10.bytes_bucket == pytest.approx((170 - 100) * 1e6 * 30 * 60)
+    # 1 MiB writes at 170 MB/s spend 4 x 256 KiB I/O credits per write, far below the 3,500 IOPS
+    # burst: drawn from the I/O bucket the MB/s burst lasted ~10 h; from its own, 30 min.
+    scenario = Scenario(
+        primary=NodeSpec("Standard_D4s_v5", VolumeSpec("premium-ssd", 128)), workload=LARGE_WRITES, duration_s=3600
+    )
+    prediction = predict(scenario, CATALOG)
+    first, last = prediction.phases[0], prediction.phases[-1]
+    assert first.bw == pytest.approx(170e6) and first.end_s == pytest.approx(30 * 60)
+    assert last.bw == pytest.approx(100e6) and last.bottleneck == "primary.volume.throughput"
+    assert prediction.limit("primary.volume.throughput").burst_ends_s == pytest.approx(30 * 60)
+
+
+@given(size=st.floats(min_value=4, max_value=512))
+@settings(max_examples=30, deadline=None)
+def test_premium_ssd_bursts_last_thirty_minutes_each(size: float) -> None:
+    # P20 and smaller: each full bucket (IOPS, MB/s) lasts 30 min at its own full burst rate.
+    perf = volume_performance("premium-ssd", CATALOG.volume("premium-ssd"), VolumeSpec("premium-ssd", size), D4)
+    assert perf.burst_seconds() == pytest.approx(30 * 60)
+    assert perf.bytes_bucket is not None and perf.burst_bytes_s is not None and perf.baseline_bytes_s is not None
+    assert perf.bytes_bucket / (perf.burst_bytes_s - perf.baseline_bytes_s) == pytest.approx(30 * 60)
+
+
+def _pair_on_pd(replicate: bool = True) -> Prediction:
+    # n2-standard-8: 16 Gbps egress; pd-ssd 2,000 GiB: 1,200 MiB/s; VM disk cap 800 MiB/s.
+    spec = NodeSpec("n2-standard-8", VolumeSpec("pd-ssd", 2000))
+    return predict(Scenario(primary=spec, workload=LARGE_WRITES, replicate=replicate), CATALOG)
+
+
+def test_pd_writes_and_replication_split_the_gcp_egress_cap() -> None:
+    # Google, optimizing-pd-performance: PD writes cost ~1.16x their size in egress; "60% of the
+    # maximum network egress bandwidth ... is allocated to Persistent Disk writes. The remaining
+    # 40% is available for all other network egress traffic."
+    prediction = _pair_on_pd()
+    egress = 16e9 / 8
+    out, peer_in = prediction.limit("primary.network.out"), prediction.limit("peer.network.in")
+    assert out.baseline_iops == pytest.approx(0.4 * peer_in.baseline_iops)  # same bytes per write
+    assert prediction.limit("primary.network.disk_writes").baseline_iops * MIB * 1.16 == pytest.approx(0.6 * egress)
+    # the peer's only egress is its own disk writes: the whole cap / 1.16
+    assert prediction.limit("peer.network.disk_writes").baseline_iops * MIB * 1.16 == pytest.approx(egress)
+    # 40 % of 16 Gbps (800 MB/s less TCP/IP headers) now binds before the 800 MiB/s VM disk cap
+    assert prediction.bottleneck == "primary.network.out"
+    assert prediction.iops * MIB < prediction.limit("primary.ebs.throughput").bw
+
+
+def test_pd_writes_alone_get_the_whole_egress_cap() -> None:
+    prediction = _pair_on_pd(replicate=False)
+    keys = {limit.key for limit in prediction.limits}
+    assert "primary.network.out" not in keys
+    assert prediction.limit("primary.network.disk_writes").baseline_iops * MIB * 1.16 == pytest.approx(16e9 / 8)
+
+
+def test_local_ssd_follows_googles_table_by_device_count() -> None:
+    # Google, local-ssd (?authuser=1): "24 local SSD partitions for 9 TB ... 2.4 million read IOPS",
+    # 16 partitions: 1.6 million; per device that is 100,000, not one device's 170,000.
+    disk = CATALOG.volume("local-ssd")
+
+    def perf(devices: int) -> VolumePerformance:
+        return volume_performance("local-ssd", disk, VolumeSpec("local-ssd", devices * 375), N2)
+
+    assert perf(24).read_iops == 2_400_000 and perf(16).read_iops == 1_600_000
+    assert (perf(8).read_iops, perf(8).baseline_iops) == (perf(4).read_iops, perf(4).baseline_iops)
+    nine = perf(9)  # no row for 9 devices: the next count Google lists
+    assert nine.read_iops == 1_600_000 and "16 x 375 GiB" in nine.description
+
+
+@given(a=st.integers(min_value=375, max_value=24 * 375), b=st.integers(min_value=375, max_value=24 * 375))
+@settings(max_examples=40, deadline=None)
+def test_local_ssd_never_beats_the_sum_of_single_devices(a: int, b: int) -> None:
+    disk = CATALOG.volume("local-ssd")
+    assert isinstance(disk, GcpLocalSsd)
+    one = volume_performance("local-ssd", disk, VolumeSpec("local-ssd", 375), N2)
+    small, large = sorted((a, b))
+    lo = volume_performance("local-ssd", disk, VolumeSpec("local-ssd", small), N2)
+    hi = volume_performance("local-ssd", disk, VolumeSpec("local-ssd", large), N2)
+    assert lo.read_iops is not None and hi.read_iops is not None and one.read_iops is not None
+    assert lo.read_iops <= hi.read_iops <= 2_400_000
+    # never more than the devices it is billed as would give one by one
+    assert hi.read_iops <= disk.row(math.ceil(large / 375 - 1e-9)).devices * one.read_iops
+
+
+def test_vm_burst_wording_is_the_clouds_own() -> None:
+    # Azure VM-level bursting is a credit bucket (30 min at full burst from a full bucket), not
+    # AWS's "30 minutes at least once every 24 hours" on a dedicated EBS link.
+    azure_pair = Scenario(primary=NodeSpec("Standard_D4s_v5", VolumeSpec("premium-ssd", 128)), workload=WORKLOAD)
+    azure = predict(azure_pair, CATALOG)
+    detail = azure.limit("primary.ebs.throughput").detail
+    assert "per 24 h" not in detail and "dedicated" not in detail and "burst credits" in detail
+    aws = predict(Scenario(primary=NodeSpec("m5.large", VolumeSpec("gp3", 100)), workload=WORKLOAD), CATALOG)
+    assert "dedicated EBS link" in aws.limit("primary.ebs.throughput").detail
+    assert "per 24 h" in aws.limit("primary.ebs.throughput").detail
