@@ -160,7 +160,8 @@ def predict_cell(
         if node.instance_type is None:
             raise ConfigError(f"node {name} names no instance_type (needed for predictions)")
     assert primary.instance_type is not None and secondary.instance_type is not None
-    chosen = protocol or pair.protocol
+    # the protocol the cell ran: a scenario may switch it for the cell (scenarios/test_protocols.py)
+    chosen = protocol or spec.protocol or pair.protocol
     if chosen not in ("A", "B", "C"):
         raise ConfigError(f"{spec.id}: unknown DRBD protocol {chosen!r}")
     scenario = Scenario(

@@ -218,3 +218,20 @@ def test_drbds_own_large_write_rate_caps_the_bare_path_but_not_a_narrower_one(la
     under_cap = predict_cell(inventory, catalog, capped, cal)
     assert under_cap.bottleneck == "replication.path"
     assert under_cap.bw_mib_s == pytest.approx(128e6 / 8 / MIB)
+
+
+def test_a_cell_run_under_protocol_a_is_predicted_at_the_local_write() -> None:
+    # scenarios/test_protocols.py switches the pair to A for a cell: a QD1 write then waits for
+    # the local disk only (the lab measured 0.02 ms at +5 ms RTT where C took 5.2 ms), so the
+    # prediction must not wait the round trip the pair's inventory protocol (C) would.
+    inventory, catalog, cal = _INVENTORY, _CATALOG, _calibration()
+    far = NetemProfile.from_rtt("rtt5ms", 0.005)
+    as_c = predict_cell(inventory, catalog, _qd1(impairment=far), cal)
+    spec_a = CellSpec("t", "single-az", write_job("randwrite", 4096), impairment=far, protocol="A")
+    as_a = predict_cell(inventory, catalog, spec_a, cal)
+    assert as_c.latency_ms > 5.0
+    # the local write and DRBD's own cost per request, not the 5 ms round trip
+    assert cal.local_write_ms <= as_a.latency_ms < 2 * cal.local_write_ms
+    assert as_a.iops > 10 * as_c.iops
+    # an explicit protocol still wins over the cell's
+    assert predict_cell(inventory, catalog, spec_a, cal, protocol="C").latency_ms == pytest.approx(as_c.latency_ms)
