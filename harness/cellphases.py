@@ -13,10 +13,12 @@ Phases (seconds, wall clock of the harness host):
 * ``boot ids + lint``: the nodes' boot ids read for the reboot watch and, when impaired, the
   impairment held against the resource's timeouts and the baseline RTT (once per process);
   for a disconnected cell, the disconnect;
-* ``impair: apply + read-back``: netem on both nodes, each read back;
-* ``impair: RTT probe``: the probe that proves the impairment took;
-* ``fio start``: from the fault in place to fio running on the node (the watch's start rides the
-  same round trip; the unimpaired RTT probe too);
+* ``impair: apply + read-back``: netem on both nodes at once, each read back in the round trip
+  that applied it;
+* ``impair: RTT probe``: from the last read-back to the fault in place (the probe that proves the
+  impairment took rides fio's start round trip, so this is only the harness's own step);
+* ``fio start``: from the fault in place to fio running on the node (the RTT probe, impaired or
+  not, and the watch's start ride the same round trip);
 * ``fio run``: fio's own wall time on the node (the physics: ramp + runtime + fio's start-up);
 * ``output fetch``: from fio's end on the node to its output in the harness's hands (the wait's
   wake-up and the one round trip that brings back JSON, times, logs and the watch);

@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Final
 
@@ -81,8 +82,18 @@ def reboot_error(before: Mapping[str, str], after: Mapping[str, str], *, crashed
 
 
 def read_boot_ids(nodes: Sequence[Runner], *, timeout: float = 15.0) -> dict[str, str]:
-    """Each node's boot id, one short read-only command per node."""
-    return {n.name: parse_boot_id(n.run(boot_id_argv(), timeout=timeout).stdout, n.name) for n in nodes}
+    """Each node's boot id, one short read-only command per node, the nodes at once (a thread
+    each: every cell reads both nodes twice, and a round trip is 0.1-0.2 s on a lab guest)."""
+
+    def read(node: Runner) -> str:
+        return parse_boot_id(node.run(boot_id_argv(), timeout=timeout).stdout, node.name)
+
+    if len(nodes) <= 1:
+        return {n.name: read(n) for n in nodes}
+    with ThreadPoolExecutor(max_workers=len(nodes), thread_name_prefix="boot-id") as pool:
+        futures = {n.name: pool.submit(read, n) for n in nodes}
+    # the first node's failure is raised as it is, as when the nodes were read in turn
+    return {name: future.result() for name, future in futures.items()}
 
 
 def _reboot_behind(before: Mapping[str, str], nodes: Sequence[Runner]) -> str | None:

@@ -3,6 +3,8 @@ replication path, each with its undo registered before the node is touched (CLEA
 
 An impairment is applied on the nodes its profile names, read back, and proven by the RTT: the
 minimum RTT must move by what the profile adds, or the cell aborts (the fault did not take).
+The proof (:class:`RttProof`) is a ping the measurement runs in the round trip that starts fio,
+just before fio: a failed proof stops fio and fails the cell before anything is judged.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import functools
 from contextlib import ExitStack
+from dataclasses import dataclass
+from typing import Literal
 
 from harness.cell.guard import Target
 from harness.cell.reconnect import with_reconnect
@@ -25,7 +29,7 @@ from harness.remote import Runner
 from harness.replication import Replication, SilenceTimeouts
 from harness.rtt import RttStats, parse_ping, ping_argv
 
-__all__ = ["Faults", "check_rtt", "probe_rtt"]
+__all__ = ["Faults", "RttProof", "check_rtt", "probe_rtt"]
 
 #: how long a reconnected pair may take to resync the writes made while it was cut
 RESYNC_TIMEOUT_S = 300.0
@@ -55,6 +59,28 @@ def check_rtt(spec: CellSpec, base: RttStats, measured: RttStats) -> None:
         )
 
 
+@dataclass(frozen=True)
+class RttProof:
+    """What an impaired cell must show before its measurement counts: the minimum RTT to the
+    peer under the impairment, against the path's unimpaired ``base``."""
+
+    spec: CellSpec
+    base: RttStats
+
+    def ping_argv(self, dest: str) -> list[str]:
+        return ping_argv(dest, count=20, interval_s=0.01)
+
+    def judge(self, node: str, dest: str, ping_output: str) -> RttStats:
+        """The RTT measured under the impairment; :class:`ImpairmentMismatch` if the fault did
+        not take, :class:`InfraError` if the probe printed no RTT."""
+        try:
+            measured = parse_ping(ping_output)
+        except ValueError as exc:
+            raise InfraError(f"{node}: RTT probe to {dest} failed: {exc}") from None
+        check_rtt(self.spec, self.base, measured)
+        return measured
+
+
 class Faults:
     """Injects the faults of the cells of one run (one per process)."""
 
@@ -79,8 +105,8 @@ class Faults:
         self.impairer = Impairer(run_id, ledger)
         self._baseline_rtt: dict[tuple[str, str], RttStats] = {}
 
-    def inject(self, spec: CellSpec, target: Target, undo: ExitStack) -> RttStats | None:
-        """Cut or impair as ``spec`` says; the RTT measured under the impairment, if any."""
+    def inject(self, spec: CellSpec, target: Target, undo: ExitStack) -> RttProof | None:
+        """Cut or impair as ``spec`` says; for an impairment, the RTT proof it still owes."""
         if spec.mode == "disconnected":
             self._disconnect(target, undo)
         if spec.impairment is None:
@@ -88,9 +114,7 @@ class Faults:
         self.lint(spec, target)
         base = self.baseline_rtt(target.primary, target.peer_ip)
         self._impair(spec, target, undo)
-        rtt = probe_rtt(target.primary, target.peer_ip)
-        check_rtt(spec, base, rtt)
-        return rtt
+        return RttProof(spec, base)
 
     def baseline_rtt(self, primary: Runner, peer_ip: str) -> RttStats:
         """Unimpaired RTT of a path, measured once per process (it is a property of the path)."""
@@ -142,19 +166,28 @@ class Faults:
         # one undo for both nodes, registered before either is touched (CLEAN-1); it clears
         # them in parallel, so an interrupted cell's undo costs one node's time (row 28)
         undo.callback(self._clear_all, planned)
-        for role, node in (("primary", target.primary), ("secondary", target.secondary)):
-            other = pair.secondary if role == "primary" else pair.primary
-            self.impairer.apply(
-                node,
-                iface=self.inventory.nodes[node.name].replication.iface,
-                peer_ip=self.inventory.nodes[other].replication.ip,
-                profile=spec.impairment,
-                hold_s=hold,
-                role=role,  # type: ignore[arg-type]
-                port=pair.shaped_port(),
-                # the undo is registered before the node is touched (CLEAN-1)
-                on_planned=functools.partial(_plan_clear, planned, node),
-            )
+        # both nodes at once, a thread each: one node's refusal or failure still lets the
+        # other finish, and the undo above clears whatever either put in place
+        each_node(
+            [
+                (
+                    node.name,
+                    functools.partial(
+                        self.impairer.apply,
+                        node,
+                        iface=self.inventory.nodes[node.name].replication.iface,
+                        peer_ip=self.inventory.nodes[other].replication.ip,
+                        profile=spec.impairment,
+                        hold_s=hold,
+                        role=role,
+                        port=pair.shaped_port(),
+                        # the undo is registered before the node is touched (CLEAN-1)
+                        on_planned=functools.partial(_plan_clear, planned, node),
+                    ),
+                )
+                for role, node, other in _sides(target)
+            ]
+        )
 
     def _clear_all(self, planned: list[tuple[Runner, AppliedImpairment]]) -> None:
         # a connection lost mid-undo reconnects, bounded: clearing twice is harmless (row 25)
@@ -164,6 +197,11 @@ class Faults:
                 for node, fault in planned
             ]
         )
+
+
+def _sides(target: Target) -> tuple[tuple[Literal["primary", "secondary"], Runner, str], ...]:
+    """Each node of the pair with its role and the other node's name."""
+    return (("primary", target.primary, target.pair.secondary), ("secondary", target.secondary, target.pair.primary))
 
 
 def _plan_clear(planned: list[tuple[Runner, AppliedImpairment]], node: Runner, fault: AppliedImpairment) -> None:

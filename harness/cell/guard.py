@@ -3,13 +3,15 @@ the replication is healthy, before anything changes.
 
 One round trip to the primary carries the device guard's probes (:mod:`harness.safety.device`),
 the replication's state and the node's boot id (a node that reboots mid-cell loses its qdiscs
-and its fio: the cell must notice, reliability.md row 29).  Only when the state is not healthy
-does the guard wait, bounded, for it to become so.
+and its fio: the cell must notice, reliability.md row 29); the secondary's boot id is read at
+the same time, over its own connection.  Only when the state is not healthy does the guard
+wait, bounded, for it to become so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from harness.cell.spec import CellSpec, Progress
@@ -37,7 +39,7 @@ def pair_replication(
 @dataclass(frozen=True)
 class Target:
     """A pair that passed the guard: its nodes, the primary's replicated device, the peer's
-    replication address and the primary's boot id."""
+    replication address, the primary's boot id and the secondary's (None: not read yet)."""
 
     pair: PairSpec
     primary: Runner
@@ -45,6 +47,14 @@ class Target:
     replication: Replication
     peer_ip: str
     boot_id: str
+    peer_boot_id: str | None = None
+
+    def boot_ids(self) -> dict[str, str]:
+        """The boot ids the guard read, by node name (raw ``cat`` output)."""
+        known = {self.pair.primary: self.boot_id}
+        if self.peer_boot_id is not None:
+            known[self.pair.secondary] = self.peer_boot_id
+        return known
 
 
 def guard_cell(
@@ -56,14 +66,17 @@ def guard_cell(
     primary, secondary = nodes[pair.primary], nodes[pair.secondary]
     progress(f"{spec.id}: checking {pair.resource} and {pair.device} on {pair.primary}")
     replication = replication_for(pair, primary, poll_interval_s=HEALTH_POLL_S, nodes=inventory.nodes)
-    facts = guard_replicated_device(
-        primary,
-        replication,
-        needed_bytes=spec.workload.footprint_bytes,
-        extra={"state": replication.state_probe(), "boot_id": boot_id_argv()},
-    )
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="peer-boot-id") as peer:
+        peer_boot = peer.submit(secondary.run, boot_id_argv(), timeout=15)
+        facts = guard_replicated_device(
+            primary,
+            replication,
+            needed_bytes=spec.workload.footprint_bytes,
+            extra={"state": replication.state_probe(), "boot_id": boot_id_argv()},
+        )
+        peer_boot_id = peer_boot.result().stdout
     state = replication.read_state(facts.extra["state"].stdout)
     if state is None or not state.healthy:
         replication.wait_healthy(health_timeout_s)
     peer_ip = inventory.nodes[pair.secondary].replication.ip
-    return Target(pair, primary, secondary, replication, peer_ip, facts.extra["boot_id"].stdout)
+    return Target(pair, primary, secondary, replication, peer_ip, facts.extra["boot_id"].stdout, peer_boot_id)

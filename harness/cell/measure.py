@@ -14,6 +14,7 @@ import shlex
 from contextlib import ExitStack
 from dataclasses import dataclass
 
+from harness.cell.fault import RttProof
 from harness.cell.guard import Target
 from harness.cell.reconnect import check_faults, with_reconnect
 from harness.cell.spec import CellSpec, Progress
@@ -67,21 +68,29 @@ class Measurer:
         self.deadman_grace_s = deadman_grace_s
         self.progress = progress
 
-    def measure(self, spec: CellSpec, target: Target, undo: ExitStack, rtt: RttStats | None) -> Measurement:
+    def measure(self, spec: CellSpec, target: Target, undo: ExitStack, proof: RttProof | None) -> Measurement:
+        """fio under the watch; an impaired cell's ``proof`` is pinged in fio's start round trip."""
         primary = target.primary
         cell = safe_token(spec.id)
         watch: EventWatch | None = None
         preamble = ""
+        rtt: RttStats | None = None
         if spec.mode == "replicated":
             # the watcher outlives fio's deadline by the dead-man grace, then stops by itself
             seconds = fio_deadline_s(spec.workload) + self.deadman_grace_s
             watch = target.replication.watch(self.run_id, cell, max_duration_s=seconds)
             preamble = watch.start_script()
-        ping_in_preamble = spec.impairment is None and spec.mode == "replicated"
+        ping_in_preamble = proof is not None or spec.mode == "replicated"
         if ping_in_preamble:
-            # Nothing depends on this RTT before fio starts: measure it in the same round
-            # trip, just before fio.
-            preamble = f"{shlex.join(ping_argv(target.peer_ip, count=10, interval_s=0.005))}; {preamble}"
+            # The RTT rides the round trip that starts fio, just before fio: under an
+            # impairment it is the proof the fault took (judged as soon as fio runs, and a
+            # failed proof stops fio below); unimpaired it is only reported.
+            argv = (
+                proof.ping_argv(target.peer_ip)
+                if proof is not None
+                else ping_argv(target.peer_ip, count=10, interval_s=0.005)
+            )
+            preamble = f"{shlex.join(argv)}; {preamble}"
         finished = False
 
         def stop_if_running(planned: FioRun) -> None:
@@ -104,7 +113,10 @@ class Measurer:
             # registered before fio (and the watcher) start on the node (CLEAN-1)
             on_planned=register_stop,
         )
-        if ping_in_preamble:
+        if proof is not None:
+            # a fault that did not take: the undo stops fio and clears the fault
+            rtt = proof.judge(primary.name, target.peer_ip, run.preamble_output)
+        elif ping_in_preamble:
             # A failed probe costs the cell its RTT, not its measurement: fio is running.
             with contextlib.suppress(ValueError):
                 rtt = parse_ping(run.preamble_output)

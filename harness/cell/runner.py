@@ -134,13 +134,13 @@ class CellRunner:
             # checked after the undo below has run
             try:
                 with (
-                    watch_reboots([target.primary, target.secondary], known={pair.primary: target.boot_id}),
+                    watch_reboots([target.primary, target.secondary], known=target.boot_ids()),
                     ExitStack() as undo,
                 ):
                     undo.callback(lambda: marks.update(undone=time.time()))  # runs last: after every undo
-                    rtt = self.faults.inject(spec, target, undo)
+                    proof = self.faults.inject(spec, target, undo)
                     marks["faulted"] = time.time()
-                    measurement = self.measurer.measure(spec, target, undo, rtt)
+                    measurement = self.measurer.measure(spec, target, undo, proof)
             except NodeRebooted as rebooted:
                 # the undo ran without the rebooted node's tc state; what did it leave on the
                 # nodes, the one that did not reboot above all (row 29)?

@@ -16,12 +16,13 @@ The order matters and follows reliability.md §5.2:
 from __future__ import annotations
 
 import shlex
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from harness.errors import InfraError, RefusedError
+from harness.errors import CommandFailed, InfraError, RefusedError
 from harness.impair.commands import apply_commands, readback_commands, teardown_commands, validate_ifname
 from harness.impair.filters import parse_filters
 from harness.impair.profile import NetemProfile
@@ -30,7 +31,7 @@ from harness.impair.readback import RootClass, classify_root, explain_root, veri
 from harness.jsonsafe import dumps
 from harness.ledger import Ledger
 from harness.nodefiles import node_run_dir, safe_token
-from harness.remote import DetachedJob, Runner
+from harness.remote import CommandResult, DetachedJob, Runner, Shell, run_batch
 from harness.remote.detached import stop_script
 
 __all__ = [
@@ -102,20 +103,37 @@ def disarm_script(fault_file: str, pid_file: str) -> str:
     )
 
 
+def _readback(iface: str) -> dict[str, Sequence[str] | Shell]:
+    """The read-back as batch commands, to ride the round trip of whatever precedes it."""
+    qcmd, fcmd = readback_commands(iface, tc="tc")
+    return {"qdiscs": qcmd, "filters": fcmd}
+
+
+def _readback_text(out: Mapping[str, CommandResult]) -> tuple[str, str]:
+    """The qdisc and filter JSON of a batch that ran :func:`_readback` (no filter dump: none)."""
+    if out["qdiscs"].exit_code != 0:
+        raise CommandFailed(out["qdiscs"])
+    filters = out["filters"].stdout if "filters" in out else ""
+    return out["qdiscs"].stdout, filters or "[]"
+
+
 class Impairer:
-    """Applies and clears impairments for one run, recording every step in the ledger."""
+    """Applies and clears impairments for one run, recording every step in the ledger.
+
+    Each node costs two round trips to impair (read, then apply + read back) and one to clear
+    (clear + read back): on a lab guest a round trip is 0.1-0.2 s of channel and process setup.
+    One impairer serves both nodes of a pair at once (a thread per node).
+    """
 
     def __init__(self, run_id: str, ledger: Ledger, *, link_rate_bits: float = 10e9) -> None:
         self.run_id = run_id
         self.ledger = ledger
         self.link_rate_bits = link_rate_bits
         self._seq = 0
+        self._seq_lock = threading.Lock()
 
     def _read(self, node: Runner, iface: str) -> tuple[str, str]:
-        qcmd, fcmd = readback_commands(iface, tc="tc")
-        qdiscs = node.run(qcmd, timeout=20).stdout
-        filters = node.run(fcmd, timeout=20, check=False).stdout or "[]"
-        return qdiscs, filters
+        return _readback_text(run_batch(node, _readback(iface), timeout=20))
 
     def apply(
         self,
@@ -153,8 +171,10 @@ class Impairer:
                 f"{node.name}: {iface} has a qdisc the harness did not create ({explain_root(qdiscs)}); "
                 "refusing to touch it"
             )
-        self._seq += 1
-        token = safe_token(f"{node.name}-{iface}-{self._seq}-{int(time.time())}")
+        with self._seq_lock:
+            self._seq += 1
+            seq = self._seq
+        token = safe_token(f"{node.name}-{iface}-{seq}-{int(time.time())}")
         base = node_run_dir(self.run_id)
         fault_file = f"{base}/faults/{token}.json"
         pid_file = f"{base}/faults/{token}.deadman"
@@ -187,13 +207,16 @@ class Impairer:
             f"{{ {apply_sh} || {{ rc=$?; {undo_sh} 2>/dev/null; rm -f {shlex.quote(fault_file)}; exit $rc; }}; }}"
         )
         try:
-            node.run_script(script, timeout=30)
+            # the read-back rides the same round trip; it is judged only if the apply succeeded
+            out = run_batch(node, {"apply": ["sh", "-c", script], **_readback(iface)}, timeout=30)
+            if out["apply"].exit_code != 0:
+                raise CommandFailed(out["apply"])
         except Exception:
             self.ledger.record("impair-failed", {"node": node.name, "token": token})
             raise
         applied = AppliedImpairment(node.name, iface, peer_ip, profile, token, deadline, "", port)
         self.ledger.record("impair-applied", {"node": node.name, "token": token})
-        qtext, ftext = self._read(node, iface)
+        qtext, ftext = _readback_text(out)
         problems = verify_applied(
             profile, parse_qdiscs(qtext), parse_filters(ftext), peer_ip, link_rate_bits=self.link_rate_bits, port=port
         )
@@ -208,8 +231,15 @@ class Impairer:
         fault_file = f"{base}/faults/{applied.token}.json"
         pid_file = f"{base}/faults/{applied.token}.deadman"
         undo = "; ".join(shlex.join(c) + " 2>/dev/null" for c in teardown_commands(applied.iface))
-        node.run_script(f"{disarm_script(fault_file, pid_file)}; {undo}; true", timeout=30)
-        qtext, _ = self._read(node, applied.iface)
+        qcmd, _ = readback_commands(applied.iface, tc="tc")
+        out = run_batch(
+            node,
+            {"clear": ["sh", "-c", f"{disarm_script(fault_file, pid_file)}; {undo}; true"], "qdiscs": qcmd},
+            timeout=30,
+        )
+        if out["clear"].exit_code != 0:
+            raise CommandFailed(out["clear"])
+        qtext, _ = _readback_text(out)
         problems = verify_cleared(parse_qdiscs(qtext))
         self.ledger.record("impair-cleared", {"node": applied.node, "token": applied.token, "problems": problems})
         if problems:

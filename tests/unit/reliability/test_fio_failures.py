@@ -18,6 +18,7 @@ import pytest
 from harness.cell import CellRunner
 from harness.cell.ackverify import verify_written
 from harness.cell.failover import FailoverResult, verify_workload
+from harness.cell.fault import RttProof
 from harness.cell.guard import Target
 from harness.cell.measure import Measurer
 from harness.cell.spec import CellSpec
@@ -26,9 +27,10 @@ from harness.fio.options import VerifySpec
 from harness.fio.report import parse_fio_json
 from harness.fio.runner import KERNEL_MARK, FioFailed, FioRunner, fio_deadline_s
 from harness.fio.spec import WorkloadSpec
-from harness.impair.apply import AppliedImpairment, Impairer
+from harness.impair.apply import AppliedImpairment, Impairer, ImpairmentMismatch
 from harness.inventory import Inventory
 from harness.ledger import Ledger
+from harness.rtt import RttStats
 from harness.samples import SampleStore
 from tests.doubles import (
     LAB,
@@ -219,3 +221,44 @@ def test_case_23_a_failed_fio_names_the_replication_events_and_the_cell_still_cl
     assert [e["problems"] for e in ledger.entries() if e["event"] == "impair-cleared"] == [[]]
     tail = next(i for i, c in enumerate(a1.calls) if c.startswith(f"tail -n 8 {log}"))
     assert any("tc qdisc del dev vec1 root handle 4842:" in c for c in a1.calls[tail:])
+
+
+@pytest.mark.reliability_row(20)
+def test_case_20_a_fault_that_did_not_take_stops_fio_and_is_removed(tmp_path: Path) -> None:
+    """The RTT proof rides fio's start round trip: a ping that did not move (the lab's
+    unimpaired a1 -> a2 path, recorded) against a profile adding 2 ms fails the cell as soon as fio
+    runs, and the undo stops fio and clears the fault."""
+    ledger = Ledger(tmp_path / "ledger.ndjson", RUN_ID)
+    a1 = tc_node(
+        ["lab/default-root.json", "lab/harness-t-qdisc.json", "lab/default-root.json"],
+        ["filter-recorded-empty.json", "lab/harness-t-filter.json"],
+    )
+    # fio's start script prints what its preamble printed: the ping
+    a1.scripts.insert(0, ("ping -n -c 20", Answer(data("ping/iputils-20221126-reply.txt"))))
+    pair = LAB.pairs["single-az"]
+    target = Target(pair, a1, FakeRunner("a2"), recorded_replication(a1), PEER, "boot")
+    profile = QDISC_T  # what the recorded read-back shows
+    spec = CellSpec(
+        "c", "single-az", WorkloadSpec(name="w", rw="randwrite", size=1 << 20, runtime_s=5), impairment=profile
+    )
+    impairer = Impairer(RUN_ID, ledger)
+    measurer = Measurer(FioRunner(RUN_ID, ledger), RUN_ID, deadman_grace_s=30, progress=lambda _m: None)
+    proof = RttProof(spec, RttStats((0.06,) * 20, 20, 20))
+    with (
+        pytest.raises(ImpairmentMismatch, match=r"minimum RTT 0\.\d+ ms after applying .*expected 2\.06"),
+        ExitStack() as undo,
+    ):
+
+        def register_clear(fault: AppliedImpairment) -> None:  # as Faults does: before the change
+            undo.callback(impairer.clear, a1, fault)
+
+        impairer.apply(
+            a1, iface="vec1", peer_ip=PEER, profile=profile, hold_s=60, role="primary", on_planned=register_clear
+        )
+        measurer.measure(spec, target, undo, proof)
+    events = [e["event"] for e in ledger.entries()]
+    # fio was started (the probe is in its round trip), then stopped, then the fault cleared
+    assert events.index("fio-running") < events.index("fio-stopped") < events.index("impair-cleared")
+    assert "fio-exit" not in events  # nothing was measured or judged
+    start = next(c for c in a1.calls if "ping -n -c 20" in c)
+    assert start.index("ping -n -c 20") < start.index(" fio ")
