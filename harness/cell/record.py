@@ -138,6 +138,7 @@ class Recorder:
             "runtime_s": w.runtime_s,
             "rtt_ms": round(rtt.median_ms, 3) if rtt else None,
             "fio_version": facts.fio_version,
+            "fio_version_secondary": self.facts(pair.secondary).fio_version,
             "kernel": facts.kernel,
             "drbd_version": facts.drbd_version,
             # each node's distribution: a pair's two nodes may run different releases

@@ -121,7 +121,12 @@ def pairs_rows(comparison: Comparison) -> list[list[str]]:
             distinct_text(c.value_text(f"distro_{role}") for c in cells),
         ]
         extra = [e for e in extra if e]
-        return f"{name} ({', '.join(extra)})" if name and extra else name
+        text = f"{name} ({', '.join(extra)})" if name and extra else name
+        # the versions of the tools the harness drove on that node: a pair may mix releases
+        fio_key = "fio_version" if role == "primary" else "fio_version_secondary"
+        tools = [distinct_text(c.value_text(key) for c in cells) for key in (fio_key, f"tools_{role}")]
+        tools = [t for t in tools if t]
+        return f"{text}: {' · '.join(tools)}" if name and tools else text
 
     rows = []
     for pair, cells in by_pair.items():

@@ -414,3 +414,28 @@ def test_cells_are_plain_data() -> None:
     # The renderers take any iterable of cells, e.g. filtered ones.
     cells: list[Cell] = [c for c in aggregate_samples(run_samples()) if c.mode == "replicated"]
     assert len(read_csv(render_csv(iter(cells)))) == 4
+
+
+def test_the_pairs_table_names_each_nodes_release_and_tool_versions() -> None:
+    # metadata as the lab's mixed pair recorded it (run 20261128-060947-dcca, a3 -> b1)
+    mixed = {
+        **COMMON,
+        **PAIRS["multi-az"],
+        "workload": RANDWRITE,
+        "repeat": 0,
+        "verdict": "pass",
+        "verdict_reason": "within bounds",
+        "fio_version": "fio-3.25",
+        "fio_version_secondary": "fio-3.39",
+        "distro_primary": "Debian GNU/Linux 11 (bullseye)",
+        "distro_secondary": "Debian GNU/Linux 13 (trixie)",
+        "tools_primary": "iproute2-5.9.0 · iperf3 3.9 · iputils 20210202 · OpenSSH_8.4p1",
+        "tools_secondary": "iproute2-6.15.0 · iperf3 3.18 · iputils 20240905 · OpenSSH_10.0p2",
+    }
+    md = render_markdown(comparison_of([Sample("bw", 1.65, "MiB/s", mixed)]), RUN_INFO)
+    row = next(line for line in md.splitlines() if line.startswith("| multi-az"))
+    assert (
+        "Debian GNU/Linux 11 (bullseye)): fio-3.25 · iproute2-5.9.0 · iperf3 3.9 · iputils 20210202 · OpenSSH_8.4p1"
+        in row
+    )
+    assert "fio-3.39 · iproute2-6.15.0 · iperf3 3.18 · iputils 20240905 · OpenSSH_10.0p2" in row
