@@ -4,21 +4,24 @@ the replication is healthy, before anything changes.
 One round trip to the primary carries the device guard's probes (:mod:`harness.safety.device`),
 the replication's state and the node's boot id (a node that reboots mid-cell loses its qdiscs
 and its fio: the cell must notice, reliability.md row 29); the secondary's boot id is read at
-the same time, over its own connection.  Only when the state is not healthy does the guard
-wait, bounded, for it to become so.
+the same time, over its own connection.  An impaired cell's first look at each node's
+replication interface (a foreign or leftover qdisc refuses the fault) rides the same round
+trips.  Only when the state is not healthy does the guard wait, bounded, for it to become so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from harness.cell.spec import CellSpec, Progress
 from harness.connections import ConnectionPool
+from harness.errors import CommandFailed
+from harness.impair.apply import readback_probes
 from harness.inventory.models import Inventory, NodeSpec, PairSpec
 from harness.reboot import boot_id_argv
-from harness.remote import Runner
+from harness.remote import CommandResult, Runner, Shell, run_batch
 from harness.replication import Replication, replication_for
 from harness.safety.device import guard_replicated_device
 
@@ -39,7 +42,8 @@ def pair_replication(
 @dataclass(frozen=True)
 class Target:
     """A pair that passed the guard: its nodes, the primary's replicated device, the peer's
-    replication address, the primary's boot id and the secondary's (None: not read yet)."""
+    replication address, the primary's boot id and the secondary's (None: not read yet), and
+    for an impaired cell each node's replication interface as it was read (by node name)."""
 
     pair: PairSpec
     primary: Runner
@@ -48,6 +52,7 @@ class Target:
     peer_ip: str
     boot_id: str
     peer_boot_id: str | None = None
+    prereads: Mapping[str, Mapping[str, CommandResult]] | None = None
 
     def boot_ids(self) -> dict[str, str]:
         """The boot ids the guard read, by node name (raw ``cat`` output)."""
@@ -66,17 +71,41 @@ def guard_cell(
     primary, secondary = nodes[pair.primary], nodes[pair.secondary]
     progress(f"{spec.id}: checking {pair.resource} and {pair.device} on {pair.primary}")
     replication = replication_for(pair, primary, poll_interval_s=HEALTH_POLL_S, nodes=inventory.nodes)
+    ifaces = {name: inventory.nodes[name].replication.iface for name in (pair.primary, pair.secondary)}
+
+    def interface(name: str) -> dict[str, Sequence[str] | Shell]:
+        return readback_probes(ifaces[name]) if spec.impairment is not None else {}
+
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="peer-boot-id") as peer:
-        peer_boot = peer.submit(secondary.run, boot_id_argv(), timeout=15)
+        peer_batch = peer.submit(
+            run_batch, secondary, {"boot_id": boot_id_argv(), **interface(pair.secondary)}, timeout=15
+        )
         facts = guard_replicated_device(
             primary,
             replication,
             needed_bytes=spec.workload.footprint_bytes,
-            extra={"state": replication.state_probe(), "boot_id": boot_id_argv()},
+            extra={"state": replication.state_probe(), "boot_id": boot_id_argv(), **interface(pair.primary)},
         )
-        peer_boot_id = peer_boot.result().stdout
+        peer_out = peer_batch.result()
+    if peer_out["boot_id"].exit_code != 0:
+        raise CommandFailed(peer_out["boot_id"])
+    prereads = None
+    if spec.impairment is not None:
+        prereads = {
+            pair.primary: {k: facts.extra[k] for k in interface(pair.primary)},
+            pair.secondary: {k: peer_out[k] for k in interface(pair.secondary)},
+        }
     state = replication.read_state(facts.extra["state"].stdout)
     if state is None or not state.healthy:
         replication.wait_healthy(health_timeout_s)
     peer_ip = inventory.nodes[pair.secondary].replication.ip
-    return Target(pair, primary, secondary, replication, peer_ip, facts.extra["boot_id"].stdout, peer_boot_id)
+    return Target(
+        pair,
+        primary,
+        secondary,
+        replication,
+        peer_ip,
+        facts.extra["boot_id"].stdout,
+        peer_out["boot_id"].stdout,
+        prereads,
+    )

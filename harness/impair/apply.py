@@ -41,6 +41,7 @@ __all__ = [
     "Impairer",
     "ImpairmentMismatch",
     "deadman_script",
+    "readback_probes",
 ]
 
 #: How long after a cell's fio deadline its fault removes itself should the harness die or
@@ -103,14 +104,16 @@ def disarm_script(fault_file: str, pid_file: str) -> str:
     )
 
 
-def _readback(iface: str) -> dict[str, Sequence[str] | Shell]:
-    """The read-back as batch commands, to ride the round trip of whatever precedes it."""
+def readback_probes(iface: str) -> dict[str, Sequence[str] | Shell]:
+    """The interface's qdiscs and filters as batch commands (``qdiscs``, ``filters``), to ride
+    the round trip of whatever precedes them; their results are an :meth:`Impairer.apply`
+    ``preread``."""
     qcmd, fcmd = readback_commands(iface, tc="tc")
     return {"qdiscs": qcmd, "filters": fcmd}
 
 
 def _readback_text(out: Mapping[str, CommandResult]) -> tuple[str, str]:
-    """The qdisc and filter JSON of a batch that ran :func:`_readback` (no filter dump: none)."""
+    """The qdisc and filter JSON of a batch that ran :func:`readback_probes` (no filter dump: none)."""
     if out["qdiscs"].exit_code != 0:
         raise CommandFailed(out["qdiscs"])
     filters = out["filters"].stdout if "filters" in out else ""
@@ -133,7 +136,7 @@ class Impairer:
         self._seq_lock = threading.Lock()
 
     def _read(self, node: Runner, iface: str) -> tuple[str, str]:
-        return _readback_text(run_batch(node, _readback(iface), timeout=20))
+        return _readback_text(run_batch(node, readback_probes(iface), timeout=20))
 
     def apply(
         self,
@@ -146,6 +149,7 @@ class Impairer:
         role: Literal["primary", "secondary"],
         on_planned: Callable[[AppliedImpairment], None] | None = None,
         port: int | None = None,
+        preread: Mapping[str, CommandResult] | None = None,
     ) -> AppliedImpairment | None:
         """Impair ``node``'s egress towards ``peer_ip`` if the profile applies to ``role``:
         only the resource's TCP ``port`` (either direction) and ICMP, or with ``port=None``
@@ -154,11 +158,14 @@ class Impairer:
         ``on_planned`` is called with the fault's identity *before* anything is changed on the
         node, so the caller can register the undo first: a Ctrl-C or SIGTERM landing in the
         middle of this call must still find the fault (clearing an unapplied fault is a no-op).
+
+        ``preread``: the interface as :func:`readback_probes` read it earlier in this cell, under
+        the cell's node locks (a round trip it rode); without it the interface is read first.
         """
         if not profile.applies_to(role):
             return None
         validate_ifname(iface)
-        qdiscs_text, _ = self._read(node, iface)
+        qdiscs_text, _ = _readback_text(preread) if preread is not None else self._read(node, iface)
         qdiscs = parse_qdiscs(qdiscs_text)
         root = classify_root(qdiscs)
         if root is RootClass.HARNESS_OWNED:
@@ -208,7 +215,7 @@ class Impairer:
         )
         try:
             # the read-back rides the same round trip; it is judged only if the apply succeeded
-            out = run_batch(node, {"apply": ["sh", "-c", script], **_readback(iface)}, timeout=30)
+            out = run_batch(node, {"apply": ["sh", "-c", script], **readback_probes(iface)}, timeout=30)
             if out["apply"].exit_code != 0:
                 raise CommandFailed(out["apply"])
         except Exception:

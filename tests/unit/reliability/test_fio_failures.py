@@ -234,7 +234,7 @@ def test_case_20_a_fault_that_did_not_take_stops_fio_and_is_removed(tmp_path: Pa
         ["filter-recorded-empty.json", "lab/harness-t-filter.json"],
     )
     # fio's start script prints what its preamble printed: the ping
-    a1.scripts.insert(0, ("ping -n -c 20", Answer(data("ping/iputils-20221126-reply.txt"))))
+    a1.scripts.insert(0, ("ping -n -c 10", Answer(data("ping/iputils-20221126-reply.txt"))))
     pair = LAB.pairs["single-az"]
     target = Target(pair, a1, FakeRunner("a2"), recorded_replication(a1), PEER, "boot")
     profile = QDISC_T  # what the recorded read-back shows
@@ -260,5 +260,5 @@ def test_case_20_a_fault_that_did_not_take_stops_fio_and_is_removed(tmp_path: Pa
     # fio was started (the probe is in its round trip), then stopped, then the fault cleared
     assert events.index("fio-running") < events.index("fio-stopped") < events.index("impair-cleared")
     assert "fio-exit" not in events  # nothing was measured or judged
-    start = next(c for c in a1.calls if "ping -n -c 20" in c)
-    assert start.index("ping -n -c 20") < start.index(" fio ")
+    start = next(c for c in a1.calls if "ping -n -c 10" in c)
+    assert start.index("ping -n -c 10") < start.index(" fio ")
