@@ -52,21 +52,17 @@ def _add_network_limit(
         build.add_bucket(Bucket(bucket_key, (burst - base) * minutes * 60, base, bytes_per_io))
         detail += f" baseline, {network.burst_gbps:g} Gbps burst (~{minutes:g} min at full burst)"
     detail += f" {direction}bound; carries {why}"
-    if network.estimate:
-        build.estimate(f"{node.name} network: {network.note}")
-    build.add(
-        Limit(
-            key=key,
-            label=f"{node.role} {node.name} network {direction}",
-            resource="network",
-            units_per_io=bytes_per_io,
-            baseline=base,
-            burst=burst if bucket_key else None,
-            bucket=bucket_key,
-            detail=detail,
-            estimate=network.estimate,
-            sources=tuple(node.instance.sources),
-        )
+    _add_allowance_limit(
+        build,
+        node,
+        key=key,
+        label=f"{node.role} {node.name} network {direction}",
+        units_per_io=bytes_per_io,
+        baseline=base,
+        burst=burst if bucket_key else None,
+        bucket=bucket_key,
+        detail=detail,
+        sources=tuple(node.instance.sources),
     )
 
 
@@ -157,18 +153,47 @@ def _add_disk_egress_limit(build: Build, node: Node, egress: PdEgress, bs: int, 
     if contended:
         detail += f" x {share:.0%} allocated to Persistent Disk writes while replication competes"
     detail += f"; each written byte costs {egress.write_multiplier:g} bytes of egress (Google)"
+    _add_allowance_limit(
+        build,
+        node,
+        key=f"{node.role}.network.disk_writes",
+        label=f"{node.role} {node.name} egress for {node.volume.type} writes",
+        units_per_io=node.writes * bs * egress.write_multiplier,
+        baseline=_gbps(network.baseline_gbps) * share,
+        detail=detail,
+        sources=tuple(cited.sources if cited is not None else volume.sources) + tuple(node.instance.sources),
+    )
+
+
+def _add_allowance_limit(
+    build: Build,
+    node: Node,
+    *,
+    key: str,
+    label: str,
+    units_per_io: float,
+    baseline: float,
+    detail: str,
+    sources: tuple[str, ...],
+    burst: float | None = None,
+    bucket: str | None = None,
+) -> None:
+    """One limit on ``node``'s network allowance, its estimate noted once where the catalog says so."""
+    network = node.instance.network
     if network.estimate:
         build.estimate(f"{node.name} network: {network.note}")
     build.add(
         Limit(
-            key=f"{node.role}.network.disk_writes",
-            label=f"{node.role} {node.name} egress for {node.volume.type} writes",
+            key=key,
+            label=label,
             resource="network",
-            units_per_io=node.writes * bs * egress.write_multiplier,
-            baseline=_gbps(network.baseline_gbps) * share,
+            units_per_io=units_per_io,
+            baseline=baseline,
+            burst=burst,
+            bucket=bucket,
             detail=detail,
             estimate=network.estimate,
-            sources=tuple(cited.sources if cited is not None else volume.sources) + tuple(node.instance.sources),
+            sources=sources,
         )
     )
 
