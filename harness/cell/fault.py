@@ -67,11 +67,6 @@ class RttProof:
     spec: CellSpec
     base: RttStats
 
-    def ping_argv(self, dest: str) -> list[str]:
-        # netem adds a constant delay, so ten replies show the minimum as well as twenty
-        # (and the probe costs the cell 0.05 s, not 0.2 s)
-        return ping_argv(dest, count=10, interval_s=0.005)
-
     def judge(self, node: str, dest: str, ping_output: str) -> RttStats:
         """The RTT measured under the impairment; :class:`ImpairmentMismatch` if the fault did
         not take, :class:`InfraError` if the probe printed no RTT."""

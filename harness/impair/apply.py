@@ -123,8 +123,9 @@ def _readback_text(out: Mapping[str, CommandResult]) -> tuple[str, str]:
 class Impairer:
     """Applies and clears impairments for one run, recording every step in the ledger.
 
-    Each node costs two round trips to impair (read, then apply + read back) and one to clear
-    (clear + read back): on a lab guest a round trip is 0.1-0.2 s of channel and process setup.
+    Each node costs two round trips to impair (read, unless the caller's own round trip carried
+    it as ``preread``; then apply + read back) and one to clear (clear + read back): on a lab
+    guest a round trip is 0.1-0.2 s of channel and process setup.
     One impairer serves both nodes of a pair at once (a thread per node).
     """
 
