@@ -285,9 +285,9 @@ def _oracle(
     primary, secondary = runner.pool.get(pair.primary), runner.pool.get(pair.secondary)
     runner.replication(pair_name, pair.primary).wait_healthy(runner.health_timeout_s)
     crasher.prepare(pair.primary)
-    guard_replicated_device(primary, runner.replication(pair_name, pair.primary), needed_bytes=size)
-    boot_ids = read_boot_ids([primary, secondary])
     spec = verify_workload(size, seed=seed)
+    guard_replicated_device(primary, runner.replication(pair_name, pair.primary), needed_bytes=spec.footprint_bytes)
+    boot_ids = read_boot_ids([primary, secondary])
     # Reports go to stdout, streamed to us: a file on the primary would die with it.
     argv = build_fio_argv(spec, pair.device, None, status_interval=1, aux_path="/tmp")
     runner.ledger.record("failover-write", {"node": pair.primary, "argv": " ".join(argv)})
@@ -345,7 +345,7 @@ def _oracle(
             _recover(runner, crasher, pair_name, on_rejoin)
     final = runner.replication(pair_name, pair.primary).wait_healthy(120.0)
     notes += restore_other_pairs(runner, pair.primary, done=pair_name)
-    verified_range = runner.replication(pair_name, pair.primary).verify(600.0, stop_bytes=size)
+    verified_range = runner.replication(pair_name, pair.primary).verify(600.0, stop_bytes=spec.footprint_bytes)
     notes.append(verified_range.describe())
     rebooted = reboot_error(boot_ids, read_boot_ids([runner.pool.get(n) for n in boot_ids]), crashed={pair.primary})
     if rebooted:

@@ -126,6 +126,9 @@ class Measurer:
             collect["events"] = Shell(watch.stop_script())
         if run.bw_log_prefix:
             collect["bw"] = Shell(bw_logs_script(run.bw_log_prefix))
+        if spec.mode == "disconnected":
+            # a peer that came back during the run made it a replicated measurement
+            collect["state"] = Shell(shlex.join(target.replication.state_probe()))
         try:
             try:
                 rc, out = self.fio.wait_exit(primary, run, progress=self.progress, after_exit=collect)
@@ -139,6 +142,8 @@ class Measurer:
                 ) from None
             finished = True
             result = self.fio.parse(primary, run, rc, out["fio"].stdout)
+            if "state" in out:
+                _check_still_alone(spec, target.replication, out["state"].stdout)
         except FioFailed as exc:
             if finished and watch is not None and "events" in out:
                 # beside fio's log tail and the kernel's: what the replication did meanwhile
@@ -153,4 +158,14 @@ class Measurer:
             window=watch.judge(out["events"].stdout if "events" in out else "") if watch is not None else None,
             fio_wall_s=self.fio.process_seconds(out["times"].stdout),
             bw_logs=out.get("bw"),
+        )
+
+
+def _check_still_alone(spec: CellSpec, replication: Replication, state_output: str) -> None:
+    """Refuse a disconnected cell whose replication was connected again when fio ended."""
+    state = replication.read_state(state_output)
+    if state is not None and state.connected:
+        raise InfraError(
+            f"{spec.id}: {replication.node}'s {replication.resource} was connected to its peer again when fio "
+            f"ended ({', '.join(state.words)}): the cell measured replicated writes, not the node alone"
         )

@@ -191,8 +191,8 @@ def _partition(runner: CellRunner, pair_name: str, cut: Cut, seed: int) -> Parti
     primary.wait_healthy(runner.health_timeout_s)
     timeouts = primary.timeouts()
     cut_s = cut_seconds(cut, timeouts.silence_tolerated_s, timeouts.silence_detected_s)
-    guard_replicated_device(primary_node, primary, needed_bytes=REGION_BYTES)
     spec = _write_spec(seed, runtime_s=int(LEAD_S + cut_s + TAIL_S + 0.999))
+    guard_replicated_device(primary_node, primary, needed_bytes=spec.footprint_bytes)
     cell = f"partition-{pair_name}-{cut}-{seed}"
     notes: list[str] = []
     with ExitStack() as undo:
@@ -213,7 +213,7 @@ def _partition(runner: CellRunner, pair_name: str, cut: Cut, seed: int) -> Parti
         fio = runner.fio.wait(primary_node, run)
     healthy = wait_resynced(primary, runner.replication(pair_name, pair.secondary))
     resync_s = time.monotonic() - healed if detect is not None else None
-    report = primary.verify(max(60.0, REGION_BYTES / (4 * MIB)), start_bytes=0, stop_bytes=REGION_BYTES)
+    report = primary.verify(max(60.0, REGION_BYTES / (4 * MIB)), stop_bytes=spec.footprint_bytes)
     notes.append(report.describe())
     acked = fio.write.total_ios or 0
     verify_ok = _switchover_verify(runner, pair_name, spec.replace(number_ios=acked), cell, notes)

@@ -27,12 +27,13 @@ from harness.fio.result import (
     GroupResult,
     SteadyStateResult,
 )
-from harness.fio.spec import DEFAULT_PERCENTILES, RW_MODES, RwMode, WorkloadSpec, precondition_fill
+from harness.fio.spec import DEFAULT_PERCENTILES, LABEL_ZONE_BYTES, RW_MODES, RwMode, WorkloadSpec, precondition_fill
 from harness.fio.terse import parse_fio_terse
 from harness.fio.text import fio_number_text, fio_size_text
 
 __all__ = [
     "DEFAULT_PERCENTILES",
+    "LABEL_ZONE_BYTES",
     "PROFILES",
     "RW_MODES",
     "SAFE_PATH_CHARS",

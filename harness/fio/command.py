@@ -137,8 +137,7 @@ def build_fio_argv(
         f"--numjobs={spec.numjobs}",
         f"--size={spec.size}",
     ]
-    if spec.offset:
-        argv.append(f"--offset={spec.offset}")
+    argv.append(f"--offset={spec.start_bytes}")
     if spec.offset_increment is not None:
         argv.append(f"--offset_increment={spec.offset_increment}")
     if spec.rwmixread is not None:

@@ -32,6 +32,7 @@ from harness.units import format_bytes
 __all__ = [
     "DEFAULT_PERCENTILES",
     "DIRECT_ALIGN",
+    "LABEL_ZONE_BYTES",
     "RW_MODES",
     "RwMode",
     "WorkloadSpec",
@@ -52,6 +53,12 @@ DEFAULT_PERCENTILES: Final[tuple[float, ...]] = (50.0, 90.0, 99.0, 99.9, 99.99)
 _MAX_PERCENTILES: Final = 20
 # O_DIRECT needs sector-aligned sizes and offsets; 512 is the smallest logical block size.
 DIRECT_ALIGN: Final = 512
+#: Every job starts this far into its target (fio ``--offset``).  The kernel's partition
+#: parsers (msdos, GPT, BSD, Sun, SGI, Atari, Acorn, Ultrix ...) read their labels within the
+#: first 32 sectors, and an md array is scanned again each time it is assembled: random data
+#: of our own there once read as a label (``md127p9``) and the device guard, rightly, refused
+#: the device from then on.  A MiB keeps the alignment of any block size a job uses.
+LABEL_ZONE_BYTES: Final = 1024**2
 # A job name becomes fio's --name and part of file names on the node: keep it boring.
 _NAME_RE: Final = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 
@@ -65,7 +72,8 @@ class WorkloadSpec:
     """One fio job, validated.  Sizes are bytes, times are whole seconds.
 
     ``size`` is per job (fio semantics).  With ``numjobs > 1`` every job covers
-    ``[offset + i*offset_increment, +size)``; without ``offset_increment`` all jobs share one
+    ``[start + i*offset_increment, +size)`` where ``start`` is ``offset`` past the first
+    :data:`LABEL_ZONE_BYTES` of the target, which no job writes; without ``offset_increment`` all jobs share one
     region.  ``bs_max`` turns ``bs`` into a ``bsrange`` (``4k-32k``).
     """
 
@@ -241,10 +249,15 @@ class WorkloadSpec:
         return self.rw in _WRITE_MODES
 
     @property
+    def start_bytes(self) -> int:
+        """Where the first job starts in the target (fio's ``--offset``)."""
+        return LABEL_ZONE_BYTES + self.offset
+
+    @property
     def footprint_bytes(self) -> int:
         """End (exclusive) of the highest byte any job can touch: what the device must hold."""
         step = self.offset_increment or 0
-        return self.offset + (self.numjobs - 1) * step + self.size
+        return self.start_bytes + (self.numjobs - 1) * step + self.size
 
     def check_fits(self, device_bytes: int) -> None:
         """Refuse a layout that runs past the end of the target (SAFE-3: size/offset vs the device).
@@ -260,8 +273,7 @@ class WorkloadSpec:
             layout = f"{self.numjobs} job(s) x {format_bytes(self.size)}"
             if self.offset_increment:
                 layout += f" every {format_bytes(self.offset_increment)}"
-            if self.offset:
-                layout += f" from offset {format_bytes(self.offset)}"
+            layout += f" from offset {format_bytes(self.start_bytes)}"
             raise _fail(
                 self.name,
                 f"{layout} ends at byte {end} ({format_bytes(end)}) but the target holds only "
@@ -315,14 +327,15 @@ class WorkloadSpec:
 
 
 def precondition_fill(device_bytes: int, percent: float, *, bs: int = 1024**2, iodepth: int = 8) -> WorkloadSpec:
-    """Sequential write that fills ``percent`` % of the target before random-write cells.
+    """Sequential write that fills ``percent`` % of the target (past its label zone, which no
+    job writes) before random-write cells.
 
     The seed studies filled SSDs to 99 % before measuring random writes, because a fresh
     device flatters them; this is that step as an ordinary, size-bound (not time-based) job.
     """
     if not 0 < percent <= 100:
         raise ConfigError(f"fill percentage must be in (0, 100], got {percent}")
-    size = int(device_bytes * percent / 100) // bs * bs
+    size = int(max(0, device_bytes - LABEL_ZONE_BYTES) * percent / 100) // bs * bs
     if size <= 0:
         raise ConfigError(f"filling {percent} % of {device_bytes} bytes is less than one {fio_size_text(bs)} block")
     spec = WorkloadSpec(name=f"fill-{percent:g}pct", rw="write", size=size, bs=bs, iodepth=iodepth)

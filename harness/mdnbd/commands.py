@@ -79,6 +79,13 @@ def _standalone(name: str) -> str:
     return f"{EXPORT_DIR}/{check_array_name(name)}.standalone"
 
 
+def _under_leg_lock(name: str, body: str) -> str:
+    """``body`` in a subshell holding the array's leg lock.  The keeper decides and acts under
+    it, so a ``disconnect`` can never fall between its look at the flag and its reconnect
+    (the leg then came back while a calibration measured the array alone)."""
+    return f"mkdir -p {EXPORT_DIR}; ( flock 9 || exit 1; {body} ) 9>{EXPORT_DIR}/{check_array_name(name)}.lock"
+
+
 def _check_ip(ip: str, what: str) -> str:
     if not _IP.match(ip):
         raise ConfigError(f"{what} {ip!r} is not an IP address")
@@ -177,12 +184,12 @@ def connect_leg_script(name: str, nbd: str, peer_ip: str, port: int, timeout_s: 
 def disconnect_leg_script(name: str, nbd: str) -> str:
     """Take the NBD leg out of the array and disconnect it (the array runs on the local leg)."""
     md, dev = shlex.quote(array_device(name)), shlex.quote(check_nbd_device(nbd))
-    return (
-        f"mkdir -p {EXPORT_DIR}; touch {_standalone(name)}; "
+    take_out = (
+        f"touch {_standalone(name)}; "
         f"mdadm {md} --fail {dev} >/dev/null 2>&1; mdadm {md} --remove {dev} >/dev/null 2>&1; "
-        f"nbd-client -d {dev} >/dev/null 2>&1; "
-        f'! grep -q "^$(basename "$(readlink -e {md})") .*nbd" /proc/mdstat'
+        f"nbd-client -d {dev} >/dev/null 2>&1"
     )
+    return f'{_under_leg_lock(name, take_out)}; ! grep -q "^$(basename "$(readlink -e {md})") .*nbd" /proc/mdstat'
 
 
 def promote_script(name: str, disk: str) -> str:
@@ -231,15 +238,15 @@ def keeper_script(name: str, nbd: str, peer_ip: str, port: int, timeout_s: int) 
     connect = _attach_leg(name, nbd, peer_ip, port, timeout_s)
     dev = shlex.quote(check_nbd_device(nbd))
     leg = check_nbd_device(nbd).rsplit("/", 1)[1]
-    return (
-        "while :; do sleep 1; "
-        f"[ -e {_standalone(name)} ] && continue; "
-        f'md=$(readlink -e {md} 2>/dev/null) || continue; b="/sys/block/${{md##*/}}/md"; '
-        f'if [ -e "$b/dev-{leg}" ] && ! grep -q faulty "$b/dev-{leg}/state"; then continue; fi; '
+    look_and_mend = (
+        f"[ -e {_standalone(name)} ] && exit 0; "
+        f'md=$(readlink -e {md} 2>/dev/null) || exit 0; b="/sys/block/${{md##*/}}/md"; '
+        f'if [ -e "$b/dev-{leg}" ] && ! grep -q faulty "$b/dev-{leg}/state"; then exit 0; fi; '
         f"mdadm {md} --remove {dev} >/dev/null 2>&1; "
         f'nbd-client -c {dev} >/dev/null 2>&1 && ! [ -e "$b/dev-{leg}" ] && nbd-client -d {dev} >/dev/null 2>&1; '
-        f"{{ {connect}; }} >/dev/null 2>&1; done"
+        f"{{ {connect}; }} >/dev/null 2>&1"
     )
+    return f"while :; do sleep 1; {_under_leg_lock(name, look_and_mend)}; done"
 
 
 def end_verify_script(name: str) -> str:

@@ -94,6 +94,7 @@ def test_example_argv_quick_profile_randwrite_4k_nj8() -> None:
         "--iodepth=1",
         "--numjobs=8",
         "--size=67108864",
+        "--offset=1048576",
         "--offset_increment=67108864",
         "--runtime=5",
         "--time_based=1",
@@ -234,7 +235,7 @@ def test_optional_arguments() -> None:
     assert argv[0] == "/usr/bin/fio"
     for expected in (
         "--bsrange=4096-32768",
-        "--offset=1048576",
+        "--offset=2097152",  # the label zone, then the job's own offset
         "--rwmixread=70",
         "--fsync=4",
         "--sync=1",

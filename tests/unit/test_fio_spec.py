@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from harness.errors import ConfigError, HarnessError
 from harness.fio import (
     DEFAULT_PERCENTILES,
+    LABEL_ZONE_BYTES,
     PROFILES,
     RW_MODES,
     SteadyState,
@@ -200,7 +201,7 @@ def test_valid_verify_pair_for_the_failover_oracle() -> None:
     check = write.replace(verify=VerifySpec(alg="crc32c", verify_only=True, state_load=True))
     assert write.verify is not None and write.verify.replays_later
     assert check.verify is not None and check.verify.replays_later
-    assert check.footprint_bytes == write.footprint_bytes == 128 * MiB
+    assert check.footprint_bytes == write.footprint_bytes == LABEL_ZONE_BYTES + 128 * MiB
 
 
 def test_in_job_verify_may_be_time_based() -> None:
@@ -236,16 +237,16 @@ def test_spec_is_frozen_and_errors_are_harness_errors() -> None:
 
 def test_check_fits_exact_and_one_byte_short() -> None:
     spec = _spec(numjobs=8, size=64 * MiB, offset_increment=64 * MiB)
-    assert spec.footprint_bytes == 512 * MiB
-    spec.check_fits(512 * MiB)
-    with pytest.raises(ConfigError, match=r"8 job\(s\) x 64MiB every 64MiB ends at byte 536870912"):
-        spec.check_fits(512 * MiB - 1)
+    assert spec.footprint_bytes == 513 * MiB
+    spec.check_fits(513 * MiB)
+    with pytest.raises(ConfigError, match=r"8 job\(s\) x 64MiB every 64MiB from offset 1MiB ends at byte 537919488"):
+        spec.check_fits(513 * MiB - 1)
 
 
 def test_check_fits_shared_region_and_offset() -> None:
     shared = _spec(numjobs=8, size=64 * MiB)
-    assert shared.footprint_bytes == 64 * MiB
-    shared.check_fits(64 * MiB)
+    assert shared.footprint_bytes == 65 * MiB
+    shared.check_fits(65 * MiB)
     offset = _spec(size=64 * MiB, offset=GiB)
     with pytest.raises(ConfigError, match="from offset 1GiB"):
         offset.check_fits(GiB)
@@ -255,7 +256,8 @@ def test_check_fits_shared_region_and_offset() -> None:
 
 @given(workload_specs(), st.integers(1, 2**45))
 def test_check_fits_refuses_exactly_the_layouts_that_overflow(spec: WorkloadSpec, device: int) -> None:
-    end = spec.offset + (spec.numjobs - 1) * (spec.offset_increment or 0) + spec.size
+    # no job writes the label zone at the start of the target
+    end = LABEL_ZONE_BYTES + spec.offset + (spec.numjobs - 1) * (spec.offset_increment or 0) + spec.size
     assert spec.footprint_bytes == end
     if end <= device:
         spec.check_fits(device)
@@ -458,8 +460,10 @@ def test_precondition_fill_is_a_sequential_size_bound_write() -> None:
         False,
         None,
     )
-    assert spec.size == int(10 * GiB * 99 / 100) // MiB * MiB
+    assert spec.size == int((10 * GiB - LABEL_ZONE_BYTES) * 99 / 100) // MiB * MiB
     assert 10 * GiB * 0.98 < spec.size <= 10 * GiB * 0.99
+    spec.check_fits(10 * GiB)
+    assert precondition_fill(10 * GiB, 100).footprint_bytes == 10 * GiB
 
 
 @pytest.mark.parametrize(("device", "percent"), [(GiB, 0), (GiB, 101), (MiB // 2, 50)])

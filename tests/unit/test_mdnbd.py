@@ -10,11 +10,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.errors import ConfigError
+from harness.cell.measure import _check_still_alone
+from harness.cell.spec import CellSpec
+from harness.errors import ConfigError, InfraError
 from harness.mdnbd import commands
 from harness.mdnbd.replication import MdNbdEnds, MdNbdReplication
 from harness.mdnbd.state import MdNbdOutputError, parse_state
 from harness.mdnbd.watch import MdNbdWatch
+from harness.workloads import write_job
+from tests.doubles import FakeRunner
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "mdnbd"
 
@@ -158,3 +162,27 @@ def test_the_write_mode_switch_keeps_reads_local_and_sets_only_the_backlog_per_m
     assert f'echo {backlog if asynchronous else 0} > "$b/bitmap/backlog"' in script
     assert '= nbd0 ]; then echo writemostly > "$d/state"' in script  # either mode: reads stay local
     assert 'else echo -writemostly > "$d/state"' in script  # a local leg is never write-mostly
+
+
+def test_a_disconnected_cell_whose_leg_came_back_is_refused() -> None:
+
+    ends = MdNbdEnds("/dev/ubdd", "/dev/nbd0", "10.0.0.1", "10.0.0.2", 10809)
+    replication = MdNbdReplication(FakeRunner("a1"), "mnb", ends)
+    spec = CellSpec("calibration", "single-az-md-nbd", write_job("randwrite", 4096), mode="disconnected")
+    _check_still_alone(spec, replication, _read("primary-disconnected.txt"))
+    _check_still_alone(spec, replication, _read("primary-disconnected-dirty.txt"))
+    with pytest.raises(InfraError, match=r"a1's mnb was connected to its peer again when fio ended .*Connected"):
+        _check_still_alone(spec, replication, _read("primary-clean.txt"))
+
+
+def test_the_keeper_and_a_disconnect_take_the_same_leg_lock() -> None:
+    keeper = commands.keeper_script("mnb", "/dev/nbd0", "10.0.0.2", 10809, 5)
+    cut = commands.disconnect_leg_script("mnb", "/dev/nbd0")
+    lock = "9>/run/harness-mdnbd/mnb.lock"
+    assert lock in keeper and lock in cut
+    # the keeper looks at the flag and reconnects inside the lock, the disconnect sets the
+    # flag and fails the leg inside it
+    held = keeper.split("( flock 9 || exit 1; ", 1)[1].split(f" ) {lock}", 1)[0]
+    assert "mnb.standalone" in held and "nbd-client 10.0.0.2" in held
+    held = cut.split("( flock 9 || exit 1; ", 1)[1].split(f" ) {lock}", 1)[0]
+    assert held.startswith("touch /run/harness-mdnbd/mnb.standalone") and "--fail /dev/nbd0" in held
