@@ -38,6 +38,9 @@ class Ebs(CatalogRecord):
     baseline_mbps: PositiveFloat | None = None
     baseline_iops: PositiveFloat | None = None
     burst_minutes: PositiveFloat | None = None
+    #: a volume type whose instance-level IOPS cap differs from ``max_iops`` (Google: pd-ssd's
+    #: per-VM cap is above pd-balanced's at 16-31 vCPUs); no burst applies to it
+    max_iops_by_volume: dict[str, PositiveFloat] = Field(default_factory=dict)
     estimate: bool = False
     note: str = ""
 
@@ -69,6 +72,13 @@ class Ebs(CatalogRecord):
         if self.max_iops is None:
             raise ValueError("not EBS-optimized")
         return self.baseline_iops if self.baseline_iops is not None else self.max_iops
+
+    def iops_caps(self, volume_type: str) -> tuple[float, float]:
+        """(sustained, maximum) IOPS of the instance's cap for a volume of ``volume_type``."""
+        if volume_type in self.max_iops_by_volume:
+            cap = self.max_iops_by_volume[volume_type]
+            return cap, cap
+        return self.sustained_iops, self.max_iops or self.sustained_iops
 
 
 class CpuCredits(CatalogRecord):

@@ -155,13 +155,13 @@ def add_ebs_limits(build: Build, node: Node, bs: int) -> None:
         )
     )
     iops_bucket = None
-    detail = f"{node.name} {link} IOPS: {ebs.sustained_iops:,.0f}"
-    max_iops = ebs.max_iops or ebs.sustained_iops
-    if max_iops > ebs.sustained_iops:
+    sustained_iops, max_iops = ebs.iops_caps(node.volume.type)
+    detail = f"{node.name} {link} IOPS: {sustained_iops:,.0f}"
+    if node.volume.type in ebs.max_iops_by_volume:
+        detail += f" (for {node.volume.type})"
+    if max_iops > sustained_iops:
         iops_bucket = f"{role}.ebs.iops_credits"
-        build.add_bucket(
-            Bucket(iops_bucket, (max_iops - ebs.sustained_iops) * minutes * 60, ebs.sustained_iops, share * units)
-        )
+        build.add_bucket(Bucket(iops_bucket, (max_iops - sustained_iops) * minutes * 60, sustained_iops, share * units))
         detail += f" baseline, {max_iops:,.0f} {_burst_rule(node, minutes)}"
     build.add(
         Limit(
@@ -169,7 +169,7 @@ def add_ebs_limits(build: Build, node: Node, bs: int) -> None:
             label=f"{role} {node.name} {link} IOPS",
             resource="ebs",
             units_per_io=share * units,
-            baseline=ebs.sustained_iops,
+            baseline=sustained_iops,
             burst=max_iops if iops_bucket else None,
             bucket=iops_bucket,
             detail=detail + _io_size_note(node),

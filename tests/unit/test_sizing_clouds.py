@@ -87,6 +87,16 @@ def test_gcp_pair_has_vm_caps_and_no_ec2_single_flow_limit() -> None:
     assert prediction.limit("primary.ebs.iops").label == "primary n2-standard-4 VM disk cap IOPS"
 
 
+def test_the_vm_iops_cap_depends_on_the_disk_type_where_google_says_so() -> None:
+    # gcpdiag n-family.json: N2 at 16-31 vCPUs caps pd-balanced writes at 20,000 IOPS, pd-ssd at
+    # 25,000; 2,000 GiB gives either disk more than its VM cap
+    def cap(disk: str) -> float:
+        scenario = Scenario(primary=NodeSpec("n2-standard-16", VolumeSpec(disk, 2000)), workload=WORKLOAD)
+        return predict(scenario, CATALOG).limit("primary.ebs.iops").baseline_iops
+
+    assert (cap("pd-balanced"), cap("pd-ssd")) == (20000, 25000)
+
+
 def test_qualified_names_and_cloud_mismatch() -> None:
     assert CATALOG.instance("gcp/n2-standard-4") is N2
     with pytest.raises(ConfigError):
