@@ -105,6 +105,7 @@ class LabGuests:
 
     def wait_for_sshd(self, guests: list[Guest], state: LabState, deadline: float) -> None:
         pending = list(guests)
+        last: dict[str, str] = {}
         while pending:
             for guest in list(pending):
                 pid = state.pids[guest.name]
@@ -113,21 +114,42 @@ class LabGuests:
                     raise self.failed(guest, f"exited during boot (pid {pid}, {gone})")
                 try:
                     sock = connect_in_netns(self.spec.netns, guest.mgmt_ip, 22, timeout=0.5)
-                except OSError:
+                except OSError as exc:
+                    last[guest.name] = f"connect: {exc}"
                     continue
                 try:
                     sock.settimeout(2.0)
                     banner = sock.recv(64)
-                except OSError:
-                    banner = b""
+                except OSError as exc:
+                    banner, last[guest.name] = b"", f"banner: {exc}"
                 finally:
                     sock.close()
                 if banner.startswith(b"SSH-"):
                     pending.remove(guest)
+                else:
+                    last[guest.name] = f"banner: {banner!r}"
             if pending:
                 if time.monotonic() > deadline:
-                    raise self.failed(pending[0], f"did not answer on ssh within {self.spec.boot_timeout:g} s")
+                    guest = pending[0]
+                    raise self.failed(
+                        guest,
+                        f"did not answer on ssh within {self.spec.boot_timeout:g} s (last try: "
+                        f"{last.get(guest.name, 'none')}; {self._mgmt_path(guest)})",
+                    )
                 time.sleep(0.1)
+
+    def _mgmt_path(self, guest: Guest) -> str:
+        """What the lab's namespace knows of the guest's management address and tap: whether a
+        silent guest is unreachable or only its sshd is."""
+        ns, tap = self.spec.netns, guest.nics[0].tap
+        facts = []
+        for argv in (
+            ["ip", "-n", ns, "neigh", "show", "to", str(guest.mgmt_ip)],
+            ["ip", "-n", ns, "-br", "link", "show", tap],
+        ):
+            res = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+            facts.append(" ".join((res.stdout or res.stderr).split()) or "(nothing)")
+        return f"neighbour: {facts[0]}; tap: {facts[1]}"
 
     def wait_booted(self, conns: dict[str, SshNode], deadline: float, *, rejoin: bool = False) -> None:
         """Until every guest of ``conns`` reports its boot script done; its boot log otherwise."""
