@@ -226,9 +226,18 @@ class LabGuests:
         if state is None:
             raise InfraError("the lab is not up")
         guest = self.topology.guest(name)
+        if name in state.pids and process_alive(state.pids[name]):
+            # an earlier boot that never answered: two instances would share its disks and taps
+            self.crash(name)
+            state = LabState.load(self.state_dir) or state
         self.start(state, guest, rejoin=True)
         deadline = time.monotonic() + self.spec.boot_timeout
         sub_state = LabState(state.netns, state.state_dir, state.inventory, pids={name: state.pids[name]})
-        self.wait_for_sshd([guest], sub_state, deadline)
-        with self.connections((guest,)) as conns:
-            self.wait_booted(conns, deadline, rejoin=True)
+        try:
+            self.wait_for_sshd([guest], sub_state, deadline)
+            with self.connections((guest,)) as conns:
+                self.wait_booted(conns, deadline, rejoin=True)
+        except BaseException:
+            # a guest that did not come up is stopped, not left running beside the next attempt
+            self.crash(name)
+            raise
