@@ -23,6 +23,7 @@ from pathlib import Path
 
 from harness.drbd.provision import render_conf
 from harness.errors import ConfigError, InfraError
+from harness.fio.spec import LABEL_ZONE_BYTES
 from harness.inventory.models import AzLinkSpec, Inventory, LabSpec
 from harness.lab.guests import LabGuests
 from harness.lab.keys import generate_keypair, known_hosts_line, write_private_key
@@ -208,10 +209,13 @@ class Lab:
             )
         os.chown(self.disks_dir, uid, uid)
         for guest in self.topology.nodes:
-            for disk in guest.disks:
+            for index, disk in enumerate(guest.disks):
                 path = self.disks_dir / disk
+                # scratch disks (1..extra_disks) hold a layout of disk_size past the label zone
+                # no fio job writes (the numjobs sweep's 32 x 64 MiB fills 2 GiB exactly)
+                scratch = 1 <= index <= self.spec.extra_disks
                 with open(path, "wb") as f:
-                    f.truncate(self.spec.disk_size)
+                    f.truncate(self.spec.disk_size + (LABEL_ZONE_BYTES if scratch else 0))
                 os.chown(path, uid, uid)
                 os.chmod(path, 0o600)
 
