@@ -229,7 +229,6 @@ class LabGuests:
         if name in state.pids and process_alive(state.pids[name]):
             # an earlier boot that never answered: two instances would share its disks and taps
             self.crash(name)
-            state = LabState.load(self.state_dir) or state
         self.start(state, guest, rejoin=True)
         deadline = time.monotonic() + self.spec.boot_timeout
         sub_state = LabState(state.netns, state.state_dir, state.inventory, pids={name: state.pids[name]})

@@ -80,10 +80,11 @@ def _standalone(name: str) -> str:
 
 
 def _under_leg_lock(name: str, body: str) -> str:
-    """``body`` in a subshell holding the array's leg lock.  The keeper decides and acts under
-    it, so a ``disconnect`` can never fall between its look at the flag and its reconnect
-    (the leg then came back while a calibration measured the array alone)."""
-    return f"mkdir -p {EXPORT_DIR}; ( flock 9 || exit 1; {body} ) 9>{EXPORT_DIR}/{check_array_name(name)}.lock"
+    """``body`` in a subshell holding the array's leg lock (in :data:`EXPORT_DIR`, which the
+    caller creates).  The keeper decides and acts under it, so a ``disconnect`` can never fall
+    between its look at the flag and its reconnect (the leg then came back while a calibration
+    measured the array alone)."""
+    return f"( flock 9 || exit 1; {body} ) 9>{EXPORT_DIR}/{check_array_name(name)}.lock"
 
 
 def _check_ip(ip: str, what: str) -> str:
@@ -189,7 +190,10 @@ def disconnect_leg_script(name: str, nbd: str) -> str:
         f"mdadm {md} --fail {dev} >/dev/null 2>&1; mdadm {md} --remove {dev} >/dev/null 2>&1; "
         f"nbd-client -d {dev} >/dev/null 2>&1"
     )
-    return f'{_under_leg_lock(name, take_out)}; ! grep -q "^$(basename "$(readlink -e {md})") .*nbd" /proc/mdstat'
+    return (
+        f"mkdir -p {EXPORT_DIR}; {_under_leg_lock(name, take_out)}; "
+        f'! grep -q "^$(basename "$(readlink -e {md})") .*nbd" /proc/mdstat'
+    )
 
 
 def promote_script(name: str, disk: str) -> str:
@@ -246,7 +250,8 @@ def keeper_script(name: str, nbd: str, peer_ip: str, port: int, timeout_s: int) 
         f'nbd-client -c {dev} >/dev/null 2>&1 && ! [ -e "$b/dev-{leg}" ] && nbd-client -d {dev} >/dev/null 2>&1; '
         f"{{ {connect}; }} >/dev/null 2>&1"
     )
-    return f"while :; do sleep 1; {_under_leg_lock(name, look_and_mend)}; done"
+    # the directory once, not an exec every second
+    return f"mkdir -p {EXPORT_DIR}; while :; do sleep 1; {_under_leg_lock(name, look_and_mend)}; done"
 
 
 def end_verify_script(name: str) -> str:
