@@ -161,7 +161,7 @@ class FakeRunner:
 
 #: Commands that change a node (tc, DRBD roles/connections, files, processes, fio itself).
 _MUTATING = re.compile(
-    r"\btc (?:qdisc|filter|class) (?:add|del|delete|replace|change)\b"
+    r"\btc (?:qdisc|filter|class) (?:add|del|delete|replace|change)\b|\btc -batch\b"
     r"|\bdrbdadm (?:primary|secondary|disconnect|connect|down|up|adjust|invalidate\S*|resume-io)\b"
     r"|--discard-my-data|--force\b|\bmkdir\b|\brm -|\bsystemd-run\b|\bsetsid\b|\bpkill\b"
     r"|\bkill -(?:TERM|KILL|9)\b|\bfio --name|\bwipefs\b|\bmkfs|\btouch\b"

@@ -23,7 +23,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from harness.errors import CommandFailed, InfraError, RefusedError
-from harness.impair.commands import apply_commands, readback_commands, teardown_commands, validate_ifname
+from harness.impair.commands import (
+    apply_commands,
+    batch_input,
+    readback_commands,
+    teardown_commands,
+    validate_ifname,
+)
 from harness.impair.filters import parse_filters
 from harness.impair.profile import NetemProfile
 from harness.impair.qdiscs import parse_qdiscs
@@ -51,6 +57,8 @@ DEFAULT_DEADMAN_GRACE_S = 30.0
 #: A switch is armed this much before the deadline it promises: the time its undo (`tc qdisc
 #: del`, about 0.1-0.3 s on a lab guest) needs to run.
 UNDO_BUDGET_S = 2.0
+#: ends the here-document that feeds ``tc -batch`` (no tc line can be this word)
+_TC_EOF = "HARNESS_TC_BATCH"
 
 
 class ImpairmentMismatch(InfraError):
@@ -98,7 +106,7 @@ def disarm_script(fault_file: str, pid_file: str) -> str:
     """Shell that removes the fault record and stops its dead-man switch."""
     ff, pf = shlex.quote(fault_file), shlex.quote(pid_file)
     return (
-        f"rm -f {ff}; if [ -e {pf} ]; then p=$(cat {pf}); case $p in "
+        f"rm -f {ff}; if [ -e {pf} ]; then read -r p < {pf}; case $p in "
         f"systemd:*) systemctl stop ${{p#systemd:}}.timer ${{p#systemd:}}.service 2>/dev/null; rm -f {pf} ;; "
         f"*) {stop_script(pid_file, grace_s=None)} ;; esac; fi; true"
     )
@@ -203,16 +211,20 @@ class Impairer:
         self.ledger.record("impair-intent", record)
         if on_planned is not None:
             on_planned(AppliedImpairment(node.name, iface, peer_ip, profile, token, deadline, "", port))
-        apply_sh = " && ".join(
-            shlex.join(cmd)
-            for cmd in apply_commands(profile, iface, peer_ip, link_rate_bits=self.link_rate_bits, port=port)
+        # one tc for the whole tree (each exec is 10-50 ms on a slow node); it stops at the
+        # first failing line, and the partial tree is torn down
+        tc_argv, tc_lines = batch_input(
+            apply_commands(profile, iface, peer_ip, link_rate_bits=self.link_rate_bits, port=port)
         )
         undo_sh = "; ".join(shlex.join(cmd) for cmd in undo)
+        faults = shlex.quote(f"{base}/faults")
         script = (
-            f"set -u; umask 077; mkdir -p {shlex.quote(base)}/faults && "
+            f"set -u; umask 077; {{ [ -d {faults} ] || mkdir -p {faults}; }} && "
             f"printf '%s\\n' {shlex.quote(dumps(record, sort_keys=True))} > {shlex.quote(fault_file)} && "
             f"{deadman_script(fault_file, pid_file, undo, hold_s)} && "
-            f"{{ {apply_sh} || {{ rc=$?; {undo_sh} 2>/dev/null; rm -f {shlex.quote(fault_file)}; exit $rc; }}; }}"
+            f"{{ {shlex.join(tc_argv)} <<'{_TC_EOF}' || "
+            f"{{ rc=$?; {undo_sh} 2>/dev/null; rm -f {shlex.quote(fault_file)}; exit $rc; }}; }}\n"
+            f"{tc_lines}{_TC_EOF}\n"
         )
         try:
             # the read-back rides the same round trip; it is judged only if the apply succeeded

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Sequence
 
 from harness.errors import ConfigError
 from harness.impair.profile import DEFAULT_HZ, DEFAULT_LINK_RATE_BITS, DEFAULT_MTU, NetemProfile
@@ -65,6 +66,7 @@ __all__ = [
     "TBF_PARENT",
     "UNTOUCHED_CLASS",
     "apply_commands",
+    "batch_input",
     "filter_show_command",
     "format_classid",
     "format_handle",
@@ -241,6 +243,29 @@ def apply_commands(
              "u32", *rule.match, "flowid", IMPAIRED_CLASS]
         )  # fmt: skip
     return commands
+
+
+#: what tc's batch reader (iproute2 ``makeargs``) would split or read as a comment or quote
+_NOT_BATCH_SAFE = re.compile(r"[\s\"'#\\]")
+
+
+def batch_input(commands: Sequence[Sequence[str]]) -> tuple[list[str], str]:
+    """One ``tc -batch -`` run for several tc argv lists (one exec instead of one each; tc stops
+    at the first failing line, exits non-zero and names the line, as an ``&&`` chain would):
+    ``(argv, the text for its stdin)``.  Every argv runs the same ``tc``; a token that tc's
+    batch reader would split, quote or cut is refused."""
+    if not commands:
+        raise ValueError("no tc commands to batch")
+    tc = commands[0][0]
+    lines = []
+    for argv in commands:
+        if not argv or argv[0] != tc:
+            raise ValueError(f"every batched command must run {tc!r}, got {list(argv)!r}")
+        unsafe = [token for token in argv[1:] if not token or _NOT_BATCH_SAFE.search(token)]
+        if unsafe:
+            raise ValueError(f"tc batch line would not read back as its argv: {unsafe!r}")
+        lines.append(" ".join(argv[1:]) + "\n")
+    return [_check_tc(tc), "-batch", "-"], "".join(lines)
 
 
 def teardown_commands(ifname: str, *, tc: str = "tc") -> list[list[str]]:

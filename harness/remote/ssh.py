@@ -40,6 +40,7 @@ from harness.errors import (
 from harness.netns import connect_in_netns
 from harness.remote.command import TIMEOUT_EXIT_CODES, WAIT_ONLY_MARK, CommandResult, render_command
 from harness.remote.spec import SshSpec
+from harness.remote.warmshell import WarmShell, WarmShellBroken, WarmShellTimeout
 
 __all__ = ["SshNode"]
 
@@ -84,6 +85,9 @@ class SshNode:
         self._env = os.environ if env is None else env
         self._lock = threading.Lock()
         self._conn: Connection | None = None
+        # one thread at a time uses the warm shell; the others take a fresh channel
+        self._warm_lock = threading.Lock()
+        self._warm: WarmShell | None = None
 
     # -- connection -------------------------------------------------------------------------
     def _key_path(self) -> Path | None:
@@ -190,6 +194,9 @@ class SshNode:
 
     def close(self) -> None:
         with self._lock:
+            warm, self._warm = self._warm, None
+            if warm is not None:
+                warm.close()
             if self._conn is not None:
                 try:
                     self._conn.close()
@@ -228,6 +235,27 @@ class SshNode:
         conn = self._conn
         assert conn is not None
         start = time.monotonic()
+        if self._warm_lock.acquire(blocking=False):
+            try:
+                exited, stdout, stderr = self._on_warm_shell(conn, command, label, timeout)
+            finally:
+                self._warm_lock.release()
+        else:
+            exited, stdout, stderr = self._on_new_channel(conn, command, label, timeout)
+        duration = time.monotonic() - start
+        result = CommandResult(self.name, label, exited, stdout, stderr, duration)
+        log.debug("%s: %s -> %s in %.2fs", self.name, label, result.exit_code, duration)
+        if exited in TIMEOUT_EXIT_CODES and duration >= timeout * 0.95:
+            raise CommandTimeout(self.name, label, timeout)
+        if exited == 255 and not stdout and not self.connected:
+            raise ConnectionLost(self.name, f"during `{label}`")
+        if check and result.exit_code != 0:
+            if self._use_sudo(True) and "a password is required" in result.stderr:
+                raise RefusedError(f"{self.name}: sudo needs a password; the harness only uses `sudo -n`")
+            raise CommandFailed(result)
+        return result
+
+    def _on_new_channel(self, conn: Connection, command: str, label: str, timeout: float) -> tuple[int, str, str]:
         try:
             res = conn.run(command, timeout=timeout + _BACKSTOP)
         except CommandTimedOut:
@@ -238,18 +266,28 @@ class SshNode:
         except (TimeoutError, ThreadException, paramiko.SSHException, EOFError, OSError) as exc:
             self.close()
             raise ConnectionLost(self.name, f"during `{label}`: {type(exc).__name__}: {exc}") from None
-        duration = time.monotonic() - start
-        result = CommandResult(self.name, label, int(res.exited), res.stdout, res.stderr, duration)
-        log.debug("%s: %s -> %s in %.2fs", self.name, label, result.exit_code, duration)
-        if res.exited in TIMEOUT_EXIT_CODES and duration >= timeout * 0.95:
-            raise CommandTimeout(self.name, label, timeout)
-        if res.exited == 255 and not res.stdout and not self.connected:
-            raise ConnectionLost(self.name, f"during `{label}`")
-        if check and result.exit_code != 0:
-            if self._use_sudo(True) and "a password is required" in result.stderr:
-                raise RefusedError(f"{self.name}: sudo needs a password; the harness only uses `sudo -n`")
-            raise CommandFailed(result)
-        return result
+        return int(res.exited), str(res.stdout), str(res.stderr)
+
+    def _on_warm_shell(self, conn: Connection, command: str, label: str, timeout: float) -> tuple[int, str, str]:
+        """The command on the node's warm shell (:mod:`harness.remote.warmshell`), started on
+        first use; a connection without a paramiko transport takes a fresh channel."""
+        transport = getattr(conn, "transport", None)
+        if not isinstance(transport, paramiko.Transport):
+            return self._on_new_channel(conn, command, label, timeout)
+        try:
+            if self._warm is None or not self._warm.usable:
+                self._warm = WarmShell(transport)
+            return self._warm.run(
+                command, timeout_s=timeout + _BACKSTOP, abandon_on_interrupt=WAIT_ONLY_MARK in command
+            )
+        except WarmShellTimeout:
+            self.close()
+            raise ConnectionLost(
+                self.name, f"`{label}` got no answer {timeout + _BACKSTOP:g} s after its node-side deadline"
+            ) from None
+        except (WarmShellBroken, paramiko.SSHException, EOFError, OSError) as exc:
+            self.close()
+            raise ConnectionLost(self.name, f"during `{label}`: {type(exc).__name__}: {exc}") from None
 
     def stream(
         self, argv: Sequence[str], *, timeout: float, sudo: bool = True, sink: list[bytes] | None = None

@@ -81,9 +81,10 @@ def probe_device(
     if not any(pattern.fullmatch(device) for pattern in (_DRBD, _MD_NAME, _PLAIN)):
         raise RefusedError(f"{node.name}: {device!r} is not a plain device path")
     q = shlex.quote
-    # the kernel's name of the device (an md array's /dev/md/NAME is a link to /dev/mdN)
-    kname = f'$(basename "$(readlink -e -- {q(device)})")'
-    sysdir = f"/sys/class/block/{kname}"
+    # the kernel's name of the device, $k (an md array's /dev/md/NAME is a link to /dev/mdN);
+    # only a link costs a fork and an exec
+    kname = f"r={q(device)}; [ -L {q(device)} ] && r=$(readlink -e -- {q(device)}); k=${{r##*/}}"
+    sysdir = "/sys/class/block/$k"
     # Shell builtins and sysfs wherever they answer: each exec costs ~0.1-0.2 s on a UML
     # guest, and this probe runs before every write phase.
     commands: dict[str, Sequence[str] | Shell] = {
@@ -92,16 +93,16 @@ def probe_device(
             f"elif [ -e {q(device)} ]; then echo {q(device)}; else false; fi"
         ),
         "isblock": Shell(f"[ -b {q(device)} ]"),
-        "size": Shell(f"read s < {sysdir}/size && echo $((s * 512))"),
+        "size": Shell(f"{kname}; read s < {sysdir}/size && echo $((s * 512))"),
         # by major:minor, so a mount through any alias of the device is found
         "mounts": Shell(
-            f"read mm < {sysdir}/dev && while read -r _ _ m _ mp _; do "
+            f"{kname}; read mm < {sysdir}/dev && while read -r _ _ m _ mp _; do "
             f'[ "$m" = "$mm" ] && echo "$mp"; done < /proc/self/mountinfo; true'
         ),
         "holders": Shell(
-            f'for h in {sysdir}/holders/*; do [ -e "$h" ] && echo "${{h##*/}}"; done; [ -d {sysdir}/holders ]'
+            f'{kname}; for h in {sysdir}/holders/*; do [ -e "$h" ] && echo "${{h##*/}}"; done; [ -d {sysdir}/holders ]'
         ),
-        "parts": Shell(f'k={kname}; for p in /sys/class/block/$k/$k*; do [ -e "$p" ] && echo "$p"; done; true'),
+        "parts": Shell(f'{kname}; for p in {sysdir}/$k*; do [ -e "$p" ] && echo "$p"; done; true'),
         "blkid": ["blkid", "-p", "-o", "export", "--", device],
     }
     identity = replication.identity_probes() if replication is not None and resolved is None else {}

@@ -17,6 +17,7 @@ from harness.impair.commands import (
     TBF_HANDLE,
     TBF_PARENT,
     apply_commands,
+    batch_input,
     filter_show_command,
     format_classid,
     format_handle,
@@ -157,6 +158,35 @@ def test_apply_only_adds_inside_the_reserved_tree(
     assert filter_cmd[filter_cmd.index("dst") + 1] == f"{peer}/32"
     assert filter_cmd[filter_cmd.index("flowid") + 1] == IMPAIRED_CLASS
     assert ("tbf" in commands[-2]) == (profile.rate_bits is not None)
+
+
+@given(profile=profiles(), ifname=ifnames, peer=peers, tc=st.sampled_from(["tc", "/usr/sbin/tc"]))
+def test_the_batch_runs_every_command_in_order_word_for_word(
+    profile: NetemProfile, ifname: str, peer: ipaddress.IPv4Address, tc: str
+) -> None:
+    commands = apply_commands(profile, ifname, peer, tc=tc)
+    argv, text = batch_input(commands)
+    assert argv == [tc, "-batch", "-"]
+    # what tc's batch reader splits each line into, one line per command
+    assert [line.split() for line in text.splitlines()] == [cmd[1:] for cmd in commands]
+    assert text.endswith("\n")
+
+
+@pytest.mark.parametrize(
+    "commands",
+    [
+        [],
+        [["tc", "qdisc", "add"], ["/sbin/tc", "qdisc", "add"]],
+        [["tc", "qdisc", "add", "dev", "eth 0"]],
+        [["tc", "filter", "add", "#", "x"]],
+        [["tc", "qdisc", "add", "dev", "e'0"]],
+        [["tc", "qdisc", "add", ""]],
+    ],
+    ids=["none", "two-tcs", "space", "comment", "quote", "empty-token"],
+)
+def test_a_batch_that_would_not_read_back_as_its_argv_is_refused(commands: list[list[str]]) -> None:
+    with pytest.raises(ValueError):
+        batch_input(commands)
 
 
 @given(ifname=ifnames, tc=st.sampled_from(["tc", "/usr/sbin/tc", "/sbin/tc"]))

@@ -150,10 +150,10 @@ def test_case_26_every_node_side_job_has_its_own_deadline(tmp_path: Path) -> Non
         ["filter-recorded-empty.json", "lab/harness-t-filter.json"],
     )
     Impairer(RUN_ID, ledger).apply(node, iface="vec1", peer_ip=PEER, profile=QDISC_T, hold_s=120, role="primary")
-    apply_script = next(c for c in node.calls if "tc qdisc add" in c)
+    apply_script = next(c for c in node.calls if "tc -batch -" in c)
     # the switch is armed before the first tc change, in the same script
-    assert apply_script.index("--on-active=120000ms") < apply_script.index("tc qdisc add")
-    assert apply_script.index("sleep 120.000") < apply_script.index("tc qdisc add")
+    assert apply_script.index("--on-active=120000ms") < apply_script.index("tc -batch -")
+    assert apply_script.index("sleep 120.000") < apply_script.index("tc -batch -")
     # systemd's default timer accuracy (1 min) would let a 2 min switch fire at 3 min
     assert "--timer-property=AccuracySec=100ms" in apply_script
     fio_node = FakeRunner("a1", scripts=[("", Answer())])

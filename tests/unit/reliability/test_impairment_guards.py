@@ -98,7 +98,7 @@ def test_case_20_fault_applied_wrongly_is_removed_and_aborts(
     ledger = Ledger(tmp_path / "ledger.ndjson", RUN_ID)
     with pytest.raises(ImpairmentMismatch, match=rf"a1: impairment read back differs: .*{re.escape(problem)}"):
         Impairer(RUN_ID, ledger).apply(node, iface="vec1", peer_ip=PEER, profile=QDISC_T, hold_s=60, role="primary")
-    apply = next(i for i, c in enumerate(node.calls) if "tc qdisc add" in c)
+    apply = next(i for i, c in enumerate(node.calls) if "tc -batch -" in c and "qdisc add" in c)
     clear = [i for i, c in enumerate(node.calls) if "tc qdisc del dev vec1 root handle 4842:" in c and i != apply]
     assert len(clear) == 1 and clear[0] > apply  # removed after the bad read-back
     assert [e["event"] for e in ledger.entries()] == ["impair-intent", "impair-applied", "impair-cleared"]
