@@ -213,7 +213,8 @@ def run_failover(
     seed: int | None = None,
 ) -> FailoverResult:
     """The failover cell on ``pair_name`` with ``protocol`` (default: the inventory's), holding
-    the lab host alone (a crash and a resync load all of it); records its samples."""
+    the pair's share of the lab host alone (a crash and a resync load all of it); records its
+    samples."""
     pair = runner.inventory.pairs[pair_name]
     protocol = protocol or pair.protocol
     refusal = parts.protocols.refusal(protocol)
@@ -221,7 +222,7 @@ def run_failover(
         raise RefusedError(refusal)
     switched = protocol != pair.protocol
     seed = seed if seed is not None else cell_seed(runner.run_id, pair_name, protocol, repeat)
-    with runner.host_slot(exclusive=True):
+    with runner.host_slot([pair.primary, pair.secondary], exclusive=True):
         if switched:
             parts.protocols.set(protocol)
         try:

@@ -177,9 +177,11 @@ def _watch_cut(primary: Replication, cut_s: float, cut_start: float) -> tuple[fl
 
 
 def run_partition(runner: CellRunner, pair_name: str, *, cut: Cut, repeat: int = 0) -> PartitionResult:
-    """The partition cell on ``pair_name``, holding the lab host alone; records its samples."""
+    """The partition cell on ``pair_name``, holding the pair's share of the lab host alone;
+    records its samples."""
     pair = runner.inventory.pairs[pair_name]
-    with runner.locked([pair.primary, pair.secondary]), runner.host_slot(exclusive=True):
+    nodes = [pair.primary, pair.secondary]
+    with runner.locked(nodes), runner.host_slot(nodes, exclusive=True):
         result = _partition(runner, pair_name, cut, cell_seed(runner.run_id, pair_name, cut, repeat))
     return _record(runner, result, repeat)
 

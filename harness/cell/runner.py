@@ -17,7 +17,7 @@ runs on every exit path (failure, Ctrl-C, SIGTERM):
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,7 @@ class CellRunner:
         health_timeout_s: float = 120.0,
         deadman_grace_s: float = DEFAULT_DEADMAN_GRACE_S,
         host_guard: Path | None = None,
+        node_cpus: Mapping[str, int] | None = None,
         allow_disconnecting: bool = False,
     ) -> None:
         self.inventory = inventory
@@ -82,7 +83,7 @@ class CellRunner:
         self.health_timeout_s = health_timeout_s
         self.deadman_grace_s = deadman_grace_s
         self.fio = FioRunner(run_id, ledger)
-        self.slots = CellSlots(inventory.name, lock_dir, host_guard)
+        self.slots = CellSlots(inventory.name, lock_dir, host_guard, node_cpus)
         self.faults = Faults(
             inventory, run_id, ledger, deadman_grace_s=deadman_grace_s, allow_disconnecting=allow_disconnecting
         )
@@ -205,8 +206,8 @@ class CellRunner:
         """Unimpaired RTT of a path, measured once per process."""
         return self.faults.baseline_rtt(primary, peer_ip)
 
-    def host_slot(self, *, exclusive: bool) -> AbstractContextManager[None]:
-        return self.slots.host_slot(exclusive=exclusive)
+    def host_slot(self, nodes: Sequence[str], *, exclusive: bool) -> AbstractContextManager[None]:
+        return self.slots.host_slot(nodes, exclusive=exclusive)
 
     def locked(self, nodes: Sequence[str]) -> AbstractContextManager[None]:
         return self.slots.locked(nodes)

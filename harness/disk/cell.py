@@ -167,7 +167,7 @@ class DiskCellRunner:
         if node_name not in inventory.nodes:
             raise ConfigError(f"unknown node {node_name!r} (inventory has {sorted(inventory.nodes)})")
         scratch = inventory.nodes[node_name].scratch_devices
-        with self.cells.locked([node_name]), self.cells.host_slot(exclusive=True):
+        with self.cells.locked([node_name]), self.cells.host_slot([node_name], exclusive=True):
             started = time.monotonic()  # the cell's wall time: from holding its locks
             node = self.cells.pool.get(node_name)
             sizes = {}

@@ -132,6 +132,7 @@ class HarnessSession:
                 progress=_progress_line if os.environ.get("CI") else lambda _m: None,
                 deadman_grace_s=self.deadman_grace_s,
                 host_guard=self.reports_root / ".locks" / "lab-host.lock" if self.inventory.lab is not None else None,
+                node_cpus=self._lab_cpus(),
                 allow_disconnecting=skip_reason(self.inventory, self.allow_disruptive) is None,
             )
         return self._runner
@@ -174,6 +175,14 @@ class HarnessSession:
         )
 
     # -- the embedded lab -------------------------------------------------------------------
+    def _lab_cpus(self) -> dict[str, int]:
+        """The host CPU each lab guest is pinned to (none off the lab, or unpinned)."""
+        if self.inventory.lab is None:
+            return {}
+        from harness.lab.lifecycle import Lab
+
+        return Lab(self.inventory, self.inventory_path).guest_cpus
+
     def ensure_lab(self) -> None:
         """Boot the lab if this inventory describes one and it is not up (once per host)."""
         if self.inventory.lab is None:

@@ -47,7 +47,14 @@ from harness.prediction.calibration import CALIBRATION_BS, PairCalibration
 from harness.prediction.calstore import CalibrationStore, inventory_hash
 from harness.workloads import write_job
 
-__all__ = ["CALIBRATION_SCENARIO", "PairCalibration", "calibrate_pair", "cells_profile", "pair_provenance"]
+__all__ = [
+    "CALIBRATION_SCENARIO",
+    "PairCalibration",
+    "calibrate_pair",
+    "cells_profile",
+    "local_cells_profile",
+    "pair_provenance",
+]
 
 CALIBRATION_SCENARIO = "calibration"
 
@@ -67,6 +74,11 @@ def _per_io_ms(result: CellResult) -> float:
 #: disks and a LAN-like path the per-I/O time and the capacities settle within a second, and
 #: six 5 s cells plus their reconnects cost 75 s of a quick run on the lab (2026-11-25)
 QUICK_CALIBRATION_RUNTIME_S = 2
+#: what each job of the quick calibration's local-disk cells writes: the pair resyncs a
+#: disconnected cell's writes before the next cell (on the lab ~1.9 s per 64 MiB, 3.5-7.3 s of
+#: a 7.8-11.7 s cell at 64 MiB a job, 2026-11-28), and on the lab's disks the local per-I/O
+#: time and rates do not depend on the footprint
+QUICK_LOCAL_SIZE = 16 * 1024 * 1024
 
 
 def cells_profile(profile: Profile) -> Profile:
@@ -78,12 +90,22 @@ def cells_profile(profile: Profile) -> Profile:
     return replace(profile, runtime_s=QUICK_CALIBRATION_RUNTIME_S, ramp_s=min(profile.ramp_s, 1))
 
 
+def local_cells_profile(profile: Profile) -> Profile:
+    """The scale of the disconnected calibration cells: :func:`cells_profile`, and for the
+    quick profile :data:`QUICK_LOCAL_SIZE` a job (less to resync after each)."""
+    cells = cells_profile(profile)
+    if profile.name != "quick":
+        return cells
+    return replace(cells, sizes=(min(QUICK_LOCAL_SIZE, *cells.sizes),))
+
+
 def pair_provenance(runner: CellRunner, pair: str, profile: Profile) -> dict[str, str]:
     """What a calibration of ``pair`` depends on: while all of it is unchanged a stored
     calibration still describes the pair (:mod:`harness.prediction.calstore`)."""
     spec = runner.inventory.pairs[pair]
     out = {"pair": pair, "protocol": spec.protocol, "profile": profile.name}
     out["cells_runtime_s"] = str(cells_profile(profile).runtime_s)
+    out["cells_local_bytes"] = str(local_cells_profile(profile).sizes[0])
     out["inventory_sha256"] = inventory_hash(runner.inventory)
     for role, name in (("primary", spec.primary), ("secondary", spec.secondary)):
         facts = runner.facts(name)
@@ -113,7 +135,8 @@ def calibrate_pair(
             _cache[key] = stored
             return stored
 
-    profile = cells_profile(profile)  # after the provenance: it names the run's profile
+    local = local_cells_profile(profile)  # after the provenance: it names the run's profile
+    profile = cells_profile(profile)
 
     def cell(workload: str, mode: str, job: CellSpec) -> CellResult:
         runner.progress(f"calibrating {pair}: {workload} ({mode})")
@@ -125,7 +148,7 @@ def calibrate_pair(
             "QD1 4k writes",
             "disconnected",
             CellSpec(
-                CALIBRATION_SCENARIO, pair, profile.apply(write_job("randwrite", CALIBRATION_BS)), mode="disconnected"
+                CALIBRATION_SCENARIO, pair, local.apply(write_job("randwrite", CALIBRATION_BS)), mode="disconnected"
             ),
         )
         peer_ip = runner.inventory.nodes[nodes.secondary].replication.ip
@@ -138,7 +161,9 @@ def calibrate_pair(
             rtt_ms=rtt.median_ms,
         )
     result = replace(
-        _complete(runner, pair, profile, cached, cell) if full else cached, measured_at=time.time(), reused=False
+        _complete(runner, pair, (local, profile), cached, cell) if full else cached,
+        measured_at=time.time(),
+        reused=False,
     )
     if store is not None:
         result = store.save(result, provenance)
@@ -147,7 +172,11 @@ def calibrate_pair(
     return result
 
 
-def _complete(runner: CellRunner, pair: str, profile: Profile, quick: PairCalibration, cell: _Cell) -> PairCalibration:
+def _complete(
+    runner: CellRunner, pair: str, profiles: tuple[Profile, Profile], quick: PairCalibration, cell: _Cell
+) -> PairCalibration:
+    local, profile = profiles
+
     def disconnected(what: str, job: CellSpec) -> CellResult:
         return cell(what, "disconnected", job)
 
@@ -156,7 +185,7 @@ def _complete(runner: CellRunner, pair: str, profile: Profile, quick: PairCalibr
         CellSpec(
             CALIBRATION_SCENARIO,
             pair,
-            profile.apply(write_job("write", 1024 * 1024, iodepth=16)),
+            local.apply(write_job("write", 1024 * 1024, iodepth=16)),
             mode="disconnected",
         ),
     )
@@ -165,7 +194,7 @@ def _complete(runner: CellRunner, pair: str, profile: Profile, quick: PairCalibr
         CellSpec(
             CALIBRATION_SCENARIO,
             pair,
-            profile.apply(write_job("randwrite", CALIBRATION_BS, numjobs=4, iodepth=2)),
+            local.apply(write_job("randwrite", CALIBRATION_BS, numjobs=4, iodepth=2)),
             mode="disconnected",
         ),
     )
