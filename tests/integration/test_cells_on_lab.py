@@ -199,6 +199,9 @@ def test_pytest_scenarios_write_junit_properties_and_comparison(default_lab: obj
             "scenarios/test_replicated_write.py",
             "-k",
             "randwrite-4k-nj1",
+            # the pairs' calibrations run side by side, as in `./run scenarios`
+            "-n",
+            "2",
             "--reports",
             str(tmp_path),
             "-p",
@@ -215,8 +218,8 @@ def test_pytest_scenarios_write_junit_properties_and_comparison(default_lab: obj
     assert "replication comparison" in res.stdout
     run = (tmp_path / "latest").resolve()
     junit = ET.parse(run / "junit.xml")
-    cases = {
-        tc.get("name"): {p.get("name", ""): p.get("value", "") for p in tc.iter("property")}
+    cases = {  # under xdist, JUnit appends "@<group>" to a name
+        tc.get("name", "").split("@", 1)[0]: {p.get("name", ""): p.get("value", "") for p in tc.iter("property")}
         for tc in junit.iter("testcase")
     }
     pairs = {"single-az", "multi-az", "single-az-md-nbd", "multi-az-md-nbd"}  # DRBD and md-nbd

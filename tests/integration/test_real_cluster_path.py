@@ -138,7 +138,8 @@ def test_a_cross_az_only_inventory_runs_and_skips_same_az_scenarios(default_lab:
         inventory,
         tmp_path / "reports",
         "-k",
-        "nj1-qd1 or failover or disk_baseline",
+        # "nj1-qd1" alone would also pick every nj1-qd16 cell
+        "replicated_write and 4k-nj1-qd1 or failover or disk_baseline",
         "--no-predict",
         "--allow-disruptive",
     )
@@ -158,7 +159,7 @@ def test_a_same_az_only_inventory_runs_the_disk_studies_and_both_products_throug
         inventory,
         tmp_path / "reports",
         "-k",
-        "nj1-qd1 or disk_baseline or raid0 or failover",
+        "replicated_write and 4k-nj1-qd1 or disk_baseline or raid0 or failover",
         "--no-predict",
         "--allow-disruptive",
     )
