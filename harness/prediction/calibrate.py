@@ -24,7 +24,11 @@ The full calibration (``full=True``, what per-cell predictions need) adds:
   fio job costs CPU and 8-job cells ran at 0.68-0.77x a 4-job capacity (lab, 2026-11-21);
 * the replicated bandwidth capacity: 1 MiB sequential writes at QD16, connected: what DRBD
   itself moves over the path (its per-request processing on both nodes costs more than a
-  bare TCP stream: on the lab it reached about three quarters of iperf3's rate).
+  bare TCP stream: on the lab it reached about three quarters of iperf3's rate), and the RTT
+  it was measured at;
+* the most one replication connection keeps in flight, from both nodes' TCP buffers
+  (:mod:`harness.prediction.tcpwindow`): with it the model carries that bandwidth to a longer
+  round trip.
 
 A capacity is never below what the QD1 cell of the same mode achieved (a noisy or
 over-queued capacity cell must not make the model predict less than QD1 already did).
@@ -45,6 +49,7 @@ from harness.fio.profiles import Profile
 from harness.pathrate import has_iperf3, measure_path_rate
 from harness.prediction.calibration import CALIBRATION_BS, PairCalibration
 from harness.prediction.calstore import CalibrationStore, inventory_hash
+from harness.prediction.tcpwindow import read_window
 from harness.workloads import write_job
 
 __all__ = [
@@ -235,5 +240,7 @@ def _complete(
         replicated_rtt_ms=replicated.rtt.median_ms if replicated.rtt.median_ms > 0 else quick.rtt_ms,
         replicated_capacity_iops=max(replicated_capacity.iops, replicated.iops),
         replicated_mib_s=replicated_big.bw_mib_s,
+        replicated_mib_s_rtt_ms=replicated_big.rtt.median_ms if replicated_big.rtt.median_ms > 0 else quick.rtt_ms,
+        tcp_window_bytes=read_window(primary, secondary),
         notes=tuple(notes),
     )

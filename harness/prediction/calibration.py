@@ -27,6 +27,8 @@ class PairCalibration:
     replicated_rtt_ms: float | None = None  # the RTT measured during that write
     replicated_capacity_iops: float | None = None  # 4k random writes, 8 jobs x QD2, replicated
     replicated_mib_s: float | None = None  # 1 MiB sequential writes, QD16, replicated
+    replicated_mib_s_rtt_ms: float | None = None  # the RTT measured during those writes
+    tcp_window_bytes: float | None = None  # most one replication connection keeps in flight
     notes: tuple[str, ...] = ()
     # which calibration this is (harness.prediction.calstore): its id, when it was measured
     # (epoch) and whether this run reused it rather than measuring

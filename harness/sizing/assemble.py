@@ -60,13 +60,15 @@ def collect(scenario: Scenario, catalog: Catalog) -> tuple[Build, LatencyBound, 
 
     rtt = _rtt(scenario, catalog, build)
     if peer is not None and rtt is not None:
+        read = calibration.tcp_window_bytes if calibration is not None and scenario.sndbuf_bytes is None else None
         add_window_limit(
             build,
             workload.write_fraction,
             bs,
             rtt_s=rtt,
-            sndbuf=sndbuf_bytes(scenario, catalog),
+            sndbuf=read if read is not None else sndbuf_bytes(scenario, catalog),
             explicit=scenario.sndbuf_bytes is not None,
+            origin=f"{calibration.label}: the nodes' TCP buffers" if read is not None and calibration else None,
         )
     if peer is not None and scenario.peers > 1:
         build.note(

@@ -132,6 +132,11 @@ class Calibration:
       are in flight (CPU, DRBD's worker threads); a limit only a measurement can give.
     * ``replicated_bandwidth`` (bytes/s): what the pair's replication moves with large writes,
       below the bare path rate by DRBD's per-request processing on both nodes.
+    * ``replicated_bandwidth_rtt_s``: the round trip that bandwidth was measured at; with
+      ``tcp_window_bytes`` (the most one replication connection keeps in flight, read from the
+      nodes' TCP buffers) it carries the bandwidth to a longer round trip, and the window
+      replaces the catalog's send buffer
+      (:func:`~harness.sizing.transport_limits.stretched_bandwidth`).
     """
 
     local_write_latency_s: float | None = None
@@ -143,6 +148,8 @@ class Calibration:
     replication_overhead_s: float | None = None
     replicated_iops: float | None = None
     replicated_bandwidth: float | None = None
+    replicated_bandwidth_rtt_s: float | None = None
+    tcp_window_bytes: float | None = None
     label: str = "calibration"
 
     def __post_init__(self) -> None:
@@ -153,11 +160,12 @@ class Calibration:
             "local_iops",
             "replicated_iops",
             "replicated_bandwidth",
+            "tcp_window_bytes",
         ):
             value = getattr(self, name)
             if value is not None and not (value > 0 and math.isfinite(value)):
                 raise ConfigError(f"calibration {name} must be a positive number, got {value}")
-        for name in ("rtt_s", "replication_overhead_s"):
+        for name in ("rtt_s", "replication_overhead_s", "replicated_bandwidth_rtt_s"):
             value = getattr(self, name)
             if value is not None and not (value >= 0 and math.isfinite(value)):
                 raise ConfigError(f"calibration {name} must be >= 0, got {value}")

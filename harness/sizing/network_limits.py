@@ -17,6 +17,7 @@ from typing import Literal
 from harness.sizing.gcp_disks import GcpSizeScaledDisk, PdEgress
 from harness.sizing.inputs import MIB, Calibration
 from harness.sizing.limits import Bucket, Build, Limit, Node
+from harness.sizing.transport_limits import stretched_bandwidth
 
 __all__ = ["add_measured_path", "add_network_limits", "add_replication_capacities"]
 
@@ -218,14 +219,25 @@ def add_replication_capacities(build: Build, calibration: Calibration, writes: f
     small-write IOPS (CPU and DRBD's threads on both nodes, not the disk or the wire)."""
     label = calibration.label
     bandwidth, iops = calibration.replicated_bandwidth, calibration.replicated_iops
+    bandwidth_detail = (
+        f"replicated {(bandwidth or 0) / MIB:,.1f} MiB/s of large writes (DRBD's processing on both nodes, "
+        "below the bare path rate)"
+    )
+    window, rtt0, rtt = calibration.tcp_window_bytes, calibration.replicated_bandwidth_rtt_s, calibration.rtt_s
+    if bandwidth is not None and window is not None and rtt0 is not None and rtt is not None and rtt > rtt0:
+        stretched = stretched_bandwidth(bandwidth, rtt0, rtt, window)
+        bandwidth_detail += (
+            f" at {rtt0 * 1e3:.3g} ms; at {rtt * 1e3:.3g} ms its {window / MIB:.2f} MiB window also waits the "
+            f"longer round trip: {stretched / MIB:,.1f} MiB/s"
+        )
+        bandwidth = stretched
     measured = (
         (
             "replication.bandwidth",
             "measured replicated bandwidth",
             writes * bs,
             bandwidth,
-            f"replicated {(bandwidth or 0) / MIB:,.1f} MiB/s of large writes (DRBD's processing on both nodes, "
-            "below the bare path rate)",
+            bandwidth_detail,
         ),
         (
             "replication.capacity",

@@ -7,6 +7,16 @@
   network is.
 * **Headers.**  The network allowances count bytes on the wire; each segment of ``MSS = MTU -
   headers`` payload bytes costs ``MTU`` bytes (1500 / 1448 = 3.6 % more at MTU 1500).
+* **Receive window.**  The peer advertises at most its receive buffer less what the kernel
+  counts as buffering overhead: ``tcp_adv_win_scale`` (Linux ip-sysctl.rst: "Count buffering
+  overhead as bytes/2^tcp_adv_win_scale (if tcp_adv_win_scale > 0) or
+  bytes-bytes/2^(-tcp_adv_win_scale), if it is <= 0"; default 1, so half of ``tcp_rmem``'s
+  maximum; Linux 6.6 replaced it with a measured ratio that starts at half).  The window a
+  connection keeps in flight is the smaller of the sender's buffer and that.
+* **Window and processing together.**  A write's bytes hold window space for the round trip
+  *and* for the time the two nodes take to process them, so a pair whose replication moves
+  ``B0`` at round trip ``RTT0`` moves ``1 / (1 / B0 + (RTT - RTT0) / window)`` at a longer one
+  (each byte's time: its share of the processing plus its share of the longer wait for acks).
 * **Protocol A.**  The write is acknowledged once it is in the local disk and the send buffer;
   the peer may lag by what the buffer holds, and a crash of the primary loses that much
   acknowledged data (DRBD's ``on-congestion`` policy decides what happens when it is full).
@@ -20,7 +30,14 @@ from harness.errors import ConfigError
 from harness.sizing.catalog import Catalog
 from harness.sizing.limits import Build, Limit
 
-__all__ = ["ProtocolALag", "add_window_limit", "protocol_a_lag", "wire_factor"]
+__all__ = [
+    "ProtocolALag",
+    "add_window_limit",
+    "protocol_a_lag",
+    "receive_window",
+    "stretched_bandwidth",
+    "wire_factor",
+]
 
 
 def wire_factor(catalog: Catalog, mtu: float | None) -> float:
@@ -32,12 +49,38 @@ def wire_factor(catalog: Catalog, mtu: float | None) -> float:
     return size / (size - headers)
 
 
-def add_window_limit(build: Build, writes: float, bs: int, *, rtt_s: float, sndbuf: float, explicit: bool) -> None:
-    """One connection per peer moves at most ``sndbuf`` bytes per round trip."""
+def receive_window(rmem_max: float, adv_win_scale: int) -> float:
+    """The largest window a receiver with ``tcp_rmem`` maximum ``rmem_max`` advertises."""
+    if rmem_max <= 0:
+        raise ConfigError(f"tcp_rmem maximum must be positive, got {rmem_max:g}")
+    if not -31 <= adv_win_scale <= 31:
+        raise ConfigError(f"tcp_adv_win_scale must be in [-31, 31], got {adv_win_scale}")
+    if adv_win_scale > 0:
+        return float(rmem_max - rmem_max / 2.0**adv_win_scale)
+    return float(rmem_max / 2.0 ** (-adv_win_scale))
+
+
+def stretched_bandwidth(bandwidth: float, rtt0_s: float, rtt_s: float, window: float) -> float:
+    """What a replication that moved ``bandwidth`` (bytes/s) at ``rtt0_s`` moves at ``rtt_s``
+    with ``window`` bytes in flight at most (never more than it moved; a shorter round trip
+    is not credited: the measurement already holds it)."""
+    if bandwidth <= 0 or window <= 0:
+        raise ConfigError("bandwidth and window must be positive")
+    longer = max(0.0, rtt_s - rtt0_s)
+    return 1.0 / (1.0 / bandwidth + longer / window)
+
+
+def add_window_limit(
+    build: Build, writes: float, bs: int, *, rtt_s: float, sndbuf: float, explicit: bool, origin: str | None = None
+) -> None:
+    """One connection per peer moves at most ``sndbuf`` bytes per round trip (``origin``: where
+    a window read from the nodes came from)."""
     if rtt_s <= 0 or writes <= 0:
         return
     figure = build.catalog.defaults.tcp_sndbuf_bytes
-    origin = "--sndbuf" if explicit else "tcp_wmem max (DRBD sndbuf-size 0 = autotuned)"
+    explicit = explicit or origin is not None
+    if origin is None:
+        origin = "--sndbuf" if explicit else "tcp_wmem max (DRBD sndbuf-size 0 = autotuned)"
     build.add(
         Limit(
             key="replication.window",

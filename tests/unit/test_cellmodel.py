@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -89,7 +90,6 @@ def test_shipped_inventories_resolve_in_their_catalogs() -> None:
 def test_a_bsrange_is_modelled_by_its_mean_block_size(bs_kib: int, steps: int) -> None:
     bs = bs_kib * 1024
     job = write_job("randwrite", bs)
-    from dataclasses import replace
 
     ranged = replace(job, bs_max=bs * (steps + 1)) if steps else job
     modelled = model_workload(ranged).bs
@@ -102,7 +102,6 @@ def test_a_bsrange_cell_is_predicted_at_the_block_size_fio_issued(lab: tuple[Inv
     # fio 3.33's random map shortened a 4k-32k random write to 13.6 KiB on average (the lab's
     # inventory_workload cell: 55.56 MiB/s at 4,166 IOPS); the midpoint would be 18 KiB.
     inventory, catalog = lab
-    from dataclasses import replace
 
     mix = CellSpec("t", "single-az", replace(write_job("randwrite", 4096, numjobs=4, iodepth=4), bs_max=32 * 1024))
     cal = _calibration(path_mbit=400.0, replicated_capacity_iops=1e6)  # the path binds: bytes count
@@ -201,7 +200,6 @@ def test_replication_overhead_is_what_rtt_and_disks_leave_unexplained(
 
 def test_read_workloads_are_not_predicted(lab: tuple[Inventory, Catalog]) -> None:
     inventory, catalog = lab
-    from dataclasses import replace
 
     spec = CellSpec("t", "single-az", replace(write_job("randwrite", 4096), rw="randread"))
     with pytest.raises(ConfigError, match="write workloads only"):
@@ -235,3 +233,19 @@ def test_a_cell_run_under_protocol_a_is_predicted_at_the_local_write() -> None:
     assert as_a.iops > 10 * as_c.iops
     # an explicit protocol still wins over the cell's
     assert predict_cell(inventory, catalog, spec_a, cal, protocol="C").latency_ms == pytest.approx(as_c.latency_ms)
+
+
+def test_the_nodes_window_carries_the_replicated_bandwidth_to_a_longer_round_trip() -> None:
+    inventory, catalog = _INVENTORY, _CATALOG
+    plain = _calibration(replicated_mib_s=300.0)  # below the 3,000 Mbit/s path
+    cal = replace(plain, replicated_mib_s_rtt_ms=0.16, tcp_window_bytes=951760.0)
+    big = write_job("write", MIB, iodepth=16)
+    near = predict_cell(inventory, catalog, CellSpec("t", "single-az", big), cal)
+    assert near.bottleneck == "replication.bandwidth" and near.bw_mib_s == pytest.approx(300.0)
+    far = CellSpec("t", "single-az", big, impairment=NetemProfile.from_rtt("rtt5ms", 0.005))
+    with_window = predict_cell(inventory, catalog, far, cal, rtt_ms=5.16)
+    without = predict_cell(inventory, catalog, far, plain, rtt_ms=5.16)
+    # 1 / (1/300 + 5.0 ms / 0.908 MiB) MiB/s; the catalog's 4 MiB send buffer alone never bound
+    assert with_window.bw_mib_s == pytest.approx(1 / (1 / 300 + 0.005 / (951760 / MIB)), rel=1e-6)
+    assert with_window.bottleneck == "replication.bandwidth" and "window" in with_window.detail
+    assert without.bw_mib_s == pytest.approx(300.0)

@@ -1,0 +1,80 @@
+"""The replication connection's window from the nodes' own TCP buffers, and what a longer round
+trip does to a bandwidth measured at a shorter one (recorded sysctls: tests/data/sysctl)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness.errors import ConfigError, InfraError
+from harness.prediction.tcpwindow import connection_window, parse_tcp_buffers
+from harness.sizing.transport_limits import receive_window, stretched_bandwidth
+from tests.doubles import data
+
+A1 = parse_tcp_buffers(data("sysctl/lab-a1-tcp-buffers.txt"), "a1")
+B1 = parse_tcp_buffers(data("sysctl/lab-b1-tcp-buffers.txt"), "b1")
+DEFAULTS_68 = parse_tcp_buffers(data("sysctl/defaults-6.8-tcp-buffers.txt"))
+
+
+def test_the_lab_guests_buffers_are_read() -> None:
+    assert (A1.wmem_max, A1.rmem_max, A1.adv_win_scale, A1.kernel) == (1814496, 1814496, 1, "6.1.176")
+    # tcp_adv_win_scale 1: half of b1's 1,903,520-byte receive buffer is advertised
+    assert connection_window(A1, B1) == 951760
+    # the other way round, a1's receive window (907,248) binds before b1's send buffer
+    assert connection_window(B1, A1) == 907248
+
+
+def test_a_kernel_that_measures_its_ratio_starts_at_half_the_default_buffer() -> None:
+    # 6 MiB tcp_rmem: 3 MiB advertised; the 4 MiB send buffer does not bind
+    assert connection_window(DEFAULTS_68, DEFAULTS_68) == 3 * 2**20
+
+
+@pytest.mark.parametrize("text", ["", "4096 16384\n", "4096 16384 x\n4096 1 2\n1\n6.1\n", "a\nb\nc\nd\n"])
+def test_unreadable_sysctls_name_the_node(text: str) -> None:
+    with pytest.raises(InfraError, match="a9: unreadable TCP buffer sysctls"):
+        parse_tcp_buffers(text, "a9")
+
+
+@given(st.integers(1, 2**31), st.integers(-31, 31))
+def test_the_advertised_window_is_the_buffer_less_the_counted_overhead(rmem: int, scale: int) -> None:
+    window = receive_window(rmem, scale)
+    if scale > 0:
+        assert rmem / 2 <= window < rmem
+        assert window == pytest.approx(rmem * (1 - 2.0**-scale))
+    else:
+        assert window == pytest.approx(rmem / 2.0**-scale)
+    assert receive_window(rmem + 1, scale) >= window
+
+
+@pytest.mark.parametrize(("rmem", "scale"), [(0, 1), (-1, 1), (4096, 32), (4096, -32)])
+def test_impossible_buffers_are_refused(rmem: int, scale: int) -> None:
+    with pytest.raises(ConfigError):
+        receive_window(rmem, scale)
+
+
+@given(
+    st.floats(1e5, 1e10),  # bytes/s measured
+    st.floats(0, 0.05),  # the round trip it was measured at
+    st.floats(0, 0.2),  # the cell's
+    st.floats(6e4, 6.4e7),  # the window
+)
+def test_a_longer_round_trip_slows_the_replication_toward_window_over_the_extra_wait(
+    bandwidth: float, rtt0: float, rtt: float, window: float
+) -> None:
+    got = stretched_bandwidth(bandwidth, rtt0, rtt, window)
+    assert got <= bandwidth * (1 + 1e-12)
+    if rtt <= rtt0:
+        assert got == pytest.approx(bandwidth)
+        return
+    bound = min(bandwidth, window / (rtt - rtt0))
+    # two costs per byte added: never above either bound, never below half the smaller
+    assert bound / 2 * (1 - 1e-9) <= got <= bound * (1 + 1e-9)
+    assert stretched_bandwidth(bandwidth, rtt0, rtt * 1.5, window) <= got * (1 + 1e-12)
+
+
+def test_the_lab_s_1mib_qd16_writes_at_5ms_from_its_calibration() -> None:
+    # single-az calibration (2026-11-28): 640.6 MiB/s at 0.164 ms; +5 ms measured 161 MiB/s
+    # in the last clean-clone matrix, where the model without the window said 600+
+    got = stretched_bandwidth(640.6 * 2**20, 0.000164, 0.00513, connection_window(A1, B1)) / 2**20
+    assert 130 < got < 160
