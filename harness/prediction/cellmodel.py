@@ -31,7 +31,15 @@ from harness.sizing.model import predict
 from harness.sizing.prediction import Prediction
 from harness.sizing.volumes import volume_performance
 
-__all__ = ["CellPrediction", "CellPredictor", "check_node_types", "inventory_catalog", "model_workload", "predict_cell"]
+__all__ = [
+    "CellPrediction",
+    "CellPredictor",
+    "check_node_types",
+    "inventory_catalog",
+    "model_rtt_ms",
+    "model_workload",
+    "predict_cell",
+]
 
 #: the volume assumed for a node whose inventory entry names none (the calibration replaces
 #: its figures; only its type has to exist in the catalog)
@@ -140,6 +148,16 @@ def _calibration(cal: PairCalibration, spec: CellSpec, rtt_ms: float | None) -> 
     )
 
 
+def model_rtt_ms(spec: CellSpec, calibration: PairCalibration, measured: RttStats | None) -> float | None:
+    """The round trip a cell is predicted at: an impaired cell's own (the fault's delay on top
+    of the path, as measured), an unimpaired cell's the calibration's path RTT.  Unimpaired,
+    a cell's ten pings differ from the calibration's only by noise, which at the lab's
+    sub-0.1 ms round trips is as large as the RTT itself; the cell's RTT is still reported."""
+    if spec.impairment is None:
+        return calibration.path_rtt_ms
+    return measured.median_ms if measured is not None and measured.median_ms > 0 else None
+
+
 def predict_cell(
     inventory: Inventory,
     catalog: Catalog,
@@ -246,7 +264,7 @@ class CellPredictor:
                 self.catalog,
                 spec,
                 calibration,
-                rtt_ms=rtt.median_ms if rtt is not None else None,
+                rtt_ms=model_rtt_ms(spec, calibration, rtt),
                 issued_bs=_issued_bs(values),
             )
         except ConfigError as exc:

@@ -14,7 +14,8 @@ from harness.errors import ConfigError
 from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory, load_inventory
 from harness.prediction.calibrate import PairCalibration
-from harness.prediction.cellmodel import inventory_catalog, model_workload, predict_cell
+from harness.prediction.cellmodel import inventory_catalog, model_rtt_ms, model_workload, predict_cell
+from harness.rtt import RttStats
 from harness.sizing.catalog import Catalog
 from harness.workloads import write_job
 
@@ -196,6 +197,37 @@ def test_replication_overhead_is_what_rtt_and_disks_leave_unexplained(
     wire = 4096 * 8 / (cal.path_mbit * 1e3) if cal.path_mbit else 0.0
     explained = max(local, rtt + wire + (local if protocol == "C" else 0.0))
     assert overhead == pytest.approx(max(0.0, replicated - explained))
+
+
+def test_a_noisy_ping_beside_the_calibration_write_does_not_hide_the_overhead() -> None:
+    # the lab's single-az calibration of 2026-11-28 (clean clone): the ping beside the
+    # replicated write read 0.148 ms, the calibration's own 0.082 ms, the later cells 0.048-0.081
+    cal = replace(
+        _calibration(
+            local_write_ms=0.049,
+            rtt_ms=0.082,
+            replicated_write_ms=0.197,
+            path_mbit=6722.0,
+            replicated_capacity_iops=7700.0,
+        ),
+        replicated_rtt_ms=0.148,
+    )
+    assert cal.path_rtt_ms == 0.082
+    wire = 4096 * 8 / 6722e3  # the calibration write's 4 KiB at the measured path rate, ms
+    assert cal.overhead_ms == pytest.approx(0.197 - (0.082 + wire + 0.049))
+    quiet = replace(cal, replicated_rtt_ms=0.07)
+    assert quiet.overhead_ms == pytest.approx(0.197 - (0.07 + wire + 0.049))
+    # an unimpaired cell is predicted at that path RTT, whatever its own ten pings read, so its
+    # QD1 write is the calibration's (1 / 0.197 ms); an impaired one at the RTT it measured
+    inventory, catalog = _INVENTORY, _CATALOG
+    cell_ping = RttStats(samples=(0.04, 0.048, 0.048, 0.2), sent=4, received=4)
+    at = model_rtt_ms(_qd1(), cal, cell_ping)
+    assert at == 0.082
+    assert predict_cell(inventory, catalog, _qd1(), cal, rtt_ms=at).iops == pytest.approx(1000 / 0.197, rel=1e-6)
+    far = _qd1(impairment=NetemProfile.from_rtt("rtt5ms", 0.005))
+    slow_ping = RttStats(samples=(5.0, 5.13, 5.13, 5.3), sent=4, received=4)
+    assert model_rtt_ms(far, cal, slow_ping) == 5.13
+    assert model_rtt_ms(far, cal, None) is None  # the model adds the fault's delay to the calibration's
 
 
 def test_read_workloads_are_not_predicted(lab: tuple[Inventory, Catalog]) -> None:
