@@ -69,6 +69,12 @@ _cache: dict[tuple[str, str], PairCalibration] = {}
 _Cell = Callable[[str, str, CellSpec], CellResult]
 
 
+def _rtt_ms(result: CellResult, quick: PairCalibration) -> float:
+    """The RTT a calibration cell measured; a cell without an RTT probe reports 0 ms, and the
+    quick calibration's ping stands in."""
+    return result.rtt.median_ms if result.rtt.median_ms > 0 else quick.rtt_ms
+
+
 def _per_io_ms(result: CellResult) -> float:
     # 1 / IOPS at QD1 is the whole per-I/O time fio sees (submission included), which is what
     # a QD1 prediction must reproduce; completion latency alone leaves out the submission.
@@ -236,11 +242,10 @@ def _complete(
         local_capacity_iops=max(capacity.iops, quick.local_iops),
         path_mbit=path_mbit,
         replicated_write_ms=_per_io_ms(replicated),
-        # a cell without an RTT probe reports 0 ms; the quick calibration's ping stands in
-        replicated_rtt_ms=replicated.rtt.median_ms if replicated.rtt.median_ms > 0 else quick.rtt_ms,
+        replicated_rtt_ms=_rtt_ms(replicated, quick),
         replicated_capacity_iops=max(replicated_capacity.iops, replicated.iops),
         replicated_mib_s=replicated_big.bw_mib_s,
-        replicated_mib_s_rtt_ms=replicated_big.rtt.median_ms if replicated_big.rtt.median_ms > 0 else quick.rtt_ms,
+        replicated_mib_s_rtt_ms=_rtt_ms(replicated_big, quick),
         tcp_window_bytes=read_window(primary, secondary),
         notes=tuple(notes),
     )

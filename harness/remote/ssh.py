@@ -259,13 +259,9 @@ class SshNode:
         try:
             res = conn.run(command, timeout=timeout + _BACKSTOP)
         except CommandTimedOut:
-            self.close()
-            raise ConnectionLost(
-                self.name, f"`{label}` got no answer {timeout + _BACKSTOP:g} s after its node-side deadline"
-            ) from None
+            raise self._no_answer(label, timeout) from None
         except (TimeoutError, ThreadException, paramiko.SSHException, EOFError, OSError) as exc:
-            self.close()
-            raise ConnectionLost(self.name, f"during `{label}`: {type(exc).__name__}: {exc}") from None
+            raise self._dropped(label, exc) from None
         return int(res.exited), str(res.stdout), str(res.stderr)
 
     def _on_warm_shell(self, conn: Connection, command: str, label: str, timeout: float) -> tuple[int, str, str]:
@@ -281,13 +277,21 @@ class SshNode:
                 command, timeout_s=timeout + _BACKSTOP, abandon_on_interrupt=WAIT_ONLY_MARK in command
             )
         except WarmShellTimeout:
-            self.close()
-            raise ConnectionLost(
-                self.name, f"`{label}` got no answer {timeout + _BACKSTOP:g} s after its node-side deadline"
-            ) from None
+            raise self._no_answer(label, timeout) from None
         except (WarmShellBroken, paramiko.SSHException, EOFError, OSError) as exc:
-            self.close()
-            raise ConnectionLost(self.name, f"during `{label}`: {type(exc).__name__}: {exc}") from None
+            raise self._dropped(label, exc) from None
+
+    def _no_answer(self, label: str, timeout: float) -> ConnectionLost:
+        """The connection, closed: nothing came back within the node-side deadline and the backstop."""
+        self.close()
+        return ConnectionLost(
+            self.name, f"`{label}` got no answer {timeout + _BACKSTOP:g} s after its node-side deadline"
+        )
+
+    def _dropped(self, label: str, exc: BaseException) -> ConnectionLost:
+        """The connection, closed: it failed while ``label`` ran."""
+        self.close()
+        return ConnectionLost(self.name, f"during `{label}`: {type(exc).__name__}: {exc}")
 
     def stream(
         self, argv: Sequence[str], *, timeout: float, sudo: bool = True, sink: list[bytes] | None = None

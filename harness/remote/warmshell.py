@@ -19,6 +19,7 @@ from __future__ import annotations
 import secrets
 import select
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -132,19 +133,8 @@ class WarmShell:
         chan = self._chan
         if not (chan.recv_ready() or chan.recv_stderr_ready()):
             select.select([chan], [], [], min(remaining, _POLL_S))
-        got = False
-        while chan.recv_ready():
-            data = chan.recv(_CHUNK)
-            if not data:
-                break
-            out += data
-            got = True
-        while chan.recv_stderr_ready():
-            data = chan.recv_stderr(_CHUNK)
-            if not data:
-                break
-            err += data
-            got = True
+        got = _drain(chan.recv_ready, chan.recv, out)
+        got = _drain(chan.recv_stderr_ready, chan.recv_stderr, err) or got
         end = framing.stdout_end(bytes(out))
         errors = framing.stderr_end(bytes(err)) if end is not None else None
         if end is not None and errors is not None:
@@ -153,3 +143,15 @@ class WarmShell:
         if not got and (chan.closed or chan.eof_received or chan.exit_status_ready()):
             raise WarmShellBroken("the session ended before the command's end was seen")
         return None
+
+
+def _drain(ready: Callable[[], bool], recv: Callable[[int], bytes], into: bytearray) -> bool:
+    """Append what one of the channel's streams holds now; whether anything came."""
+    got = False
+    while ready():
+        data = recv(_CHUNK)
+        if not data:
+            break
+        into += data
+        got = True
+    return got

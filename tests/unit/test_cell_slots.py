@@ -58,41 +58,25 @@ def test_heavy_cells_of_pairs_on_different_cpus_run_side_by_side(tmp_path: Path)
 
 
 @pytest.mark.parametrize(
-    ("first", "second", "second_exclusive"),
+    ("first", "second", "second_exclusive", "pinned"),
     [
-        (["a1", "a2"], ["a1", "a2"], True),  # one CPU's heavy cells, one at a time
-        (["a1", "a2"], ["a1", "a2"], False),  # a light cell waits for its CPU's heavy one
-        (["a1", "a2"], ["a2", "b1"], True),  # a cell spanning CPUs needs the whole host
-        (["a1", "a2"], ["c9"], True),  # so does one whose node is not pinned
+        (["a1", "a2"], ["a1", "a2"], True, True),  # one CPU's heavy cells, one at a time
+        (["a1", "a2"], ["a1", "a2"], False, True),  # a light cell waits for its CPU's heavy one
+        (["a1", "a2"], ["a2", "b1"], True, True),  # a cell spanning CPUs needs the whole host
+        (["a1", "a2"], ["c9"], True, True),  # so does one whose node is not pinned
+        (["a1", "b1"], ["a3", "b1"], False, True),  # a whole-host cell blocks every pinned cell
+        (["a1", "a2"], ["a3", "b1"], True, False),  # an unpinned lab keeps one guard for the host
     ],
-    ids=["same-cpu", "light-after-heavy", "spanning", "unpinned"],
+    ids=["same-cpu", "light-after-heavy", "spanning", "unpinned-node", "whole-host-first", "unpinned-lab"],
 )
 def test_a_cell_waits_for_a_heavy_cell_it_would_share_a_cpu_with(
-    tmp_path: Path, first: list[str], second: list[str], second_exclusive: bool
+    tmp_path: Path, first: list[str], second: list[str], second_exclusive: bool, pinned: bool
 ) -> None:
-    guard = slots(tmp_path)
+    guard = slots(tmp_path, CPUS if pinned else None)
     with held(guard, first, exclusive=True):
         waiting = Attempt(guard, second, exclusive=second_exclusive)
         assert not waiting.holding.wait(0.5), f"{second} ran beside the heavy cell on {first}"
     assert waiting.holding.wait(10), f"{second} never ran after {first} ended"
-    waiting.done()
-
-
-def test_a_whole_host_cell_blocks_every_pinned_cell(tmp_path: Path) -> None:
-    guard = slots(tmp_path)
-    with held(guard, ["a1", "b1"], exclusive=True):
-        waiting = Attempt(guard, ["a3", "b1"], exclusive=False)
-        assert not waiting.holding.wait(0.5)
-    assert waiting.holding.wait(10)
-    waiting.done()
-
-
-def test_an_unpinned_lab_keeps_one_guard_for_the_host(tmp_path: Path) -> None:
-    guard = slots(tmp_path, cpus=None)
-    with held(guard, ["a1", "a2"], exclusive=True):
-        waiting = Attempt(guard, ["a3", "b1"], exclusive=True)
-        assert not waiting.holding.wait(0.5)
-    assert waiting.holding.wait(10)
     waiting.done()
 
 
