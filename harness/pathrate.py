@@ -14,7 +14,8 @@ import math
 import time
 
 from harness.errors import InfraError
-from harness.remote import DetachedJob, Runner
+from harness.polling import backoff
+from harness.remote import CommandResult, DetachedJob, Runner
 from harness.rtt import ping_argv
 
 __all__ = ["IPERF_PORT", "has_iperf3", "measure_path_rate", "parse_iperf3_bits"]
@@ -22,6 +23,8 @@ __all__ = ["IPERF_PORT", "has_iperf3", "measure_path_rate", "parse_iperf3_bits"]
 #: far from DRBD's usual 7788+ and iperf3's default 5201, so it collides with neither
 IPERF_PORT = 5299
 _PIDFILE = "/run/harness-iperf3.pid"
+#: how long an iperf3 server may take to listen once started (on the lab's UML guests ~0.2 s)
+SERVER_START_S = 5.0
 
 
 def parse_iperf3_bits(text: str) -> float:
@@ -77,12 +80,23 @@ def measure_path_rate(primary: Runner, secondary: Runner, peer_ip: str, *, secon
         ["iperf3", "-s", "-1", "-B", peer_ip, "-p", str(IPERF_PORT)], deadline_s=seconds + 60, pid_file=_PIDFILE
     )
     server.start(secondary, timeout=20)
+    client = ["iperf3", "-c", peer_ip, "-p", str(IPERF_PORT), "-t", str(seconds), "-O", "1", "-J"]
     try:
-        time.sleep(0.5)  # the server starts in the background: let it listen
-        out = primary.run(
-            ["iperf3", "-c", peer_ip, "-p", str(IPERF_PORT), "-t", str(seconds), "-O", "1", "-J"],
-            timeout=seconds + 30,
-        )
+        # the server starts in the background: the client retries while it is not yet
+        # listening (refused), as long as a server can take to start
+        listening_by = time.monotonic() + SERVER_START_S
+        for pause in backoff(0.5, first_s=0.1):
+            time.sleep(pause)
+            out = primary.run(client, timeout=seconds + 30, check=False)
+            if out.exit_code == 0 or not _refused(out) or time.monotonic() > listening_by:
+                break
+        if out.exit_code != 0 and not out.stdout.strip():
+            raise InfraError(f"{primary.name}: iperf3 client exited {out.exit_code}: {out.stderr.strip()[-300:]}")
         return parse_iperf3_bits(out.stdout)
     finally:
         server.stop(secondary, grace_s=None, timeout=15)
+
+
+def _refused(out: CommandResult) -> bool:
+    """The client found no server listening (iperf3 3.7-3.18 all end the message so)."""
+    return "Connection refused" in out.stdout or "Connection refused" in out.stderr

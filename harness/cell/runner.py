@@ -27,11 +27,11 @@ from harness.cell.fault import Faults
 from harness.cell.features import read_missing, refuse_missing
 from harness.cell.guard import guard_cell, pair_replication
 from harness.cell.judge import judge
-from harness.cell.measure import Measurer
+from harness.cell.measure import Measurement, Measurer
 from harness.cell.reconnect import recheck_after_reboot
 from harness.cell.record import NodeFacts, Recorder, fault_windows
 from harness.cell.result import CellResult
-from harness.cell.slots import CellSlots
+from harness.cell.slots import CellSlots, is_heavy
 from harness.cell.spec import Annotator, CellContext, CellSpec, Progress
 from harness.connections import ConnectionPool
 from harness.errors import ConfigError
@@ -119,16 +119,44 @@ class CellRunner:
         test_id: str = "",
         annotate: Annotator | None = None,
     ) -> CellResult:
-        if spec.pair not in self.inventory.pairs:
-            raise ConfigError(f"unknown pair {spec.pair!r} (inventory has {sorted(self.inventory.pairs)})")
-        pair = self.inventory.pairs[spec.pair]
-        self.check_features(spec)
-        with self.slots.hold(spec, [pair.primary, pair.secondary]):
+        return self.run_series([spec], extra_checks=extra_checks, test_id=test_id, annotate=annotate)[0]
+
+    def run_series(
+        self,
+        specs: Sequence[CellSpec],
+        *,
+        extra_checks: Callable[[CellContext], list[BoundResult]] | None = None,
+        test_id: str = "",
+        annotate: Annotator | None = None,
+    ) -> list[CellResult]:
+        """Cells of one pair one after another under one guard and one fault.
+
+        Local-disk cells of a pair share one disconnection this way: each reconnect costs a
+        DRBD handshake and a resync (on the lab about 2 s), and a cell after the first starts
+        on a replication that is its own cut, not a healthy one.  Each cell's fio still checks,
+        when it ends, that the replication stayed cut.  Only unimpaired cells share a fault
+        (an impairment's proof is per cell).
+        """
+        if not specs:
+            return []
+        first = specs[0]
+        if first.pair not in self.inventory.pairs:
+            raise ConfigError(f"unknown pair {first.pair!r} (inventory has {sorted(self.inventory.pairs)})")
+        if len(specs) > 1 and any((s.pair, s.mode, s.impairment) != (first.pair, first.mode, None) for s in specs):
+            raise ConfigError("a series of cells shares one pair and one mode, and no impairment")
+        pair = self.inventory.pairs[first.pair]
+        for spec in specs:
+            self.check_features(spec)
+        # the guard checks room for the largest footprint; the slot is held as the heaviest says
+        widest = max(specs, key=lambda s: s.workload.footprint_bytes)
+        heaviest = next((s for s in specs if is_heavy(s)), first)
+        measured: list[tuple[CellSpec, Measurement, float, dict[str, float]]] = []
+        with self.slots.hold(heaviest, [pair.primary, pair.secondary]):
             start = time.monotonic()  # after the locks: waiting for another cell is not overhead
             # phase boundaries no other ledger event marks, for `harness bench overhead`
             marks = {"start": time.time()}
             target = guard_cell(
-                self.inventory, self.pool, spec, health_timeout_s=self.health_timeout_s, progress=self.progress
+                self.inventory, self.pool, widest, health_timeout_s=self.health_timeout_s, progress=self.progress
             )
             marks["guarded"] = time.time()
             # a node that reboots mid-cell loses its qdiscs and fio: the cell must say so (row 29);
@@ -139,16 +167,52 @@ class CellRunner:
                     ExitStack() as undo,
                 ):
                     undo.callback(lambda: marks.update(undone=time.time()))  # runs last: after every undo
-                    proof = self.faults.inject(spec, target, undo)
+                    proof = self.faults.inject(first, target, undo)
                     marks["faulted"] = time.time()
-                    measurement = self.measurer.measure(spec, target, undo, proof)
+                    for spec in specs:
+                        if measured:  # a later cell of the series: its own span starts now
+                            start, marks = time.monotonic(), dict.fromkeys(("start", "guarded", "faulted"), time.time())
+                        with ExitStack() as own:  # stops this cell's fio on any exit
+                            measurement = self.measurer.measure(spec, target, own, proof)
+                        measured.append((spec, measurement, start, marks))
+                        marks["undone"] = time.time()  # the last cell's is the fault's undo, above
             except NodeRebooted as rebooted:
                 # the undo ran without the rebooted node's tc state; what did it leave on the
                 # nodes, the one that did not reboot above all (row 29)?
                 recheck = recheck_after_reboot([target.primary, target.secondary], self.run_id)
                 raise NodeRebooted(f"{rebooted}; {recheck}") from rebooted.__cause__
-            wall = time.monotonic() - start
+            end = time.monotonic()
             marks["rechecked"] = time.time()
+        results = []
+        for i, (spec, measurement, began, spec_marks) in enumerate(measured):
+            last = i == len(measured) - 1
+            wall = (end if last else measured[i + 1][2]) - began
+            results.append(
+                self._finish(
+                    spec,
+                    measurement,
+                    wall=wall,
+                    marks=spec_marks,
+                    extra_checks=extra_checks,
+                    test_id=test_id,
+                    annotate=annotate,
+                    last=last,
+                )
+            )
+        return results
+
+    def _finish(
+        self,
+        spec: CellSpec,
+        measurement: Measurement,
+        *,
+        wall: float,
+        marks: dict[str, float],
+        extra_checks: Callable[[CellContext], list[BoundResult]] | None,
+        test_id: str,
+        annotate: Annotator | None,
+        last: bool,
+    ) -> CellResult:
         judgement = judge(
             spec,
             measurement,
@@ -174,6 +238,8 @@ class CellRunner:
             wall,
         )
         self.recorder.record_series(meta, measurement.bw_logs, fault_windows(spec))
+        if not last:
+            marks.setdefault("rechecked", marks["undone"])
         self.ledger.record(
             "cell-phases",
             {

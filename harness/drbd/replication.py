@@ -29,6 +29,7 @@ from harness.drbd.verify import SECTOR, ConnectionTimeouts, VerifyReport, parse_
 from harness.drbd.watch import EventWatch, watch_paths
 from harness.errors import CommandFailed, CommandTimeout, ConfigError, RefusedError
 from harness.nodefiles import NODE_ROOT
+from harness.polling import backoff
 from harness.remote import CommandResult, Runner, run_batch
 
 __all__ = ["DRBD_DEVICE_PATTERN", "DrbdReplication"]
@@ -201,6 +202,7 @@ class DrbdReplication:
         end = self._clock() + max(deadline_s, 0.0)
         last_state: ResourceState | None = None
         last_error: Exception | None = None
+        pauses = backoff(self._poll_interval_s)
         while True:
             remaining = end - self._clock()
             timeout = max(1.0, min(self._command_timeout_s, remaining))
@@ -219,7 +221,7 @@ class DrbdReplication:
                     return last_state
             if self._clock() >= end:
                 break
-            self._sleep(min(self._poll_interval_s, max(0.0, end - self._clock())))
+            self._sleep(min(next(pauses), max(0.0, end - self._clock())))
         raise DrbdNotReady(self._not_healthy_message(deadline_s, last_state, last_error, max_out_of_sync_kib))
 
     def _not_healthy_message(

@@ -18,6 +18,7 @@ from harness.errors import CommandFailed, CommandTimeout, ConfigError, RefusedEr
 from harness.mdnbd import commands
 from harness.mdnbd.state import MdNbdOutputError, MdNbdStatus, parse_state
 from harness.mdnbd.watch import MdNbdWatch
+from harness.polling import backoff
 from harness.remote import CommandResult, Runner, run_batch
 
 __all__ = ["MdNbdEnds", "MdNbdReplication", "MdNbdTimeouts"]
@@ -167,6 +168,7 @@ class MdNbdReplication:
         end = self._clock() + deadline_s
         last: MdNbdStatus | None = None
         error = ""
+        pauses = backoff(self._poll_interval_s)
         while True:
             try:
                 last = self.state()
@@ -177,7 +179,7 @@ class MdNbdReplication:
             if self._clock() >= end:
                 seen = last.describe() if last is not None else error or "no state"
                 raise RefusedError(f"{self.node}: md-nbd {self.resource} not healthy after {deadline_s:g} s: {seen}")
-            self._sleep(self._poll_interval_s)
+            self._sleep(min(next(pauses), max(0.0, end - self._clock())))
 
     # -- identity --------------------------------------------------------------------------
     def identity_probes(self) -> dict[str, list[str]]:

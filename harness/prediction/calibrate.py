@@ -30,6 +30,9 @@ The full calibration (``full=True``, what per-cell predictions need) adds:
   (:mod:`harness.prediction.tcpwindow`): with it the model carries that bandwidth to a longer
   round trip.
 
+The local-disk cells of a calibration run one after another under one disconnection
+(:meth:`~harness.cell.CellRunner.run_series`): one reconnect and one resync instead of three.
+
 A capacity is never below what the QD1 cell of the same mode achieved (a noisy or
 over-queued capacity cell must not make the model predict less than QD1 already did).
 
@@ -46,6 +49,7 @@ from dataclasses import replace
 
 from harness.cell import CellResult, CellRunner, CellSpec
 from harness.fio.profiles import Profile
+from harness.fio.spec import WorkloadSpec
 from harness.pathrate import has_iperf3, measure_path_rate
 from harness.prediction.calibration import CALIBRATION_BS, PairCalibration
 from harness.prediction.calstore import CalibrationStore, inventory_hash
@@ -59,6 +63,8 @@ __all__ = [
     "cells_profile",
     "local_cells_profile",
     "pair_provenance",
+    "path_rate_seconds",
+    "window_cells_profile",
 ]
 
 CALIBRATION_SCENARIO = "calibration"
@@ -81,15 +87,26 @@ def _per_io_ms(result: CellResult) -> float:
     return 1000.0 / max(result.iops, 1e-9)
 
 
-#: the lab's quick profile runs each calibration cell this long (after a 1 s ramp): on tmpfs
-#: disks and a LAN-like path the per-I/O time and the capacities settle within a second, and
-#: six 5 s cells plus their reconnects cost 75 s of a quick run on the lab (2026-11-25)
+#: the lab's quick profile runs each calibration cell this long, without a ramp: on tmpfs
+#: disks and a LAN-like path the per-I/O time and the capacities settle within a second (a
+#: 0 s ramp read the per-I/O times within 1 % of a 1 s ramp and the capacities within the
+#: run-to-run spread, 2026-11-28), and six 5 s cells plus their reconnects cost 75 s of a
+#: quick run on the lab (2026-11-25)
 QUICK_CALIBRATION_RUNTIME_S = 2
 #: what each job of the quick calibration's local-disk cells writes: the pair resyncs a
 #: disconnected cell's writes before the next cell (on the lab ~1.9 s per 64 MiB, 3.5-7.3 s of
 #: a 7.8-11.7 s cell at 64 MiB a job, 2026-11-28), and on the lab's disks the local per-I/O
 #: time and rates do not depend on the footprint
 QUICK_LOCAL_SIZE = 16 * 1024 * 1024
+#: seconds of iperf3 (after its 1 s omitted slow start): on the lab's cross-AZ path 2 s read a
+#: median 973 Mbit/s against 983 for 3 s, three alternated runs each spreading 3-7 %
+#: (2026-11-28); other profiles keep 3 s
+QUICK_PATH_RATE_S = 2
+PATH_RATE_S = 3
+
+
+def path_rate_seconds(profile: Profile) -> int:
+    return QUICK_PATH_RATE_S if profile.name == "quick" else PATH_RATE_S
 
 
 def cells_profile(profile: Profile) -> Profile:
@@ -98,7 +115,17 @@ def cells_profile(profile: Profile) -> Profile:
     keep the run's own."""
     if profile.name != "quick" or profile.runtime_s <= QUICK_CALIBRATION_RUNTIME_S:
         return profile
-    return replace(profile, runtime_s=QUICK_CALIBRATION_RUNTIME_S, ramp_s=min(profile.ramp_s, 1))
+    return replace(profile, runtime_s=QUICK_CALIBRATION_RUNTIME_S, ramp_s=0)
+
+
+def window_cells_profile(profile: Profile) -> Profile:
+    """The scale of the replicated 1 MiB cell: :func:`cells_profile`, keeping up to 1 s of the
+    quick profile's ramp, since its rate rides the TCP window's growth (without the ramp the
+    lab's replicated bandwidth read 90-96 MiB/s against 98-100, 2026-11-28)."""
+    cells = cells_profile(profile)
+    if cells is profile:
+        return profile
+    return replace(cells, ramp_s=min(profile.ramp_s, 1))
 
 
 def local_cells_profile(profile: Profile) -> Profile:
@@ -117,6 +144,8 @@ def pair_provenance(runner: CellRunner, pair: str, profile: Profile) -> dict[str
     out = {"pair": pair, "protocol": spec.protocol, "profile": profile.name}
     out["cells_runtime_s"] = str(cells_profile(profile).runtime_s)
     out["cells_local_bytes"] = str(local_cells_profile(profile).sizes[0])
+    out["path_rate_s"] = str(path_rate_seconds(profile))
+    out["cells_ramp_s"] = f"{cells_profile(profile).ramp_s}/{window_cells_profile(profile).ramp_s}"
     out["inventory_sha256"] = inventory_hash(runner.inventory)
     for role, name in (("primary", spec.primary), ("secondary", spec.secondary)):
         facts = runner.facts(name)
@@ -147,21 +176,28 @@ def calibrate_pair(
             return stored
 
     local = local_cells_profile(profile)  # after the provenance: it names the run's profile
+    window_profile = window_cells_profile(profile)
     profile = cells_profile(profile)
 
     def cell(workload: str, mode: str, job: CellSpec) -> CellResult:
         runner.progress(f"calibrating {pair}: {workload} ({mode})")
         return runner.run(job)
 
+    def alone(workload: str, job: WorkloadSpec) -> tuple[str, CellSpec]:
+        return workload, CellSpec(CALIBRATION_SCENARIO, pair, local.apply(job), mode="disconnected")
+
+    # every local-disk cell of this calibration under one disconnection (one reconnect, one resync)
+    local_cells = [alone("QD1 4k writes", write_job("randwrite", CALIBRATION_BS))] if cached is None else []
+    if full:
+        local_cells += [
+            alone("1M writes QD16", write_job("write", 1024 * 1024, iodepth=16)),
+            alone("4k writes 4x QD2", write_job("randwrite", CALIBRATION_BS, numjobs=4, iodepth=2)),
+        ]
+    runner.progress(f"calibrating {pair}: {', '.join(w for w, _ in local_cells)} (disconnected)")
+    measured = runner.run_series([job for _, job in local_cells])
     nodes = runner.inventory.pairs[pair]
     if cached is None:
-        small = cell(
-            "QD1 4k writes",
-            "disconnected",
-            CellSpec(
-                CALIBRATION_SCENARIO, pair, local.apply(write_job("randwrite", CALIBRATION_BS)), mode="disconnected"
-            ),
-        )
+        small = measured.pop(0)
         peer_ip = runner.inventory.nodes[nodes.secondary].replication.ip
         rtt = runner.baseline_rtt(runner.pool.get(nodes.primary), peer_ip)
         cached = PairCalibration(
@@ -172,7 +208,9 @@ def calibrate_pair(
             rtt_ms=rtt.median_ms,
         )
     result = replace(
-        _complete(runner, pair, (local, profile), cached, cell) if full else cached,
+        _complete(runner, pair, profiles=(profile, window_profile), quick=cached, local=measured, cell=cell)
+        if full
+        else cached,
         measured_at=time.time(),
         reused=False,
     )
@@ -184,31 +222,16 @@ def calibrate_pair(
 
 
 def _complete(
-    runner: CellRunner, pair: str, profiles: tuple[Profile, Profile], quick: PairCalibration, cell: _Cell
+    runner: CellRunner,
+    pair: str,
+    *,
+    profiles: tuple[Profile, Profile],
+    quick: PairCalibration,
+    local: list[CellResult],
+    cell: _Cell,
 ) -> PairCalibration:
-    local, profile = profiles
-
-    def disconnected(what: str, job: CellSpec) -> CellResult:
-        return cell(what, "disconnected", job)
-
-    big = disconnected(
-        "1M writes QD16",
-        CellSpec(
-            CALIBRATION_SCENARIO,
-            pair,
-            local.apply(write_job("write", 1024 * 1024, iodepth=16)),
-            mode="disconnected",
-        ),
-    )
-    capacity = disconnected(
-        "4k writes 4x QD2",
-        CellSpec(
-            CALIBRATION_SCENARIO,
-            pair,
-            local.apply(write_job("randwrite", CALIBRATION_BS, numjobs=4, iodepth=2)),
-            mode="disconnected",
-        ),
-    )
+    profile, window_profile = profiles
+    big, capacity = local
     replicated = cell(
         "QD1 4k writes",
         "replicated",
@@ -224,7 +247,7 @@ def _complete(
     replicated_big = cell(
         "1M writes QD16",
         "replicated",
-        CellSpec(CALIBRATION_SCENARIO, pair, profile.apply(write_job("write", 1024 * 1024, iodepth=16))),
+        CellSpec(CALIBRATION_SCENARIO, pair, window_profile.apply(write_job("write", 1024 * 1024, iodepth=16))),
     )
     nodes = runner.inventory.pairs[pair]
     primary, secondary = runner.pool.get(nodes.primary), runner.pool.get(nodes.secondary)
@@ -233,7 +256,7 @@ def _complete(
     if has_iperf3(primary) and has_iperf3(secondary):
         runner.progress(f"calibrating {pair}: replication path rate (iperf3)")
         peer_ip = runner.inventory.nodes[nodes.secondary].replication.ip
-        path_mbit = measure_path_rate(primary, secondary, peer_ip) / 1e6
+        path_mbit = measure_path_rate(primary, secondary, peer_ip, seconds=path_rate_seconds(profile)) / 1e6
     else:
         notes.append("iperf3 is not installed on both nodes: the path rate comes from the catalog")
     return replace(

@@ -17,7 +17,7 @@ import pytest
 
 from harness.cell import CellRunner, CellSpec
 from harness.drbd.errors import DrbdNotReady
-from harness.errors import ConnectionLost, RefusedError
+from harness.errors import ConfigError, ConnectionLost, RefusedError
 from harness.fio.profiles import PROFILES
 from harness.fio.runner import FioFailed
 from harness.impair.apply import Impairer
@@ -239,3 +239,36 @@ def test_pytest_scenarios_write_junit_properties_and_comparison(default_lab: obj
     assert "multi-az/single-az" in comparison and "randwrite-4k-nj1-qd1" in comparison
     assert "| single-az-md-nbd | md-nbd" in comparison  # the Pairs table names the product
     assert (run / "comparison.csv").exists() and (run / "report.html").exists()
+
+
+@pytest.mark.parametrize("pair_name", ["single-az", "single-az-md-nbd"])
+def test_local_disk_cells_in_a_series_share_one_disconnection(cell_runner: CellRunner, pair_name: str) -> None:
+    pair = pair_name
+    small = CellSpec("itest", pair, QUICK_4K, mode="disconnected")
+    big = CellSpec(
+        "itest", pair, for_profile(PROFILES["quick"], write_job("write", 1 << 20, iodepth=16)), "disconnected"
+    )
+    results = cell_runner.run_series([small, big])
+    assert [r.spec for r in results] == [small, big]
+    assert all(r.validity.verdict == "pass" for r in results), [r.validity.reason for r in results]
+    # the local disk alone: far faster than one replicated round trip would allow at QD1
+    assert results[0].iops > 2000 and results[1].bw_mib_s > 0
+    events = [e["event"] for e in cell_runner.ledger.entries()]
+    cuts = [e for e in events if e.endswith(("-disconnect", "-connect"))]
+    assert len(cuts) == 2 and cuts[0].endswith("-disconnect"), events
+    # the second cell's fio started after the first's ended, both inside the one cut
+    fio = [i for i, e in enumerate(events) if e in ("fio-start", "fio-exit")]
+    assert len(fio) == 4 and events.index(cuts[0]) < fio[0] and fio[-1] < events.index(cuts[1])
+    # and the pair is healthy and clean again
+    assert cell_runner.replication(pair, cell_runner.inventory.pairs[pair].primary).state().healthy
+    assert_pair_clean(cell_runner, pair)
+
+
+def test_a_series_mixing_modes_or_with_an_impairment_is_refused_before_any_change(cell_runner: CellRunner) -> None:
+    local = CellSpec("itest", "single-az", QUICK_4K, mode="disconnected")
+    with pytest.raises(ConfigError, match="one pair and one mode"):
+        cell_runner.run_series([local, CellSpec("itest", "single-az", QUICK_4K)])
+    impaired = CellSpec("itest", "single-az", QUICK_4K, impairment=NetemProfile.from_rtt("rtt4ms", 0.004))
+    with pytest.raises(ConfigError, match="no impairment"):
+        cell_runner.run_series([impaired, impaired])
+    assert cell_runner.ledger.entries() == []

@@ -93,7 +93,8 @@ def test_wait_healthy_polls_until_healthy() -> None:
     state = recorded_replication(node, clock=clock).wait_healthy(30)
     assert state.healthy
     assert len(node.calls) == 3
-    assert clock.sleeps == [1.0, 1.0]
+    # the pauses start short and double towards the poll interval (harness.polling)
+    assert clock.sleeps == [0.05, 0.1]
 
 
 def test_wait_healthy_deadline_names_node_resource_and_last_state() -> None:
