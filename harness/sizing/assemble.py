@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Literal
 
 from harness.sizing.catalog import Catalog
+from harness.sizing.closedloop import EVEN, EXPONENTIAL, Station
 from harness.sizing.clouds import placement_for, same_cloud
 from harness.sizing.cpu_limits import add_cpu_limits
 from harness.sizing.inputs import NodeSpec, Scenario
@@ -24,6 +25,35 @@ from harness.sizing.transport_limits import add_window_limit, wire_factor
 from harness.sizing.volumes import VolumePerformance, volume_performance
 
 __all__ = ["collect", "sndbuf_bytes"]
+
+
+#: IOPS limits that queue a write where it is written, with how regular their service is: a
+#: cloud's IOPS throttle spaces I/Os evenly; a measured device serves like a CPU
+_THROTTLES = {"volume.iops": EVEN, "volume.write_iops": EVEN, "ebs.iops": EVEN, "local.iops": EXPONENTIAL}
+
+
+def _queue_stations(build: Build, protocol: str, *, replicated: bool) -> list[Station]:
+    """The limits a write queues at besides CPUs: the IOPS throttles of the disks it waits for
+    (the primary's, and under protocol C the peer's) and the pair's measured replication
+    capacity.
+
+    A modelled write's time already holds one unqueued pass of each, on branches that run side
+    by side (the local write beside the trip to the peer), so they form one group: the slowest
+    queues, and one I/O in flight still takes exactly the write's time.  Protocol A completes
+    after the local write: the replication's processing is not in that time but follows it on
+    the node, a station of its own.
+    """
+    roles = ("primary", "peer") if replicated and protocol == "C" else ("primary",)
+    stations = []
+    for limit in build.limits:
+        role, _, kind = limit.key.partition(".")
+        if role in roles and kind in _THROTTLES:
+            stations.append(Station(limit, limit.units_per_io, _THROTTLES[kind], in_per_io=True, group="write"))
+        elif replicated and limit.key == "replication.capacity":
+            in_write = protocol != "A"
+            group = "write" if in_write else ""
+            stations.append(Station(limit, limit.units_per_io, EXPONENTIAL, in_per_io=in_write, group=group))
+    return stations
 
 
 def sndbuf_bytes(scenario: Scenario, catalog: Catalog) -> float:
@@ -94,11 +124,12 @@ def collect(scenario: Scenario, catalog: Catalog) -> tuple[Build, LatencyBound, 
         if calibration is None
         else []
     )
+    stations += _queue_stations(build, scenario.protocol, replicated=peer is not None)
     bound = LatencyBound(
         latency=latency,
         path_limits=tuple(limit for limit in build.limits if limit.key in PATH_KEYS),
         buckets={bucket.key: bucket for bucket in build.buckets},
-        cpu=tuple(stations),
+        stations=tuple(stations),
     )
     _cpu_notes(build, nodes)
     if peer is not None and scenario.protocol == "A":

@@ -10,33 +10,25 @@ CPU credits (or in unlimited mode) and its published baseline once they are spen
 
 The CPU also lengthens each write while it is busy: ``numjobs x iodepth`` synchronous writes form
 a closed loop through the primary's CPU, the peer's CPU and the fixed part of a write (disk, RTT).
-:func:`closed_loop_rate` is exact mean-value analysis of that loop; it is why a CPU-heavy pair
-loses more to a longer RTT than the CPU limit alone says.
+:func:`~harness.sizing.closedloop.closed_loop_rate` is mean-value analysis of that loop; it is
+why a CPU-heavy pair loses more to a longer RTT than the CPU limit alone says.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
+from harness.sizing.closedloop import EXPONENTIAL, Station
 from harness.sizing.limits import Bucket, Build, Limit, Node
 
-__all__ = ["CpuStation", "add_cpu_limits", "closed_loop_rate", "station_demands"]
+__all__ = ["add_cpu_limits"]
 
 CREDIT_SECONDS = 60.0  # one CPU credit is one vCPU at 100 % for one minute (AWS)
 
 
-@dataclass(frozen=True)
-class CpuStation:
-    """One node's CPU as a queue: the vCPU-seconds each I/O needs and the limit that meters it."""
-
-    limit: Limit
-    per_io_s: float
-
-
-def add_cpu_limits(build: Build, nodes: Sequence[Node], bs: int, launch_credits: bool) -> list[CpuStation]:
+def add_cpu_limits(build: Build, nodes: Sequence[Node], bs: int, launch_credits: bool) -> list[Station]:
     """A CPU limit per node that has a per-byte CPU figure; ``launch_credits`` starts buckets full."""
-    stations: list[CpuStation] = []
+    stations: list[Station] = []
     for node in nodes:
         virt = node.instance.virtualization
         if virt is None or virt.cpu_cycles_per_byte <= 0:
@@ -76,32 +68,5 @@ def add_cpu_limits(build: Build, nodes: Sequence[Node], bs: int, launch_credits:
             sources=tuple(virt.sources),
         )
         build.add(limit)
-        stations.append(CpuStation(limit, share * cost))
+        stations.append(Station(limit, share * cost, EXPONENTIAL))
     return stations
-
-
-def station_demands(stations: Sequence[CpuStation], balances: Mapping[str, float]) -> list[float]:
-    """Seconds each CPU is busy per I/O at its current capacity (full, or the credit baseline)."""
-    demands = []
-    for station in stations:
-        limit = station.limit
-        capacity = (
-            limit.burst if limit.burst is not None and balances.get(limit.bucket or "", 0.0) > 0 else limit.baseline
-        )
-        demands.append(station.per_io_s / capacity)
-    return demands
-
-
-def closed_loop_rate(outstanding: int, demands: Sequence[float], think_s: float) -> float:
-    """I/Os per second of ``outstanding`` jobs cycling through queueing CPUs and a fixed delay.
-
-    Exact mean-value analysis: with ``n`` jobs, each CPU's residence is its demand times one plus
-    the queue it had with ``n - 1`` jobs; throughput is ``n`` over the whole cycle.
-    """
-    queues = [0.0] * len(demands)
-    rate = 0.0
-    for jobs in range(1, outstanding + 1):
-        residence = [demand * (1 + queue) for demand, queue in zip(demands, queues, strict=True)]
-        rate = jobs / (think_s + sum(residence))
-        queues = [rate * r for r in residence]
-    return rate

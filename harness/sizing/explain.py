@@ -207,6 +207,11 @@ def _latency_lines(prediction: Prediction) -> list[str]:
             f"{scenario.workload.outstanding} in flight are not enough to hide it: more I/Os in "
             "flight (numjobs/iodepth), a lower RTT or a faster disk raise the rate"
         )
+        unqueued = scenario.workload.outstanding / prediction.write_time_s
+        if prediction.iops < unqueued * 0.99:
+            text += (
+                f"; near the other limits the writes also queue (at {prediction.iops:,.0f} IOPS, not {unqueued:,.0f})"
+            )
     elif prediction.break_even_rtt_s is not None:
         if prediction.break_even_rtt_s > 0:
             text += f" (an RTT above {_ms(prediction.break_even_rtt_s)} would do it)"

@@ -128,15 +128,16 @@ class Calibration:
       beyond the RTT and the peer's disk write: DRBD's own processing, the TCP stacks, and on
       virtual machines the scheduling of both guests.  Measured as a replicated QD1 write's
       latency minus what the model explains of it; catalog values have no such term (0).
-    * ``replicated_iops``: replicated small writes per second the pair sustains however many
-      are in flight (CPU, DRBD's worker threads); a limit only a measurement can give.
+    * ``replicated_iops``: replicated small writes (of ``replicated_iops_bs`` bytes) per second
+      the pair sustains however many are in flight (CPU, DRBD's worker threads); a limit only a
+      measurement can give.  With ``replicated_bandwidth`` it also says what a write of another
+      size costs: a fixed part per write and a part per byte, through both measured points.
     * ``replicated_bandwidth`` (bytes/s): what the pair's replication moves with large writes,
       below the bare path rate by DRBD's per-request processing on both nodes.
-    * ``replicated_bandwidth_rtt_s``: the round trip that bandwidth was measured at; with
-      ``tcp_window_bytes`` (the most one replication connection keeps in flight, read from the
-      nodes' TCP buffers) it carries the bandwidth to a longer round trip, and the window
-      replaces the catalog's send buffer
-      (:func:`~harness.sizing.transport_limits.stretched_bandwidth`).
+    * ``tcp_window_bytes``: the most one replication connection keeps in flight, read from the
+      nodes' TCP buffers; it replaces the catalog's send buffer.  A longer round trip does not
+      stretch ``replicated_bandwidth``: DRBD keeps processing while earlier bytes wait for their
+      acks, so the two bound the rate side by side, ``min(bandwidth, window / RTT)``.
     """
 
     local_write_latency_s: float | None = None
@@ -148,8 +149,8 @@ class Calibration:
     replication_overhead_s: float | None = None
     replicated_iops: float | None = None
     replicated_bandwidth: float | None = None
-    replicated_bandwidth_rtt_s: float | None = None
     tcp_window_bytes: float | None = None
+    replicated_iops_bs: int = 4096
     label: str = "calibration"
 
     def __post_init__(self) -> None:
@@ -165,7 +166,7 @@ class Calibration:
             value = getattr(self, name)
             if value is not None and not (value > 0 and math.isfinite(value)):
                 raise ConfigError(f"calibration {name} must be a positive number, got {value}")
-        for name in ("rtt_s", "replication_overhead_s", "replicated_bandwidth_rtt_s"):
+        for name in ("rtt_s", "replication_overhead_s"):
             value = getattr(self, name)
             if value is not None and not (value >= 0 and math.isfinite(value)):
                 raise ConfigError(f"calibration {name} must be >= 0, got {value}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from harness.sizing.cpu_limits import CpuStation, closed_loop_rate, station_demands
+from harness.sizing.closedloop import Station, closed_loop_rate, station_demands
 from harness.sizing.inputs import Protocol
 from harness.sizing.limits import REL_TIE, Bucket, Limit
 
@@ -91,14 +91,36 @@ class LatencyBound:
     latency: ServiceTimes
     path_limits: tuple[Limit, ...]
     buckets: Mapping[str, Bucket]
-    cpu: tuple[CpuStation, ...] = ()
+    stations: tuple[Station, ...] = ()
 
     def rate_at(self, path_rate: float | None, balances: Mapping[str, float] | None = None) -> float:
-        """I/Os per second the latency allows; with CPU stations, the closed loop through them."""
+        """I/Os per second the latency allows; with stations, the closed loop through them
+        (:mod:`harness.sizing.closedloop`)."""
         per_io = self.latency.per_io(path_rate)
-        if not self.cpu:
+        if not self.stations:
             return self.latency.outstanding / per_io
-        return closed_loop_rate(self.latency.outstanding, station_demands(self.cpu, balances or {}), per_io)
+        queues = station_demands(self.stations, balances or {})
+        # a pass the per-I/O time already holds is not a second delay on top of it
+        held = sum(demand for station, demand in queues if station.in_per_io)
+        return closed_loop_rate(
+            self.latency.outstanding,
+            [demand for _, demand in queues],
+            max(per_io - held, 0.0),
+            [station.cv2 for station, _ in queues],
+        )
+
+    def describe(self, path_rate: float | None, rate: float) -> str:
+        """How the bound came about; ``rate`` is what it allowed (below ``outstanding / per-I/O
+        time`` when the I/Os queue at the stations)."""
+        text = self.latency.describe(path_rate)
+        unqueued = self.latency.outstanding / self.latency.per_io(path_rate)
+        if self.stations and rate < unqueued * (1 - 1e-6):
+            queues = [station.limit.label for station, _ in station_demands(self.stations, {})]
+            text += (
+                f"; they queue at the {', '.join(queues)} (mean-value analysis of the closed loop), "
+                f"which leaves {rate:,.0f} IOPS"
+            )
+        return text
 
     def sustained_path(self) -> float | None:
         return min((limit.baseline for limit in self.path_limits), default=None)

@@ -216,7 +216,7 @@ def _limit_values(
             baseline_iops=bound.rate_at(bound.sustained_path()),
             burst_iops=None,
             burst_ends_s=None,
-            detail=bound.latency.describe(final_path),
+            detail=bound.describe(final_path, latency_iops),
             estimate=build.latency_estimated,
             sources=_urls(build.catalog, build.latency_sources),
         )

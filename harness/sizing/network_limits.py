@@ -17,7 +17,6 @@ from typing import Literal
 from harness.sizing.gcp_disks import GcpSizeScaledDisk, PdEgress
 from harness.sizing.inputs import MIB, Calibration
 from harness.sizing.limits import Bucket, Build, Limit, Node
-from harness.sizing.transport_limits import stretched_bandwidth
 
 __all__ = ["add_measured_path", "add_network_limits", "add_replication_capacities"]
 
@@ -214,6 +213,28 @@ def add_measured_path(build: Build, rate_bits: float, label: str, writes: float,
     )
 
 
+def write_cost(calibration: Calibration, bs: int) -> float | None:
+    """What a ``bs``-byte write costs the replication, in the calibration's small writes.
+
+    Processing a write takes a fixed part and a part per byte.  The small-write capacity gives
+    ``1 / iops`` at ``replicated_iops_bs``; the large-write bandwidth, measured with 1 MiB
+    writes, gives ``1 MiB / bandwidth``; the line through both points gives any size.  None
+    when either measurement is missing or the two points do not make the cost grow with size.
+    """
+    iops, bandwidth, small = (
+        calibration.replicated_iops,
+        calibration.replicated_bandwidth,
+        calibration.replicated_iops_bs,
+    )
+    if iops is None or bandwidth is None or iops <= 0 or bandwidth <= 0 or small >= MIB:
+        return None
+    per_small, per_mib = 1 / iops, MIB / bandwidth
+    if per_mib <= per_small:
+        return None
+    per_byte = (per_mib - per_small) / (MIB - small)
+    return (per_small + (bs - small) * per_byte) / per_small
+
+
 def add_replication_capacities(build: Build, calibration: Calibration, writes: float, bs: int) -> None:
     """What the pair's replication itself sustains, measured: large-write bandwidth and
     small-write IOPS (CPU and DRBD's threads on both nodes, not the disk or the wire)."""
@@ -223,14 +244,6 @@ def add_replication_capacities(build: Build, calibration: Calibration, writes: f
         f"replicated {(bandwidth or 0) / MIB:,.1f} MiB/s of large writes (DRBD's processing on both nodes, "
         "below the bare path rate)"
     )
-    window, rtt0, rtt = calibration.tcp_window_bytes, calibration.replicated_bandwidth_rtt_s, calibration.rtt_s
-    if bandwidth is not None and window is not None and rtt0 is not None and rtt is not None and rtt > rtt0:
-        stretched = stretched_bandwidth(bandwidth, rtt0, rtt, window)
-        bandwidth_detail += (
-            f" at {rtt0 * 1e3:.3g} ms; at {rtt * 1e3:.3g} ms its {window / MIB:.2f} MiB window also waits the "
-            f"longer round trip: {stretched / MIB:,.1f} MiB/s"
-        )
-        bandwidth = stretched
     measured = (
         (
             "replication.bandwidth",
@@ -248,6 +261,20 @@ def add_replication_capacities(build: Build, calibration: Calibration, writes: f
             "not the disk or the wire)",
         ),
     )
+    cost = write_cost(calibration, bs)
+    if cost is not None and iops is not None and abs(cost - 1) > 1e-9:
+        measured = (
+            measured[0],
+            (
+                measured[1][0],
+                measured[1][1],
+                writes * cost,
+                iops,
+                measured[1][4]
+                + f"; a {bs:,} B write costs {cost:.2f} of those {calibration.replicated_iops_bs:,} B writes "
+                "(its fixed and per-byte processing, through the measured small-write and 1 MiB points)",
+            ),
+        )
     for key, what, units, rate, detail in measured:
         if rate is not None:
             build.add(

@@ -35,7 +35,6 @@ __all__ = [
     "add_window_limit",
     "protocol_a_lag",
     "receive_window",
-    "stretched_bandwidth",
     "wire_factor",
 ]
 
@@ -58,16 +57,6 @@ def receive_window(rmem_max: float, adv_win_scale: int) -> float:
     if adv_win_scale > 0:
         return float(rmem_max - rmem_max / 2.0**adv_win_scale)
     return float(rmem_max / 2.0 ** (-adv_win_scale))
-
-
-def stretched_bandwidth(bandwidth: float, rtt0_s: float, rtt_s: float, window: float) -> float:
-    """What a replication that moved ``bandwidth`` (bytes/s) at ``rtt0_s`` moves at ``rtt_s``
-    with ``window`` bytes in flight at most (never more than it moved; a shorter round trip
-    is not credited: the measurement already holds it)."""
-    if bandwidth <= 0 or window <= 0:
-        raise ConfigError("bandwidth and window must be positive")
-    longer = max(0.0, rtt_s - rtt0_s)
-    return 1.0 / (1.0 / bandwidth + longer / window)
 
 
 def add_window_limit(

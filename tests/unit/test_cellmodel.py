@@ -250,10 +250,12 @@ def test_drbds_own_large_write_rate_caps_the_bare_path_but_not_a_narrower_one(la
     assert under_cap.bw_mib_s == pytest.approx(128e6 / 8 / MIB)
 
 
-def test_a_cell_run_under_protocol_a_is_predicted_at_the_local_write() -> None:
+def test_a_cell_run_under_protocol_a_is_predicted_at_the_local_write_and_drbds_processing() -> None:
     # scenarios/test_protocols.py switches the pair to A for a cell: a QD1 write then waits for
-    # the local disk only (the lab measured 0.02 ms at +5 ms RTT where C took 5.2 ms), so the
-    # prediction must not wait the round trip the pair's inventory protocol (C) would.
+    # the local disk and for DRBD to hand it to TCP, not for the round trip the pair's inventory
+    # protocol (C) would.  The processing is the pair's measured capacity per write (lab,
+    # 2026-11-28: 0.207 ms per A write where the local write took 0.046 ms and the capacity was
+    # 7,206 writes/s, 0.139 ms each).
     inventory, catalog, cal = _INVENTORY, _CATALOG, _calibration()
     far = NetemProfile.from_rtt("rtt5ms", 0.005)
     as_c = predict_cell(inventory, catalog, _qd1(impairment=far), cal)
@@ -261,13 +263,14 @@ def test_a_cell_run_under_protocol_a_is_predicted_at_the_local_write() -> None:
     as_a = predict_cell(inventory, catalog, spec_a, cal)
     assert as_c.latency_ms > 5.0
     # the local write and DRBD's own cost per request, not the 5 ms round trip
-    assert cal.local_write_ms <= as_a.latency_ms < 2 * cal.local_write_ms
+    assert cal.replicated_capacity_iops is not None
+    assert as_a.latency_ms == pytest.approx(cal.local_write_ms + 1000.0 / cal.replicated_capacity_iops)
     assert as_a.iops > 10 * as_c.iops
     # an explicit protocol still wins over the cell's
     assert predict_cell(inventory, catalog, spec_a, cal, protocol="C").latency_ms == pytest.approx(as_c.latency_ms)
 
 
-def test_the_nodes_window_carries_the_replicated_bandwidth_to_a_longer_round_trip() -> None:
+def test_the_nodes_window_bounds_the_replicated_bandwidth_at_a_longer_round_trip() -> None:
     inventory, catalog = _INVENTORY, _CATALOG
     plain = _calibration(replicated_mib_s=300.0)  # below the 3,000 Mbit/s path
     cal = replace(plain, replicated_mib_s_rtt_ms=0.16, tcp_window_bytes=951760.0)
@@ -277,7 +280,8 @@ def test_the_nodes_window_carries_the_replicated_bandwidth_to_a_longer_round_tri
     far = CellSpec("t", "single-az", big, impairment=NetemProfile.from_rtt("rtt5ms", 0.005))
     with_window = predict_cell(inventory, catalog, far, cal, rtt_ms=5.16)
     without = predict_cell(inventory, catalog, far, plain, rtt_ms=5.16)
-    # 1 / (1/300 + 5.0 ms / 0.908 MiB) MiB/s; the catalog's 4 MiB send buffer alone never bound
-    assert with_window.bw_mib_s == pytest.approx(1 / (1 / 300 + 0.005 / (951760 / MIB)), rel=1e-6)
-    assert with_window.bottleneck == "replication.bandwidth" and "window" in with_window.detail
+    # DRBD processes while earlier bytes wait for acks: min(300 MiB/s, 0.908 MiB / 5.16 ms)
+    assert with_window.bw_mib_s == pytest.approx(951760 / MIB / 0.00516, rel=1e-6)
+    assert with_window.bottleneck == "replication.window" and "nodes' TCP buffers" in with_window.detail
+    # the catalog's 4 MiB send buffer alone never bound
     assert without.bw_mib_s == pytest.approx(300.0)
