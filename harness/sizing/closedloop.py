@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from harness.sizing.limits import Limit
 
-__all__ = ["EVEN", "EXPONENTIAL", "Station", "closed_loop_rate", "station_demands"]
+__all__ = ["EVEN", "EXPONENTIAL", "SATURATED", "Station", "closed_loop_rate", "station_demands"]
 
 #: squared coefficient of variation of a CPU's (or a pair's processing) service
 EXPONENTIAL = 1.0
