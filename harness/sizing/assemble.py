@@ -48,11 +48,11 @@ def _queue_stations(build: Build, protocol: str, *, replicated: bool) -> list[St
     for limit in build.limits:
         role, _, kind = limit.key.partition(".")
         if role in roles and kind in _THROTTLES:
-            stations.append(Station(limit, limit.units_per_io, _THROTTLES[kind], in_per_io=True, group="write"))
+            stations.append(Station(limit, _THROTTLES[kind], in_per_io=True, group="write"))
         elif replicated and limit.key == "replication.capacity":
             in_write = protocol != "A"
             group = "write" if in_write else ""
-            stations.append(Station(limit, limit.units_per_io, EXPONENTIAL, in_per_io=in_write, group=group))
+            stations.append(Station(limit, EXPONENTIAL, in_per_io=in_write, group=group))
     return stations
 
 

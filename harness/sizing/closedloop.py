@@ -36,13 +36,12 @@ SATURATED = 0.99
 
 @dataclass(frozen=True)
 class Station:
-    """A queue in the loop: the capacity ``limit`` meters, what one I/O takes of it, how
-    regular its service is, and whether the per-I/O time already holds one unqueued pass
+    """A queue in the loop: the capacity ``limit`` meters (one I/O takes its ``units_per_io``),
+    how regular its service is, and whether the per-I/O time already holds one unqueued pass
     (then the loop's fixed delay is the per-I/O time less that pass, so that one I/O in
     flight still takes exactly the per-I/O time)."""
 
     limit: Limit
-    per_io: float
     cv2: float = EXPONENTIAL
     in_per_io: bool = False
     #: stations of one non-empty group serve each I/O side by side (the two volumes of a
@@ -60,7 +59,7 @@ def station_demands(stations: Sequence[Station], balances: Mapping[str, float]) 
         capacity = (
             limit.burst if limit.burst is not None and balances.get(limit.bucket or "", 0.0) > 0 else limit.baseline
         )
-        demand = station.per_io / capacity if capacity > 0 else float("inf")
+        demand = limit.units_per_io / capacity if capacity > 0 else float("inf")
         if not station.group:
             out.append((station, demand))
         elif station.group not in slowest or demand > slowest[station.group][1]:

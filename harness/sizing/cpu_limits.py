@@ -68,5 +68,5 @@ def add_cpu_limits(build: Build, nodes: Sequence[Node], bs: int, launch_credits:
             sources=tuple(virt.sources),
         )
         build.add(limit)
-        stations.append(Station(limit, share * cost, EXPONENTIAL))
+        stations.append(Station(limit, EXPONENTIAL))
     return stations

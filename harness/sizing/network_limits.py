@@ -244,37 +244,22 @@ def add_replication_capacities(build: Build, calibration: Calibration, writes: f
         f"replicated {(bandwidth or 0) / MIB:,.1f} MiB/s of large writes (DRBD's processing on both nodes, "
         "below the bare path rate)"
     )
-    measured = (
-        (
-            "replication.bandwidth",
-            "measured replicated bandwidth",
-            writes * bs,
-            bandwidth,
-            bandwidth_detail,
-        ),
-        (
-            "replication.capacity",
-            "measured replicated IOPS capacity",
-            writes,
-            iops,
-            f"sustained {iops or 0:,.0f} replicated small writes/s with many in flight (CPU and DRBD's threads, "
-            "not the disk or the wire)",
-        ),
+    capacity_units = writes
+    capacity_detail = (
+        f"sustained {iops or 0:,.0f} replicated small writes/s with many in flight (CPU and DRBD's threads, "
+        "not the disk or the wire)"
     )
     cost = write_cost(calibration, bs)
-    if cost is not None and iops is not None and abs(cost - 1) > 1e-9:
-        measured = (
-            measured[0],
-            (
-                measured[1][0],
-                measured[1][1],
-                writes * cost,
-                iops,
-                measured[1][4]
-                + f"; a {bs:,} B write costs {cost:.2f} of those {calibration.replicated_iops_bs:,} B writes "
-                "(its fixed and per-byte processing, through the measured small-write and 1 MiB points)",
-            ),
+    if cost is not None and abs(cost - 1) > 1e-9:
+        capacity_units = writes * cost
+        capacity_detail += (
+            f"; a {bs:,} B write costs {cost:.2f} of those {calibration.replicated_iops_bs:,} B writes "
+            "(its fixed and per-byte processing, through the measured small-write and 1 MiB points)"
         )
+    measured = (
+        ("replication.bandwidth", "measured replicated bandwidth", writes * bs, bandwidth, bandwidth_detail),
+        ("replication.capacity", "measured replicated IOPS capacity", capacity_units, iops, capacity_detail),
+    )
     for key, what, units, rate, detail in measured:
         if rate is not None:
             build.add(
