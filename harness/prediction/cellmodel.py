@@ -142,6 +142,9 @@ def _calibration(cal: PairCalibration, spec: CellSpec, rtt_ms: float | None) -> 
         # a fixed cap, not a share of the path: the loss is DRBD's CPU per request, and under a
         # narrower path (a tbf cap) DRBD fills the path (measured: 95 % of 128 Mbit/s)
         replicated_bandwidth=cal.replicated_mib_s * MIB if cal.replicated_mib_s is not None else None,
+        replicated_bandwidth_rtt_s=(
+            cal.replicated_mib_s_rtt_ms / 1e3 if cal.replicated_mib_s_rtt_ms is not None else None
+        ),
         tcp_window_bytes=cal.tcp_window_bytes,
         label=f"calibration of {cal.pair}",
     )

@@ -99,6 +99,8 @@ def collect(scenario: Scenario, catalog: Catalog) -> tuple[Build, LatencyBound, 
             sndbuf=read if read is not None else sndbuf_bytes(scenario, catalog),
             explicit=scenario.sndbuf_bytes is not None,
             origin=f"{calibration.label}: the nodes' TCP buffers" if read is not None and calibration else None,
+            processing=calibration.replicated_bandwidth if calibration is not None else None,
+            processing_rtt_s=calibration.replicated_bandwidth_rtt_s if calibration is not None else None,
         )
     if peer is not None and scenario.peers > 1:
         build.note(

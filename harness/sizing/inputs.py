@@ -134,10 +134,12 @@ class Calibration:
       size costs: a fixed part per write and a part per byte, through both measured points.
     * ``replicated_bandwidth`` (bytes/s): what the pair's replication moves with large writes,
       below the bare path rate by DRBD's per-request processing on both nodes.
+    * ``replicated_bandwidth_rtt_s``: the round trip ``replicated_bandwidth`` was measured at.
     * ``tcp_window_bytes``: the most one replication connection keeps in flight, read from the
-      nodes' TCP buffers; it replaces the catalog's send buffer.  A longer round trip does not
-      stretch ``replicated_bandwidth``: DRBD keeps processing while earlier bytes wait for their
-      acks, so the two bound the rate side by side, ``min(bandwidth, window / RTT)``.
+      nodes' TCP buffers; it replaces the catalog's send buffer.  At a longer round trip than
+      the bandwidth's, the window and the replication's processing run as one closed loop
+      (:func:`~harness.sizing.transport_limits.window_loop_rate`): far apart each bounds the
+      rate alone, ``min(bandwidth, window / RTT)``; close, the rate falls below both.
     """
 
     local_write_latency_s: float | None = None
@@ -149,6 +151,7 @@ class Calibration:
     replication_overhead_s: float | None = None
     replicated_iops: float | None = None
     replicated_bandwidth: float | None = None
+    replicated_bandwidth_rtt_s: float | None = None
     tcp_window_bytes: float | None = None
     replicated_iops_bs: int = 4096
     label: str = "calibration"
@@ -166,7 +169,7 @@ class Calibration:
             value = getattr(self, name)
             if value is not None and not (value > 0 and math.isfinite(value)):
                 raise ConfigError(f"calibration {name} must be a positive number, got {value}")
-        for name in ("rtt_s", "replication_overhead_s"):
+        for name in ("rtt_s", "replication_overhead_s", "replicated_bandwidth_rtt_s"):
             value = getattr(self, name)
             if value is not None and not (value >= 0 and math.isfinite(value)):
                 raise ConfigError(f"calibration {name} must be >= 0, got {value}")

@@ -13,10 +13,16 @@
   bytes-bytes/2^(-tcp_adv_win_scale), if it is <= 0"; default 1, so half of ``tcp_rmem``'s
   maximum; Linux 6.6 replaced it with a measured ratio that starts at half).  The window a
   connection keeps in flight is the smaller of the sender's buffer and that.
-* **Window and processing together.**  A write's bytes hold window space for the round trip
-  *and* for the time the two nodes take to process them, so a pair whose replication moves
-  ``B0`` at round trip ``RTT0`` moves ``1 / (1 / B0 + (RTT - RTT0) / window)`` at a longer one
-  (each byte's time: its share of the processing plus its share of the longer wait for acks).
+* **Window and processing together.**  A byte holds window space from the moment it is sent
+  until its ack, and the ack waits for the round trip *and* for the peer to take the byte out of
+  its socket: bytes queued behind the replication's processing (measured as ``B0``) hold window
+  too.  So the window is a closed loop: ``window / 64 KiB`` segments (the most the stack hands
+  down at once, Linux's ``GSO_LEGACY_MAX_SIZE``) cycle through the processing, which queues
+  them like a CPU, and the round trip; mean-value analysis of that loop
+  (:func:`~harness.sizing.closedloop.closed_loop_rate`) gives the rate.  Far from each other the
+  two bounds act alone (``min(B0, window / RTT)``); near each other the rate falls below both.
+  The processing's time per segment comes from ``B0`` measured at its own round trip ``RTT0``,
+  where the same loop already held it.
 * **Protocol A.**  The write is acknowledged once it is in the local disk and the send buffer;
   the peer may lag by what the buffer holds, and a crash of the primary loses that much
   acknowledged data (DRBD's ``on-congestion`` policy decides what happens when it is full).
@@ -28,6 +34,7 @@ from dataclasses import dataclass
 
 from harness.errors import ConfigError
 from harness.sizing.catalog import Catalog
+from harness.sizing.closedloop import EXPONENTIAL, SATURATED, closed_loop_rate
 from harness.sizing.limits import Build, Limit
 
 __all__ = [
@@ -35,8 +42,12 @@ __all__ = [
     "add_window_limit",
     "protocol_a_lag",
     "receive_window",
+    "window_loop_rate",
     "wire_factor",
 ]
+
+#: bytes the TCP stack hands down as one unit (GSO_LEGACY_MAX_SIZE, include/linux/netdevice.h)
+SEGMENT_BYTES = 65536
 
 
 def wire_factor(catalog: Catalog, mtu: float | None) -> float:
@@ -59,28 +70,72 @@ def receive_window(rmem_max: float, adv_win_scale: int) -> float:
     return float(rmem_max / 2.0 ** (-adv_win_scale))
 
 
+def window_loop_rate(window: float, rtt_s: float, processing: float, processing_rtt_s: float | None = None) -> float:
+    """Bytes/s one connection moves when ``window`` bytes cycle through the round trip and a
+    processing measured at ``processing`` bytes/s (at ``processing_rtt_s``, if known)."""
+    segments = max(1, round(window / SEGMENT_BYTES))
+    size = window / segments
+
+    def rate(service_s: float, think_s: float) -> float:
+        return closed_loop_rate(segments, [service_s], think_s, [EXPONENTIAL]) * size
+
+    service = size / processing
+    if processing_rtt_s is not None and processing_rtt_s > 0:
+        # the measured rate already ran in this loop at its own round trip: the service time
+        # that gives it there (the rate falls as the service grows)
+        low, high = service * 1e-3, service
+        if rate(low, processing_rtt_s) >= processing:
+            for _ in range(60):
+                mid = (low + high) / 2
+                low, high = (mid, high) if rate(mid, processing_rtt_s) >= processing else (low, mid)
+            service = low
+    return rate(service, rtt_s)
+
+
 def add_window_limit(
-    build: Build, writes: float, bs: int, *, rtt_s: float, sndbuf: float, explicit: bool, origin: str | None = None
+    build: Build,
+    writes: float,
+    bs: int,
+    *,
+    rtt_s: float,
+    sndbuf: float,
+    explicit: bool,
+    origin: str | None = None,
+    processing: float | None = None,
+    processing_rtt_s: float | None = None,
 ) -> None:
     """One connection per peer moves at most ``sndbuf`` bytes per round trip (``origin``: where
-    a window read from the nodes came from)."""
+    a window read from the nodes came from).  With the replication's measured ``processing``
+    (bytes/s, at ``processing_rtt_s``), a longer round trip than the measurement's runs the two
+    as one loop (module docstring); where the window leaves the processing its rate, the bound
+    is the bare ``sndbuf / RTT``."""
     if rtt_s <= 0 or writes <= 0:
         return
     figure = build.catalog.defaults.tcp_sndbuf_bytes
     explicit = explicit or origin is not None
     if origin is None:
         origin = "--sndbuf" if explicit else "tcp_wmem max (DRBD sndbuf-size 0 = autotuned)"
+    rate = sndbuf / rtt_s
+    detail = (
+        f"one connection per peer keeps at most {sndbuf / 2**20:g} MiB unacknowledged ({origin}): "
+        f"{sndbuf / 2**20:g} MiB / {rtt_s * 1000:.3g} ms RTT"
+    )
+    if processing is not None and processing > 0 and rtt_s > (processing_rtt_s or 0.0):
+        looped = window_loop_rate(sndbuf, rtt_s, processing, processing_rtt_s)
+        if looped < SATURATED * min(processing, rate):
+            rate = looped
+            detail += (
+                f", less the window its bytes hold while queued behind the replication's "
+                f"{processing / 2**20:,.1f} MiB/s of processing: {looped / 2**20:,.1f} MiB/s"
+            )
     build.add(
         Limit(
             key="replication.window",
             label="TCP send-buffer window",
             resource="window",
             units_per_io=writes * bs,
-            baseline=sndbuf / rtt_s,
-            detail=(
-                f"one connection per peer keeps at most {sndbuf / 2**20:g} MiB unacknowledged ({origin}): "
-                f"{sndbuf / 2**20:g} MiB / {rtt_s * 1000:.3g} ms RTT"
-            ),
+            baseline=rate,
+            detail=detail,
             estimate=figure.estimate and not explicit,
             sources=() if explicit else tuple(figure.sources),
         )

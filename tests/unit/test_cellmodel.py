@@ -17,6 +17,7 @@ from harness.prediction.calibrate import PairCalibration
 from harness.prediction.cellmodel import inventory_catalog, model_rtt_ms, model_workload, predict_cell
 from harness.rtt import RttStats
 from harness.sizing.catalog import Catalog
+from harness.sizing.transport_limits import window_loop_rate
 from harness.workloads import write_job
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -280,8 +281,14 @@ def test_the_nodes_window_bounds_the_replicated_bandwidth_at_a_longer_round_trip
     far = CellSpec("t", "single-az", big, impairment=NetemProfile.from_rtt("rtt5ms", 0.005))
     with_window = predict_cell(inventory, catalog, far, cal, rtt_ms=5.16)
     without = predict_cell(inventory, catalog, far, plain, rtt_ms=5.16)
-    # DRBD processes while earlier bytes wait for acks: min(300 MiB/s, 0.908 MiB / 5.16 ms)
-    assert with_window.bw_mib_s == pytest.approx(951760 / MIB / 0.00516, rel=1e-6)
+    # DRBD processes while earlier bytes wait for acks, but bytes queued behind its processing
+    # hold window too: below min(300 MiB/s, 0.908 MiB / 5.16 ms), above the two in series
+    bound = 951760 / MIB / 0.00516
+    assert with_window.bw_mib_s < 0.99 * min(300.0, bound)
+    assert with_window.bw_mib_s > 1 / (1 / 300.0 + (0.00516 - 0.00016) / (951760 / MIB))
+    assert with_window.bw_mib_s == pytest.approx(
+        window_loop_rate(951760.0, 0.00516, 300.0 * MIB, 0.00016) / MIB, rel=1e-9
+    )
     assert with_window.bottleneck == "replication.window" and "nodes' TCP buffers" in with_window.detail
     # the catalog's 4 MiB send buffer alone never bound
     assert without.bw_mib_s == pytest.approx(300.0)

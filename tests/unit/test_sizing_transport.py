@@ -11,7 +11,7 @@ from harness.sizing.catalog import load_builtin_catalog
 from harness.sizing.inputs import MIB, NodeSpec, Protocol, Scenario, VolumeSpec, Workload
 from harness.sizing.model import predict
 from harness.sizing.prediction import Prediction
-from harness.sizing.transport_limits import protocol_a_lag, wire_factor
+from harness.sizing.transport_limits import SEGMENT_BYTES, protocol_a_lag, window_loop_rate, wire_factor
 
 CATALOG = load_builtin_catalog()
 FAST = VolumeSpec("gp3", 1000, 16000, 1000)
@@ -102,3 +102,43 @@ def test_lag_bounds(sndbuf: float, bs: int, rate: float) -> None:
     lag = protocol_a_lag(sndbuf, bs, rate)
     assert lag.writes * bs == pytest.approx(sndbuf)
     assert lag.seconds * rate == pytest.approx(sndbuf)
+
+
+def test_window_loop_by_hand() -> None:
+    # two 64 KiB segments, 1 ms of processing each, 1 ms round trip.  MVA: one segment cycles in
+    # 2 ms (500/s, the processing half busy, half a segment queued); the second finds that
+    # queue and waits 1.5 ms, so two cycle in 2.5 ms: 800 segments/s
+    window, service, rtt = 2.0 * SEGMENT_BYTES, 0.001, 0.001
+    rate = window_loop_rate(window, rtt, SEGMENT_BYTES / service)
+    assert rate == pytest.approx(800 * SEGMENT_BYTES)
+    # below both bounds alone, above the two in series
+    assert rate < min(SEGMENT_BYTES / service, window / rtt)
+    assert rate > 1 / (service / SEGMENT_BYTES + rtt / window)
+
+
+@given(
+    window_kib=st.integers(min_value=64, max_value=16 * 1024),
+    processing_mib=st.floats(min_value=1.0, max_value=5000.0),
+    rtt0_ms=st.floats(min_value=0.01, max_value=2.0),
+    extra_ms=st.floats(min_value=0.0, max_value=100.0),
+)
+@settings(max_examples=60, deadline=None)
+def test_window_loop_between_series_and_min(
+    window_kib: int, processing_mib: float, rtt0_ms: float, extra_ms: float
+) -> None:
+    window, processing = window_kib * 1024.0, processing_mib * MIB
+    rtt0, rtt = rtt0_ms / 1000, (rtt0_ms + extra_ms) / 1000
+    rate = window_loop_rate(window, rtt, processing, rtt0)
+    assert rate <= min(processing, window / rtt) * (1 + 1e-9)
+    assert rate >= 1 / (1 / processing + rtt / window) * (1 - 1e-9)
+    # a longer round trip never moves more
+    assert window_loop_rate(window, rtt + 0.001, processing, rtt0) <= rate * (1 + 1e-9)
+
+
+@given(processing_mib=st.floats(min_value=1.0, max_value=900.0), rtt0_ms=st.floats(min_value=0.01, max_value=2.0))
+@settings(max_examples=40, deadline=None)
+def test_window_loop_gives_back_the_measured_rate_at_its_own_round_trip(processing_mib: float, rtt0_ms: float) -> None:
+    # 4 MiB of window, at least twice the processing's rate per round trip: at the measurement's
+    # own round trip the loop gives back the measured processing
+    window, processing, rtt0 = 4.0 * MIB, processing_mib * MIB, rtt0_ms / 1000
+    assert window_loop_rate(window, rtt0, processing, rtt0) == pytest.approx(processing, rel=1e-3)
