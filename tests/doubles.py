@@ -144,12 +144,15 @@ class FakeRunner:
 
     def _alone(self, command: str) -> Answer:
         """The answer a batch part gets from the argv and script tables (recorded in ``calls``)."""
-        argv = shlex.split(command)
-        if len(argv) == 3 and argv[:2] == ["sh", "-c"]:
+        # a shell snippet the batch runs in its own shell (`{ ...\n}`) or in an `sh -c` of its own
+        inline = command[2:-2] if command.startswith("{ ") and command.endswith("\n}") else None
+        argv = shlex.split(command) if inline is None else []
+        script = inline if inline is not None else (argv[2] if len(argv) == 3 and argv[:2] == ["sh", "-c"] else None)
+        if script is not None:
             try:
-                result = self.run_script(argv[2], timeout=0, check=False)
+                result = self.run_script(script, timeout=0, check=False)
             except AssertionError:
-                raise AssertionError(f"{self.name}: unexpected batch script {argv[2][:300]!r}") from None
+                raise AssertionError(f"{self.name}: unexpected batch script {script[:300]!r}") from None
             return Answer(result.stdout, result.exit_code, result.stderr)
         result = self.run(argv, timeout=0, check=False)
         return Answer(result.stdout, result.exit_code, result.stderr)
@@ -164,7 +167,7 @@ _MUTATING = re.compile(
     r"\btc (?:qdisc|filter|class) (?:add|del|delete|replace|change)\b|\btc -batch\b"
     r"|\bdrbdadm (?:primary|secondary|disconnect|connect|down|up|adjust|invalidate\S*|resume-io)\b"
     r"|--discard-my-data|--force\b|\bmkdir\b|\brm -|\bsystemd-run\b|\bsetsid\b|\bpkill\b"
-    r"|\bkill -(?:TERM|KILL|9)\b|\bfio --name|\bwipefs\b|\bmkfs|\btouch\b"
+    r"|\bkill -(?:s )?(?:TERM|KILL|9)\b|\bfio --name|\bwipefs\b|\bmkfs|\btouch\b"
 )
 
 

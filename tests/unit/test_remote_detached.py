@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from harness.errors import CommandFailed, CommandTimeout
 from harness.remote import CommandResult, DetachedJob, render_command
+from harness.remote.detached import stop_script
 
 NEEDS = ("setsid", "timeout", "pgrep", "pkill", "tail", "date")
 pytestmark = pytest.mark.skipif(
@@ -233,3 +234,22 @@ def test_nothing_is_left_when_the_starting_shell_is_gone(tmp_path: Path) -> None
     assert session(sid)
     DetachedJob.of_argv(["true"], deadline_s=1, pid_file=j.pid_file).stop(NodeShell())
     assert until(lambda: not session(sid), 5)
+
+
+def test_a_bare_job_stops_with_the_shells_own_kill(tmp_path: Path) -> None:
+    # a dead-man switch: a bare script, one process group, stopped without pkill
+    marker = tmp_path / "fired"
+    pid_file = str(tmp_path / "switch.pid")
+    j = DetachedJob.of_script(f"sleep 60; touch {shlex.quote(str(marker))}", deadline_s=None, pid_file=pid_file)
+    node = NodeShell()
+    node.run_script(j.start_script(), timeout=10)
+    sid = pid_of(j)
+    assert until(lambda: len(session(sid)) >= 2, 5)  # sh and its sleep
+    script = stop_script(pid_file, grace_s=None, one_group=True)
+    assert "pkill" not in script
+    node.run_script(script, timeout=10)
+    assert until(lambda: not session(sid), 5)
+    assert not Path(pid_file).exists() and not marker.exists()
+    node.run_script(script, timeout=10)  # again: harmless
+    with pytest.raises(ValueError, match="one_group"):
+        stop_script(pid_file, grace_s=1.0, one_group=True)
