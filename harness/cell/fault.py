@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import shlex
+from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Literal
@@ -25,11 +27,11 @@ from harness.impair.lint import lint_profile
 from harness.inventory.models import Inventory
 from harness.ledger import Ledger
 from harness.pernode import each_node
-from harness.remote import Runner
+from harness.remote import CommandResult, Runner, Shell
 from harness.replication import Replication, SilenceTimeouts
 from harness.rtt import RttStats, parse_ping, ping_argv
 
-__all__ = ["Faults", "RttProof", "check_rtt", "probe_rtt"]
+__all__ = ["Faults", "ImpairedPath", "RttProof", "check_rtt", "probe_rtt"]
 
 #: how long a reconnected pair may take to resync the writes made while it was cut
 RESYNC_TIMEOUT_S = 300.0
@@ -57,6 +59,45 @@ def check_rtt(spec: CellSpec, base: RttStats, measured: RttStats) -> None:
             f"{spec.id}: minimum RTT {measured.min_ms:.2f} ms after applying {spec.impairment.describe()}, "
             f"expected {expected:.2f} ± {tolerance:.2f} ms (baseline minimum {base.min_ms:.2f} ms)"
         )
+
+
+@dataclass(frozen=True)
+class ImpairedPath:
+    """An impairment in place for one cell: the RTT proof it still owes, and the primary's
+    side of it, which the round trip that sees fio exit clears too (one round trip fewer);
+    the cell's undo clears whatever that did not confirm."""
+
+    proof: RttProof
+    impairer: Impairer
+    planned: list[tuple[Runner, AppliedImpairment]]
+    primary: str
+
+    def _primary_fault(self) -> AppliedImpairment | None:
+        return next((fault for node, fault in self.planned if node.name == self.primary), None)
+
+    def exit_batch(self) -> dict[str, Shell]:
+        """The primary's clear as snippets for fio's exit round trip (run only once fio ended)."""
+        fault = self._primary_fault()
+        if fault is None:
+            return {}
+        return {
+            f"{_EXIT_PREFIX}{name}": command if isinstance(command, Shell) else Shell(shlex.join(command))
+            for name, command in self.impairer.clear_batch(fault).items()
+        }
+
+    def settle(self, out: Mapping[str, CommandResult]) -> None:
+        """Judge the exit round trip's clear; a confirmed one leaves the undo (which still runs
+        on every path) only the other node."""
+        fault = self._primary_fault()
+        ran = {name.removeprefix(_EXIT_PREFIX): result for name, result in out.items() if name.startswith(_EXIT_PREFIX)}
+        if fault is None or not ran:
+            return
+        self.impairer.confirm_cleared(fault, ran)
+        self.planned[:] = [(node, planned) for node, planned in self.planned if planned is not fault]
+
+
+#: names of the primary's clear in fio's exit round trip (beside fio's own output)
+_EXIT_PREFIX = "impair_"
 
 
 @dataclass(frozen=True)
@@ -102,16 +143,17 @@ class Faults:
         self.impairer = Impairer(run_id, ledger)
         self._baseline_rtt: dict[tuple[str, str], RttStats] = {}
 
-    def inject(self, spec: CellSpec, target: Target, undo: ExitStack) -> RttProof | None:
-        """Cut or impair as ``spec`` says; for an impairment, the RTT proof it still owes."""
+    def inject(self, spec: CellSpec, target: Target, undo: ExitStack) -> ImpairedPath | None:
+        """Cut or impair as ``spec`` says; for an impairment, the path as impaired (with the RTT
+        proof it still owes)."""
         if spec.mode == "disconnected":
             self._disconnect(target, undo)
         if spec.impairment is None:
             return None
         self.lint(spec, target)
         base = self.baseline_rtt(target.primary, target.peer_ip)
-        self._impair(spec, target, undo)
-        return RttProof(spec, base)
+        planned = self._impair(spec, target, undo)
+        return ImpairedPath(RttProof(spec, base), self.impairer, planned, target.primary.name)
 
     def baseline_rtt(self, primary: Runner, peer_ip: str) -> RttStats:
         """Unimpaired RTT of a path, measured once per process (it is a property of the path)."""
@@ -154,7 +196,7 @@ class Faults:
         replication.wait_healthy(RESYNC_TIMEOUT_S)
 
     # -- impairment ------------------------------------------------------------------------------
-    def _impair(self, spec: CellSpec, target: Target, undo: ExitStack) -> None:
+    def _impair(self, spec: CellSpec, target: Target, undo: ExitStack) -> list[tuple[Runner, AppliedImpairment]]:
         assert spec.impairment is not None
         pair = target.pair
         # the fault is gone by the fio deadline + the grace, its undo included
@@ -187,6 +229,7 @@ class Faults:
                 for role, node, other in _sides(target)
             ]
         )
+        return planned
 
     def _clear_all(self, planned: list[tuple[Runner, AppliedImpairment]]) -> None:
         # a connection lost mid-undo reconnects, bounded: clearing twice is harmless (row 25)

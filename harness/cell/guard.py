@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from harness.cell.spec import CellSpec, Progress
 from harness.connections import ConnectionPool
 from harness.errors import CommandFailed
-from harness.impair.apply import readback_probes
+from harness.impair.apply import root_probe
 from harness.inventory.models import Inventory, NodeSpec, PairSpec
 from harness.reboot import boot_id_argv
 from harness.remote import CommandResult, Runner, Shell, run_batch
@@ -74,7 +74,7 @@ def guard_cell(
     ifaces = {name: inventory.nodes[name].replication.iface for name in (pair.primary, pair.secondary)}
 
     def interface(name: str) -> dict[str, Sequence[str] | Shell]:
-        return readback_probes(ifaces[name]) if spec.impairment is not None else {}
+        return root_probe(ifaces[name]) if spec.impairment is not None else {}
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="peer-boot-id") as peer:
         peer_batch = peer.submit(

@@ -14,7 +14,7 @@ import shlex
 from contextlib import ExitStack
 from dataclasses import dataclass
 
-from harness.cell.fault import RttProof
+from harness.cell.fault import ImpairedPath
 from harness.cell.guard import Target
 from harness.cell.reconnect import check_faults, with_reconnect
 from harness.cell.spec import CellSpec, Progress
@@ -68,8 +68,10 @@ class Measurer:
         self.deadman_grace_s = deadman_grace_s
         self.progress = progress
 
-    def measure(self, spec: CellSpec, target: Target, undo: ExitStack, proof: RttProof | None) -> Measurement:
-        """fio under the watch; an impaired cell's ``proof`` is pinged in fio's start round trip."""
+    def measure(self, spec: CellSpec, target: Target, undo: ExitStack, impaired: ImpairedPath | None) -> Measurement:
+        """fio under the watch; an ``impaired`` path's proof is pinged in fio's start round trip,
+        and its primary's side cleared in the round trip that sees fio exit."""
+        proof = impaired.proof if impaired is not None else None
         primary = target.primary
         cell = safe_token(spec.id)
         watch: EventWatch | None = None
@@ -129,6 +131,9 @@ class Measurer:
         if spec.mode == "disconnected":
             # a peer that came back during the run made it a replicated measurement
             collect["state"] = Shell(shlex.join(target.replication.state_probe()))
+        if impaired is not None:
+            # last: after fio's output and the watch are read
+            collect.update(impaired.exit_batch())
         try:
             try:
                 rc, out = self.fio.wait_exit(primary, run, progress=self.progress, after_exit=collect)
@@ -141,6 +146,8 @@ class Measurer:
                     f"is lost; {check_faults(primary, self.run_id, active)}"
                 ) from None
             finished = True
+            if impaired is not None:
+                impaired.settle(out)
             result = self.fio.parse(primary, run, rc, out["fio"].stdout)
             if "state" in out:
                 _check_still_alone(spec, target.replication, out["state"].stdout)

@@ -167,13 +167,13 @@ class CellRunner:
                     ExitStack() as undo,
                 ):
                     undo.callback(lambda: marks.update(undone=time.time()))  # runs last: after every undo
-                    proof = self.faults.inject(first, target, undo)
+                    impaired = self.faults.inject(first, target, undo)
                     marks["faulted"] = time.time()
                     for spec in specs:
                         if measured:  # a later cell of the series: its own span starts now
                             start, marks = time.monotonic(), dict.fromkeys(("start", "guarded", "faulted"), time.time())
                         with ExitStack() as own:  # stops this cell's fio on any exit
-                            measurement = self.measurer.measure(spec, target, own, proof)
+                            measurement = self.measurer.measure(spec, target, own, impaired)
                         measured.append((spec, measurement, start, marks))
                         marks["undone"] = time.time()  # the last cell's is the fault's undo, above
             except NodeRebooted as rebooted:

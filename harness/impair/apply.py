@@ -48,6 +48,7 @@ __all__ = [
     "ImpairmentMismatch",
     "deadman_script",
     "readback_probes",
+    "root_probe",
 ]
 
 #: How long after a cell's fio deadline its fault removes itself should the harness die or
@@ -114,11 +115,19 @@ def disarm_script(fault_file: str, pid_file: str) -> str:
 
 
 def readback_probes(iface: str) -> dict[str, Sequence[str] | Shell]:
-    """The interface's qdiscs and filters as batch commands (``qdiscs``, ``filters``), to ride
-    the round trip of whatever precedes them; their results are an :meth:`Impairer.apply`
-    ``preread``."""
+    """The interface's qdiscs and filters as batch commands (``qdiscs``, ``filters``): the
+    read-back of an applied fault."""
     qcmd, fcmd = readback_commands(iface, tc="tc")
     return {"qdiscs": qcmd, "filters": fcmd}
+
+
+def root_probe(iface: str) -> dict[str, Sequence[str] | Shell]:
+    """What :meth:`Impairer.apply` reads before it touches the interface, as a batch command
+    (``qdiscs``) to ride the round trip of whatever precedes it (its result is a ``preread``):
+    whose root the interface has.  Filters live under a root; the harness's own are read back
+    after the apply."""
+    qcmd, _ = readback_commands(iface, tc="tc")
+    return {"qdiscs": qcmd}
 
 
 def _readback_text(out: Mapping[str, CommandResult]) -> tuple[str, str]:
@@ -146,7 +155,7 @@ class Impairer:
         self._seq_lock = threading.Lock()
 
     def _read(self, node: Runner, iface: str) -> tuple[str, str]:
-        return _readback_text(run_batch(node, readback_probes(iface), timeout=20))
+        return _readback_text(run_batch(node, root_probe(iface), timeout=20))
 
     def apply(
         self,
@@ -169,7 +178,7 @@ class Impairer:
         node, so the caller can register the undo first: a Ctrl-C or SIGTERM landing in the
         middle of this call must still find the fault (clearing an unapplied fault is a no-op).
 
-        ``preread``: the interface as :func:`readback_probes` read it earlier in this cell, under
+        ``preread``: the interface as :func:`root_probe` read it earlier in this cell, under
         the cell's node locks (a round trip it rode); without it the interface is read first.
         """
         if not profile.applies_to(role):
@@ -248,17 +257,21 @@ class Impairer:
 
     def clear(self, node: Runner, applied: AppliedImpairment) -> None:
         """Remove the fault and disarm its switch; verify the interface is default again."""
+        self.confirm_cleared(applied, run_batch(node, self.clear_batch(applied), timeout=30))
+
+    def clear_batch(self, applied: AppliedImpairment) -> dict[str, Sequence[str] | Shell]:
+        """The clear as batch commands (``clear``, then the read-back ``qdiscs``), to run alone
+        or to ride a round trip the caller makes anyway; :meth:`confirm_cleared` judges them."""
         base = node_run_dir(self.run_id)
         fault_file = f"{base}/faults/{applied.token}.json"
         pid_file = f"{base}/faults/{applied.token}.deadman"
         undo = "; ".join(shlex.join(c) + " 2>/dev/null" for c in teardown_commands(applied.iface))
         qcmd, _ = readback_commands(applied.iface, tc="tc")
-        out = run_batch(
-            # inline in the batch's shell: no `sh` of its own to start (about 20 ms on a UML guest)
-            node,
-            {"clear": Shell(f"{disarm_script(fault_file, pid_file)}; {undo}; true"), "qdiscs": qcmd},
-            timeout=30,
-        )
+        # inline in the batch's shell: no `sh` of its own to start (about 20 ms on a UML guest)
+        return {"clear": Shell(f"{disarm_script(fault_file, pid_file)}; {undo}; true"), "qdiscs": qcmd}
+
+    def confirm_cleared(self, applied: AppliedImpairment, out: Mapping[str, CommandResult]) -> None:
+        """Judge a :meth:`clear_batch`'s results: the clear ran and the interface reads default."""
         if out["clear"].exit_code != 0:
             raise CommandFailed(out["clear"])
         qtext, _ = _readback_text(out)

@@ -12,7 +12,9 @@ The full calibration (``full=True``, what per-cell predictions need) adds:
 * local IOPS capacity: 4k random writes with 4 jobs x QD2, disconnected (8 in flight: more
   does not raise it on a virtual disk, and on UML's single-threaded ubd it lowers it);
 * the path's rate: one iperf3 TCP flow between the replication addresses (skipped with a
-  note when iperf3 is not installed on the nodes);
+  note when iperf3 is not installed on the nodes).  It is a property of the path, not of the
+  replication over it: a second pair of the same two nodes and addresses (DRBD and md-nbd
+  side by side) reuses the process's measurement, with a note naming the pair that made it;
 * the replicated write itself: a QD1 4k random write, connected.  What its per-write time
   holds beyond the RTT and the peer's disk write is the replication overhead (DRBD's
   processing, both TCP stacks, guest scheduling on VMs); the model adds it to every
@@ -70,6 +72,8 @@ __all__ = [
 CALIBRATION_SCENARIO = "calibration"
 
 _cache: dict[tuple[str, str], PairCalibration] = {}
+#: (run, primary, secondary, peer address, seconds) -> (Mbit/s, the pair whose calibration measured it)
+_path_rates: dict[tuple[str, str, str, str, float], tuple[float, str]] = {}
 
 #: runs one calibration cell: (what, mode, cell) -> result, with a progress line
 _Cell = Callable[[str, str, CellSpec], CellResult]
@@ -253,10 +257,15 @@ def _complete(
     primary, secondary = runner.pool.get(nodes.primary), runner.pool.get(nodes.secondary)
     notes: list[str] = []
     path_mbit = None
-    if has_iperf3(primary) and has_iperf3(secondary):
+    peer_ip = runner.inventory.nodes[nodes.secondary].replication.ip
+    path_key = (runner.run_id, nodes.primary, nodes.secondary, peer_ip, path_rate_seconds(profile))
+    if path_key in _path_rates:
+        path_mbit, measured_by = _path_rates[path_key]
+        notes.append(f"path rate measured by {measured_by}'s calibration (same nodes and replication addresses)")
+    elif has_iperf3(primary) and has_iperf3(secondary):
         runner.progress(f"calibrating {pair}: replication path rate (iperf3)")
-        peer_ip = runner.inventory.nodes[nodes.secondary].replication.ip
         path_mbit = measure_path_rate(primary, secondary, peer_ip, seconds=path_rate_seconds(profile)) / 1e6
+        _path_rates[path_key] = (path_mbit, pair)
     else:
         notes.append("iperf3 is not installed on both nodes: the path rate comes from the catalog")
     return replace(

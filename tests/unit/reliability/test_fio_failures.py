@@ -18,7 +18,7 @@ import pytest
 from harness.cell import CellRunner
 from harness.cell.ackverify import verify_written
 from harness.cell.failover import FailoverResult, verify_workload
-from harness.cell.fault import RttProof
+from harness.cell.fault import ImpairedPath, RttProof
 from harness.cell.guard import Target
 from harness.cell.measure import Measurer
 from harness.cell.spec import CellSpec
@@ -28,8 +28,10 @@ from harness.fio.report import parse_fio_json
 from harness.fio.runner import KERNEL_MARK, FioFailed, FioRunner, fio_deadline_s
 from harness.fio.spec import WorkloadSpec
 from harness.impair.apply import AppliedImpairment, Impairer, ImpairmentMismatch
+from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory
 from harness.ledger import Ledger
+from harness.remote import Runner
 from harness.rtt import RttStats
 from harness.samples import SampleStore
 from tests.doubles import (
@@ -181,7 +183,7 @@ def test_case_23_a_failed_fio_names_the_replication_events_and_the_cell_still_cl
     # the path's qdiscs: default before the fault, the harness's after it, default after the undo
     a1 = tc_node(
         ["lab/default-root.json", "lab/harness-t-qdisc.json", "lab/default-root.json"],
-        ["filter-recorded-empty.json", "lab/harness-t-filter.json"],
+        ["lab/harness-t-filter.json"],
     )
     a1.batch.update(
         {
@@ -231,7 +233,7 @@ def test_case_20_a_fault_that_did_not_take_stops_fio_and_is_removed(tmp_path: Pa
     ledger = Ledger(tmp_path / "ledger.ndjson", RUN_ID)
     a1 = tc_node(
         ["lab/default-root.json", "lab/harness-t-qdisc.json", "lab/default-root.json"],
-        ["filter-recorded-empty.json", "lab/harness-t-filter.json"],
+        ["lab/harness-t-filter.json"],
     )
     # fio's start script prints what its preamble printed: the ping
     a1.scripts.insert(0, ("ping -n -c 10", Answer(data("ping/iputils-20221126-reply.txt"))))
@@ -243,22 +245,86 @@ def test_case_20_a_fault_that_did_not_take_stops_fio_and_is_removed(tmp_path: Pa
     )
     impairer = Impairer(RUN_ID, ledger)
     measurer = Measurer(FioRunner(RUN_ID, ledger), RUN_ID, deadman_grace_s=30, progress=lambda _m: None)
-    proof = RttProof(spec, RttStats((0.06,) * 20, 20, 20))
+    planned: list[tuple[Runner, AppliedImpairment]] = []
+    impaired = ImpairedPath(RttProof(spec, RttStats((0.06,) * 20, 20, 20)), impairer, planned, "a1")
     with (
         pytest.raises(ImpairmentMismatch, match=r"minimum RTT 0\.\d+ ms after applying .*expected 2\.06"),
         ExitStack() as undo,
     ):
 
         def register_clear(fault: AppliedImpairment) -> None:  # as Faults does: before the change
+            planned.append((a1, fault))
             undo.callback(impairer.clear, a1, fault)
 
         impairer.apply(
             a1, iface="vec1", peer_ip=PEER, profile=profile, hold_s=60, role="primary", on_planned=register_clear
         )
-        measurer.measure(spec, target, undo, proof)
+        measurer.measure(spec, target, undo, impaired)
     events = [e["event"] for e in ledger.entries()]
     # fio was started (the probe is in its round trip), then stopped, then the fault cleared
     assert events.index("fio-running") < events.index("fio-stopped") < events.index("impair-cleared")
     assert "fio-exit" not in events  # nothing was measured or judged
     start = next(c for c in a1.calls if "ping -n -c 10" in c)
     assert start.index("ping -n -c 10") < start.index(" fio ")
+
+
+@pytest.mark.reliability_row(20)
+def test_the_primarys_clear_rides_fios_exit_round_trip(tmp_path: Path) -> None:
+    """Once fio has exited, the round trip that brings back its output also clears the primary's
+    fault and reads the interface back; the undo, which still runs, then clears only what that
+    did not confirm (here: nothing), so the fault is removed once."""
+    ledger = Ledger(tmp_path / "ledger.ndjson", RUN_ID)
+    a1 = tc_node(["lab/default-root.json", "lab/harness-t-qdisc.json"], ["lab/harness-t-filter.json"])
+    a1.scripts.insert(0, ("ping -n -c 10", Answer(data("ping/iputils-20221126-reply.txt"))))
+    a1.batch.update(
+        {
+            "rc": Answer("0\n"),
+            "now": Answer(),
+            "fio": Answer(data("fio/fio-3.33-randwrite-4k-libaio.json")),
+            "times": Answer(),
+            "events": Answer("harness-watch alive=1\n"),
+            "bw": Answer(),
+            "impair_clear": Answer(),
+            "impair_qdiscs": Answer(data("tc/lab/default-root.json")),
+        }
+    )
+    pair = LAB.pairs["single-az"]
+    target = Target(pair, a1, FakeRunner("a2"), recorded_replication(a1), PEER, "boot")
+    # the proof's profile: 0.2 ms more RTT, which the recorded ping's minimum passes; the fault
+    # applied is QDISC_T, what the recorded read-back shows
+    profile = NetemProfile("t", delay_s=0.0001)
+    spec = CellSpec(
+        "c", "single-az", WorkloadSpec(name="w", rw="randwrite", size=1 << 20, runtime_s=5), impairment=profile
+    )
+    impairer = Impairer(RUN_ID, ledger)
+    measurer = Measurer(FioRunner(RUN_ID, ledger), RUN_ID, deadman_grace_s=30, progress=lambda _m: None)
+    base = RttStats((0.06,) * 20, 20, 20)
+    planned: list[tuple[Runner, AppliedImpairment]] = []
+    impaired = ImpairedPath(RttProof(spec, base), impairer, planned, "a1")
+    with ExitStack() as undo:
+
+        def clear_planned() -> None:  # as Faults does: whatever is still planned when the cell ends
+            for node, fault in list(planned):
+                impairer.clear(node, fault)
+
+        undo.callback(clear_planned)
+        applied = impairer.apply(
+            a1,
+            iface="vec1",
+            peer_ip=PEER,
+            profile=QDISC_T,
+            hold_s=60,
+            role="primary",
+            on_planned=lambda fault: planned.append((a1, fault)),
+        )
+        assert applied is not None
+        measurement = measurer.measure(spec, target, undo, impaired)
+        assert planned == []  # confirmed cleared: nothing left for the undo
+    assert measurement.fio.write.iops > 0
+    events = [e["event"] for e in ledger.entries()]
+    assert events.count("impair-cleared") == 1
+    assert events.index("fio-exit") < events.index("impair-cleared")
+    # the clear ran once, guarded to run only once fio has ended, in fio's exit round trip
+    clears = [c for c in a1.calls if "tc qdisc del dev vec1 root handle 4842:" in c and "HARNESS_TC_BATCH" not in c]
+    assert len(clears) == 1
+    assert clears[0].startswith("{ if [ -s ") and f"{applied.token}.deadman" in clears[0]

@@ -147,7 +147,7 @@ def test_case_26_every_node_side_job_has_its_own_deadline(tmp_path: Path) -> Non
     ledger = Ledger(tmp_path / "ledger.ndjson", RUN_ID)
     node = tc_node(
         ["lab/default-root.json", "lab/harness-t-qdisc.json"],
-        ["filter-recorded-empty.json", "lab/harness-t-filter.json"],
+        ["lab/harness-t-filter.json"],
     )
     Impairer(RUN_ID, ledger).apply(node, iface="vec1", peer_ip=PEER, profile=QDISC_T, hold_s=120, role="primary")
     apply_script = next(c for c in node.calls if "tc -batch -" in c)
@@ -177,7 +177,7 @@ def test_case_27_undo_is_registered_before_anything_changes(tmp_path: Path) -> N
     ledger = Ledger(tmp_path / "ledger.ndjson", RUN_ID)
     node = tc_node(
         ["lab/default-root.json", "lab/harness-t-qdisc.json"],
-        ["filter-recorded-empty.json", "lab/harness-t-filter.json"],
+        ["lab/harness-t-filter.json"],
     )
     seen: list[list[str]] = []
     Impairer(RUN_ID, ledger).apply(

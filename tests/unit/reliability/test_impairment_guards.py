@@ -68,7 +68,7 @@ def test_case_18_preflight_reports_a_foreign_root() -> None:
 def test_case_20_applied_fault_is_read_back(tmp_path: Path) -> None:
     node = tc_node(
         ["lab/default-root.json", "lab/harness-t-qdisc.json"],
-        ["filter-recorded-empty.json", "lab/harness-t-filter.json"],
+        ["lab/harness-t-filter.json"],
     )
     ledger = Ledger(tmp_path / "ledger.ndjson", RUN_ID)
     applied = Impairer(RUN_ID, ledger).apply(
@@ -76,6 +76,9 @@ def test_case_20_applied_fault_is_read_back(tmp_path: Path) -> None:
     )
     assert applied is not None and applied.readback == data("tc/lab/harness-t-qdisc.json")
     assert [e["event"] for e in ledger.entries()] == ["impair-intent", "impair-applied"]
+    # before the change only the root is read (filters live under a root); both after it
+    shows = [c for c in node.calls if c.startswith("tc -j ")]
+    assert [c.split()[2] for c in shows] == ["qdisc", "qdisc", "filter"]
 
 
 @pytest.mark.reliability_row(20)
@@ -94,7 +97,7 @@ def test_case_20_applied_fault_is_read_back(tmp_path: Path) -> None:
 def test_case_20_fault_applied_wrongly_is_removed_and_aborts(
     tmp_path: Path, after_q: str, after_f: str, problem: str
 ) -> None:
-    node = tc_node(["lab/default-root.json", after_q, "lab/default-root.json"], ["filter-recorded-empty.json", after_f])
+    node = tc_node(["lab/default-root.json", after_q, "lab/default-root.json"], [after_f])
     ledger = Ledger(tmp_path / "ledger.ndjson", RUN_ID)
     with pytest.raises(ImpairmentMismatch, match=rf"a1: impairment read back differs: .*{re.escape(problem)}"):
         Impairer(RUN_ID, ledger).apply(node, iface="vec1", peer_ip=PEER, profile=QDISC_T, hold_s=60, role="primary")

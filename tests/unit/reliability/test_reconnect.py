@@ -52,7 +52,7 @@ class DroppingNode(FakeRunner):
 def _node() -> DroppingNode:
     base = tc_node(
         ["lab/default-root.json", "lab/harness-t-qdisc.json", "lab/default-root.json"],
-        ["filter-recorded-empty.json", "lab/harness-t-filter.json"],
+        ["lab/harness-t-filter.json"],
     )
     return DroppingNode(base.name, argv=base.argv, scripts=list(base.scripts))
 
