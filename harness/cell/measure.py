@@ -2,9 +2,11 @@
 
 fio runs detached under a node-side deadline (:mod:`harness.fio.runner`).  The round trip that
 starts it also starts the replication's event watch (and, with nothing impaired, measures the
-RTT just before fio); the round trip that sees fio exit also stops the watch and brings back
-fio's JSON, its timings, its bandwidth logs and the watch's capture.  The stop of fio and of the
-watch is registered before either starts, so every exit path stops them.
+RTT just before fio); the round trip that sees fio exit also stops the watch, brings back
+fio's JSON, its timings, its bandwidth logs and the watch's capture, and clears the primary's
+impairment (:class:`~harness.cell.fault.ImpairedPath`; the cell's undo clears what that did not
+confirm).  The stop of fio and of the watch is registered before either starts, so every exit
+path stops them.
 """
 
 from __future__ import annotations
