@@ -238,6 +238,9 @@ class FakePool:
             raise node
         return node
 
+    def open_all(self, names: list[str]) -> dict[str, FakeRunner]:
+        return {name: self.get(name) for name in names}
+
     def close_all(self) -> None:
         self.closed = True
 

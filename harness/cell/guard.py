@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 from harness.cell.spec import CellSpec, Progress
 from harness.connections import ConnectionPool
-from harness.errors import CommandFailed
+from harness.errors import CommandFailed, HarnessError, RefusedError, SplitBrain
 from harness.impair.apply import root_probe
 from harness.inventory.models import Inventory, NodeSpec, PairSpec
+from harness.reach import reach_argv, read_reach
 from harness.reboot import boot_id_argv
 from harness.remote import CommandResult, Runner, Shell, run_batch
 from harness.replication import Replication, replication_for
@@ -62,6 +63,16 @@ class Target:
         return known
 
 
+def _explain_unhealthy(exc: RefusedError, primary: Runner, source: str, dest: str, resource: str) -> None:
+    """A replication that never became healthy: say whether the network between the nodes is
+    the cause (the error gains the reason; a probe that fails itself adds nothing)."""
+    try:
+        reach = read_reach(primary.name, source, dest, primary.run(reach_argv(dest, source), timeout=15, check=False))
+    except HarnessError:
+        return
+    exc.args = (f"{exc}; {reach.dead_path(resource) if not reach.answers else reach.describe()}",)
+
+
 def guard_cell(
     inventory: Inventory, pool: ConnectionPool, spec: CellSpec, *, health_timeout_s: float, progress: Progress
 ) -> Target:
@@ -96,9 +107,15 @@ def guard_cell(
             pair.secondary: {k: peer_out[k] for k in interface(pair.secondary)},
         }
     state = replication.read_state(facts.extra["state"].stdout)
-    if state is None or not state.healthy:
-        replication.wait_healthy(health_timeout_s)
     peer_ip = inventory.nodes[pair.secondary].replication.ip
+    if state is None or not state.healthy:
+        try:
+            replication.wait_healthy(health_timeout_s)
+        except SplitBrain:
+            raise
+        except RefusedError as exc:
+            _explain_unhealthy(exc, primary, inventory.nodes[pair.primary].replication.ip, peer_ip, pair.resource)
+            raise
     return Target(
         pair,
         primary,

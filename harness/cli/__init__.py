@@ -289,6 +289,9 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.cli.labroots import add_labroots_command
 
     add_labroots_command(lab_sub)
+    from harness.cli.labdoctor import add_labdoctor_command
+
+    add_labdoctor_command(lab_sub)
     from harness.cli.inventory import add_inventory_commands
 
     add_inventory_commands(sub.add_parser("inventory", help="validate an inventory or print its JSON Schema"))

@@ -23,6 +23,7 @@ from harness.errors import HarnessError
 from harness.impair.qdiscs import parse_qdiscs
 from harness.impair.readback import RootClass, classify_root, explain_root
 from harness.inventory.models import Inventory
+from harness.reach import Reach, reach_argv, read_reach
 from harness.remote import CommandResult, Runner, run_batch
 from harness.replication import ConfigFindings, Replication, replication_for, tool_probe
 from harness.safety.clock import CLOCK_PROBE, judge_offset, read_offset
@@ -278,9 +279,12 @@ def _pair_checks(inv: Inventory, pool: ConnectionPool, pair_name: str, needed_by
     except HarnessError:
         return []  # reported by the node checks
     replication = replication_for(pair, node, nodes=inv.nodes)
-    facts = probe_device(node, pair.device, replication, extra={"state": replication.state_probe()})
+    source, dest = inv.nodes[pair.primary].replication.ip, inv.nodes[pair.secondary].replication.ip
+    probes = {"state": replication.state_probe(), "reach": reach_argv(dest, source)}
+    facts = probe_device(node, pair.device, replication, extra=probes)
     out: list[Finding] = []
     state = replication.read_state(facts.extra["state"].stdout)
+    reach = read_reach(pair.primary, source, dest, facts.extra["reach"])
     if state is None:
         out.append(Finding(label, "drbd", "BLOCK", f"resource {pair.resource} not configured on {pair.primary}"))
     else:
@@ -289,6 +293,7 @@ def _pair_checks(inv: Inventory, pool: ConnectionPool, pair_name: str, needed_by
             problems.append(f"{pair.primary} is {state.role}, the inventory says Primary")
         status: Status = "BLOCK" if problems else "ok"
         out.append(Finding(label, "drbd", status, "; ".join(problems) if problems else state.describe()))
+    out.append(_path_finding(label, pair.resource, reach, connected=state is not None and state.healthy))
     refusals = evaluate_drbd_target(facts, expected_device=pair.device, needed_bytes=needed_bytes)
     out.append(
         Finding(
@@ -299,6 +304,17 @@ def _pair_checks(inv: Inventory, pool: ConnectionPool, pair_name: str, needed_by
         )
     )
     return out
+
+
+def _path_finding(label: str, resource: str, reach: Reach, *, connected: bool) -> Finding:
+    """The replication path from the primary to the peer: a dead one blocks and says it is
+    the network; no answer while the replication is connected is ICMP filtered (a warning)."""
+    if reach.answers:
+        status: Status = "ok" if reach.received == reach.sent else "warn"
+        return Finding(label, "replication path", status, reach.describe())
+    if connected:
+        return Finding(label, "replication path", "warn", reach.filtered())
+    return Finding(label, "replication path", "BLOCK", reach.dead_path(resource))
 
 
 def run_preflight(

@@ -1,12 +1,18 @@
 """Integration fixtures: the default embedded lab (inventories/lab.yaml), booted once per
-session unless already up (then reused and left up), and a cell runner writing to tmp."""
+session unless already up (then reused and left up), and a cell runner writing to tmp.
+
+After a lab test fails, the lab doctor (:mod:`harness.lab.doctor`) judges the lab.  A lab
+that is no longer fit to measure (a dead guest, a pair that stays down, a replication path
+that does not answer) is restarted, so one broken lab fails one test and not every test
+after it; what the doctor found, and where its evidence is kept, ends the session's report.
+"""
 
 from __future__ import annotations
 
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +23,7 @@ from harness.errors import HarnessError
 from harness.fio.profiles import PROFILES
 from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory, load_inventory
+from harness.lab.doctor import diagnose
 from harness.lab.lifecycle import Lab
 from harness.ledger import Ledger
 from harness.workloads import for_profile, write_job
@@ -41,6 +48,51 @@ def default_lab() -> Iterator[Lab]:
     yield lab
     if booted:
         assert lab.down() == []
+
+
+_CALL_FAILED = pytest.StashKey[bool]()
+#: what the doctor found after failed lab tests: (test, findings, evidence file)
+LAB_FAULTS: list[tuple[str, str, Path]] = []
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report: pytest.TestReport = yield
+    if report.when == "call":
+        item.stash[_CALL_FAILED] = report.failed
+    return report
+
+
+@pytest.fixture(autouse=True)
+def _lab_doctor_after_a_failure(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    yield
+    if "default_lab" not in request.fixturenames or not request.node.stash.get(_CALL_FAILED, False):
+        return
+    lab: Lab = request.getfixturevalue("default_lab")
+    kept = tmp_path_factory.mktemp("lab-faults") / "doctor.txt"
+    try:
+        diagnosis = diagnose(lab)
+    except HarnessError as exc:
+        findings = f"the doctor could not judge the lab: {exc}"
+        kept.write_text(f"after {request.node.nodeid}\n{findings}\n")
+    else:
+        if diagnosis.healthy:
+            return
+        findings = diagnosis.render(evidence=False)
+        kept.write_text(f"after {request.node.nodeid}\n{diagnosis.render()}\n")
+    LAB_FAULTS.append((request.node.nodeid, findings, kept))
+    lab.down()
+    lab.up()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for test, findings, kept in LAB_FAULTS:
+        terminalreporter.write_sep("-", f"lab restarted after {test} (evidence: {kept})")
+        terminalreporter.write_line(findings)
 
 
 @pytest.fixture

@@ -156,6 +156,8 @@ def lab_node(name: str, *, events: str = "drbd/84-events2-now-primary-connected.
         **device_probe(),
         **audit_answers(),
         "state": Answer(data(events)),
+        # recorded a1 -> a2 (harness.reach.reach_argv)
+        "reach": Answer(data("ping/iputils-20221126-reach-reply.txt")),
         # recorded `drbdsetup show` (every resource) on the lab; no corosync.conf on the guests
         "path_drbd": Answer(data(SHOW_ALL.get(name, SHOW_ALL["a1"]))),
         "path_corosync": Answer(),
