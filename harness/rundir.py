@@ -141,6 +141,11 @@ class RunDir:
         return self.path / "preflight.txt"
 
     @property
+    def lab_doctor_txt(self) -> Path:
+        """The lab doctor's verdict, written when a run on the embedded lab had failures."""
+        return self.path / "lab-doctor.txt"
+
+    @property
     def samples_ndjson(self) -> Path:
         return self.path / "samples.ndjson"
 

@@ -150,6 +150,10 @@ def pytest_configure(config: pytest.Config) -> None:
         from harness.plugin.runend import RunEnd
 
         config.pluginmanager.register(RunEnd(session, config), "harness-run-end")
+        if session.inventory.lab is not None and _wants_reports(config):
+            from harness.plugin.labdoctor import LabDoctorAtEnd
+
+            config.pluginmanager.register(LabDoctorAtEnd(session, config), "harness-lab-doctor")
         if _wants_reports(config):
             if config.getoption("xmlpath", None) is None:
                 config.option.xmlpath = str(run.junit_xml)
