@@ -8,6 +8,7 @@ is not clean JSON).  :meth:`FioRunner.stop` kills the whole session on any early
 
 from __future__ import annotations
 
+import secrets
 import shlex
 import time
 from collections.abc import Callable, Mapping
@@ -137,6 +138,8 @@ class FioRunner:
             log=f"{base}/fio-{name}.log",
             rc_file=rc_file,
             times_file=f"{base}/fio-{name}.times",
+            # an interrupt may stop fio while this start is still on its way to the node
+            cancel_file=f"{base}/fio-{name}-{secrets.token_hex(4)}.cancel",
         )
         q = shlex.quote
         script = (

@@ -92,10 +92,17 @@ class DetachedJob:
     log: str | None = None
     rc_file: str | None = None
     times_file: str | None = None
+    cancel_file: str | None = None
+    """A stop may reach the node while the round trip that starts the job is still on its way
+    (an interrupt during the start): the stop writes this file first; a start that finds it
+    never launches, and one that launched looks again once its pid file is written and stops
+    its own session.  One name per start, so a later start of the same job is not refused."""
 
     def __post_init__(self) -> None:
         if not self.argv:
             raise ValueError("empty command")
+        if self.cancel_file is not None and self.pid_file is None:
+            raise ValueError("a cancel file needs a pid file (the stop reads it)")
         if self.deadline_s is not None:
             _seconds(self.deadline_s, "deadline")
         if self.kill_after_s is not None:
@@ -114,9 +121,10 @@ class DetachedJob:
         log: str | None = None,
         rc_file: str | None = None,
         times_file: str | None = None,
+        cancel_file: str | None = None,
     ) -> DetachedJob:
         """A job running ``argv``, every element quoted (no value can leave its word)."""
-        return cls(tuple(argv), deadline_s, kill_after_s, pid_file, log, rc_file, times_file)
+        return cls(tuple(argv), deadline_s, kill_after_s, pid_file, log, rc_file, times_file, cancel_file)
 
     @classmethod
     def of_script(
@@ -129,11 +137,12 @@ class DetachedJob:
         log: str | None = None,
         rc_file: str | None = None,
         times_file: str | None = None,
+        cancel_file: str | None = None,
     ) -> DetachedJob:
         """A job running a shell script the harness wrote (never built from unquoted input)."""
         if not script.strip():
             raise ValueError("empty script")
-        return cls(("sh", "-c", script), deadline_s, kill_after_s, pid_file, log, rc_file, times_file)
+        return cls(("sh", "-c", script), deadline_s, kill_after_s, pid_file, log, rc_file, times_file, cancel_file)
 
     @property
     def bare(self) -> bool:
@@ -167,10 +176,26 @@ class DetachedJob:
     def start_script(self) -> str:
         """Shell that starts the job detached and returns at once (one command, safe to chain
         with ``&&``: it succeeds once the job is started)."""
-        start = f"setsid sh -c {shlex.quote(self.inner_script())} </dev/null >/dev/null 2>&1 &"
+        inner = self.inner_script()
+        if self.cancel_file is not None:
+            # the session's own first look: it leads its session from here on, so a stop
+            # that found no session yet (setsid had not run) finds the file instead
+            inner = f"[ -e {shlex.quote(self.cancel_file)} ] && exit 0; {inner}"
+        start = f"setsid sh -c {shlex.quote(inner)} </dev/null >/dev/null 2>&1 &"
         if self.pid_file is None:
             return start
-        return f"{{ {start} echo $! > {shlex.quote(self._pid())}; }}"
+        launch = f"{start} echo $! > {shlex.quote(self._pid())};"
+        if self.cancel_file is None:
+            return f"{{ {launch} }}"
+        cancel = shlex.quote(self.cancel_file)
+        # A stop that came after the first look and before the pid file was written: end the
+        # session here, again until it is empty (a process forked while pkill read /proc
+        # escapes one round), then KILL what is left.
+        end = (
+            'i=0; while pkill -TERM -s "$!" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done; '
+            'pkill -KILL -s "$!" 2>/dev/null'
+        )
+        return f"{{ [ -e {cancel} ] || {{ {launch} if [ -e {cancel} ]; then {end}; fi; true; }}; }}"
 
     def alive_script(self) -> str:
         """Shell that prints ``1`` while a process of the job's session runs, else ``0``."""
@@ -195,8 +220,10 @@ class DetachedJob:
         )
 
     def stop_script(self, *, grace_s: float | None = 1.0) -> str:
-        """Shell that stops the job's whole session (see :func:`stop_script`)."""
-        return stop_script(self._pid(), grace_s=grace_s)
+        """Shell that stops the job's whole session (see :func:`stop_script`), and with a
+        :attr:`cancel_file` also a start still on its way."""
+        stop = stop_script(self._pid(), grace_s=grace_s)
+        return stop if self.cancel_file is None else f": > {shlex.quote(self.cancel_file)}; {stop}"
 
     def output_script(self, *, tail_lines: int | None = None) -> str:
         """Shell that prints what the job wrote to its log (the last ``tail_lines`` lines)."""

@@ -3,10 +3,13 @@ for real with this machine's /bin/sh exactly as SshNode sends it to a node."""
 
 from __future__ import annotations
 
+import functools
 import math
+import random
 import shlex
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -253,3 +256,39 @@ def test_a_bare_job_stops_with_the_shells_own_kill(tmp_path: Path) -> None:
     node.run_script(script, timeout=10)  # again: harmless
     with pytest.raises(ValueError, match="one_group"):
         stop_script(pid_file, grace_s=1.0, one_group=True)
+
+
+def test_a_stop_that_reaches_the_node_first_keeps_the_start_from_launching(tmp_path: Path) -> None:
+    node = NodeShell()
+    marker = f"sleep 600.{time.monotonic_ns() % 10**6}"
+    j = job(tmp_path, marker, deadline_s=700, cancel_file=str(tmp_path / "j.cancel"))
+    j.stop(node)
+    j.start(node)  # the start still succeeds: it was asked to stop before it ran
+    time.sleep(0.3)
+    assert _gone(marker)
+    assert not Path(j.pid_file or "").exists()
+
+
+def test_a_stop_racing_the_start_leaves_nothing_running(tmp_path: Path) -> None:
+    """An interrupt stops fio while the round trip that starts it is still on its way: the
+    two shells run at once on the node, in either order, and whichever wins nothing is left."""
+    node = NodeShell()
+    leaked = []
+    for i in range(30):
+        marker = f"sleep 600.{i}{time.monotonic_ns() % 10**6}"
+        here = tmp_path / str(i)
+        here.mkdir()
+        j = job(here, marker, deadline_s=700, cancel_file=str(here / "j.cancel"))
+        starter = threading.Thread(target=j.start, args=(node,))
+        starter.start()
+        time.sleep(random.uniform(0, 0.005))
+        j.stop(node)  # as fio is stopped: TERM, then KILL what is left a second later
+        starter.join(timeout=30)
+        if not until(functools.partial(_gone, marker), 3):
+            leaked.append(marker)
+            subprocess.run(["pkill", "-f", marker], check=False)
+    assert leaked == []
+
+
+def _gone(pattern: str) -> bool:
+    return subprocess.run(["pgrep", "-f", pattern], capture_output=True, check=False).stdout == b""
