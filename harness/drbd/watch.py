@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+import secrets
 import shlex
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from harness.drbd import commands
 from harness.drbd.validity import RunWatch, Verdict
 from harness.errors import ConfigError
 from harness.nodefiles import NODE_ROOT, safe_token
+from harness.remote.detached import cancel_mark, session_start
 from harness.runid import validate_run_id
 
 __all__ = ["MAX_WATCH_S", "EventWatch", "watch_paths"]
@@ -65,6 +67,8 @@ class EventWatch:
     max_duration_s: float
     #: the pair's peer: a DRBD 9 resource's other links are judged as RunWatch says
     peers: frozenset[str] = frozenset()
+    #: written by a stop before it looks, so a start still on its way never launches (one per plan)
+    cancel_path: str | None = None
 
     @classmethod
     def plan(
@@ -81,7 +85,9 @@ class EventWatch:
         if not 0 < max_duration_s <= MAX_WATCH_S:
             raise ConfigError(f"watch duration must be within (0, {MAX_WATCH_S}] s, got {max_duration_s!r}")
         directory, log = watch_paths(run_id, name, root=root)
-        return cls(node, commands.check_resource_name(resource), directory, log, max_duration_s, frozenset(peers))
+        resource = commands.check_resource_name(resource)
+        cancel = f"{log}.{secrets.token_hex(4)}.cancel"
+        return cls(node, resource, directory, log, max_duration_s, frozenset(peers), cancel)
 
     @property
     def pid_path(self) -> str:
@@ -99,18 +105,15 @@ class EventWatch:
             ]
         )
         inner = f"{watcher} > {q(self.log_path)} 2>&1"
-        # `$!` is setsid's pid, and setsid does not fork here (a background job of a
-        # non-interactive shell leads no process group), so it names the new session.
-        return (
-            f"umask 077; {{ [ -d {q(self.directory)} ] || mkdir -p {q(self.directory)}; }} && "
-            f"{{ setsid sh -c {q(inner)} </dev/null >/dev/null 2>&1 & echo $! > {q(self.pid_path)}; }}"
-        )
+        start = session_start(inner, self.pid_path, self.cancel_path)
+        return f"umask 077; {{ [ -d {q(self.directory)} ] || mkdir -p {q(self.directory)}; }} && {start}"
 
     def stop_script(self) -> str:
         """Shell that stops the watcher if it still runs and prints ``alive=0|1`` and the capture."""
         q = shlex.quote
         return (
-            f"pid=; [ -e {q(self.pid_path)} ] && read -r pid < {q(self.pid_path)}; "
+            (f"{cancel_mark(self.cancel_path)}; " if self.cancel_path is not None else "")
+            + f"pid=; [ -e {q(self.pid_path)} ] && read -r pid < {q(self.pid_path)}; "
             "case \"$pid\" in ''|*[!0-9]*) pid='' ;; esac; alive=0; "
             'if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null'
             ' && grep -q drbdsetup "/proc/$pid/cmdline" 2>/dev/null; then'

@@ -8,6 +8,7 @@ window is valid when every sample was healthy and the watcher was still running 
 from __future__ import annotations
 
 import math
+import secrets
 import shlex
 from dataclasses import dataclass
 from typing import Final
@@ -15,6 +16,7 @@ from typing import Final
 from harness.errors import ConfigError
 from harness.mdnbd.state import MdNbdOutputError, parse_state
 from harness.nodefiles import node_run_dir, safe_token
+from harness.remote.detached import cancel_mark, session_start
 
 __all__ = ["MdNbdWatch", "WatchVerdict"]
 
@@ -36,6 +38,8 @@ class MdNbdWatch:
     state_script: str
     log_path: str
     max_duration_s: float
+    #: written by a stop before it looks, so a start still on its way never launches (one per plan)
+    cancel_path: str | None = None
 
     @classmethod
     def plan(
@@ -44,7 +48,7 @@ class MdNbdWatch:
         if not 0 < max_duration_s <= MAX_WATCH_S:
             raise ConfigError(f"watch duration must be within (0, {MAX_WATCH_S}] s, got {max_duration_s!r}")
         log = f"{node_run_dir(run_id)}/mdnbd-watch-{safe_token(name)}.log"
-        return cls(node, array, state_script, log, max_duration_s)
+        return cls(node, array, state_script, log, max_duration_s, f"{log}.{secrets.token_hex(4)}.cancel")
 
     @property
     def pid_path(self) -> str:
@@ -58,16 +62,14 @@ class MdNbdWatch:
             f'if [ "$s" != "$last" ]; then printf "%s\\n%s\\n" {q(_SAMPLE)} "$s"; last=$s; fi; sleep 0.2; done'
         )
         directory = self.log_path.rsplit("/", 1)[0]
-        return (
-            f"umask 077; mkdir -p {q(directory)} && "
-            f"{{ setsid sh -c {q(loop + ' > ' + q(self.log_path) + ' 2>&1')} </dev/null >/dev/null 2>&1 & "
-            f"echo $! > {q(self.pid_path)}; }}"
-        )
+        start = session_start(f"{loop} > {q(self.log_path)} 2>&1", self.pid_path, self.cancel_path)
+        return f"umask 077; mkdir -p {q(directory)} && {start}"
 
     def stop_script(self) -> str:
         q = shlex.quote
         return (
-            f"pid=; [ -e {q(self.pid_path)} ] && read -r pid < {q(self.pid_path)}; "
+            (f"{cancel_mark(self.cancel_path)}; " if self.cancel_path is not None else "")
+            + f"pid=; [ -e {q(self.pid_path)} ] && read -r pid < {q(self.pid_path)}; "
             "case \"$pid\" in ''|*[!0-9]*) pid='' ;; esac; alive=0; "
             'if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then alive=1; pkill -TERM -s "$pid" 2>/dev/null; fi; '
             f'rm -f {q(self.pid_path)}; echo "{_MARK}$alive"; cat {q(self.log_path)} 2>/dev/null; true'

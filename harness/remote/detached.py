@@ -34,7 +34,7 @@ from typing import Final
 
 from harness.remote.command import WAIT_ONLY_MARK, Runner
 
-__all__ = ["WAIT_CHUNK_S", "DetachedJob", "stop_script"]
+__all__ = ["WAIT_CHUNK_S", "DetachedJob", "cancel_mark", "session_start", "stop_script"]
 
 #: longest single wait on the node; bounds how late an interrupt of the harness is acted on
 #: (fabric answers Ctrl-C by forwarding it and waiting for the remote command to end)
@@ -48,6 +48,37 @@ def _seconds(value: float, what: str) -> str:
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"{what} must be a positive number of seconds, got {value!r}")
     return str(int(value)) if float(value).is_integer() else f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+def session_start(inner: str, pid_file: str, cancel_file: str | None = None) -> str:
+    """Shell that runs ``inner`` in a session of its own, detached, and writes the session id to
+    ``pid_file`` (see :class:`DetachedJob`).
+
+    ``cancel_file``: a stop may reach the node while the round trip that starts the session is
+    still on its way (an interrupt during the start).  The stop writes the file first
+    (:func:`cancel_mark`); a start that finds it never launches; the new session looks again
+    right after ``setsid`` (a stop that found no session yet finds the file instead); and the
+    starting shell, once the pid file is written, ends the session itself if the file appeared
+    meanwhile (TERM until the session is empty, since a process forked while pkill read /proc
+    escapes one round; then KILL).  One name per start, so a later start is not refused."""
+    q = shlex.quote
+    if cancel_file is not None:
+        inner = f"[ -e {q(cancel_file)} ] && exit 0; {inner}"
+    launch = f"setsid sh -c {q(inner)} </dev/null >/dev/null 2>&1 & echo $! > {q(pid_file)};"
+    if cancel_file is None:
+        return f"{{ {launch} }}"
+    cancel = q(cancel_file)
+    end = (
+        'i=0; while pkill -TERM -s "$!" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done; '
+        'pkill -KILL -s "$!" 2>/dev/null'
+    )
+    return f"{{ [ -e {cancel} ] || {{ {launch} if [ -e {cancel} ]; then {end}; fi; true; }}; }}"
+
+
+def cancel_mark(cancel_file: str) -> str:
+    """Shell a stop runs first, so that a start still on its way never leaves its job running
+    (see :func:`session_start`)."""
+    return f": > {shlex.quote(cancel_file)}"
 
 
 def stop_script(pid_file: str, *, grace_s: float | None = 1.0, one_group: bool = False) -> str:
@@ -93,10 +124,8 @@ class DetachedJob:
     rc_file: str | None = None
     times_file: str | None = None
     cancel_file: str | None = None
-    """A stop may reach the node while the round trip that starts the job is still on its way
-    (an interrupt during the start): the stop writes this file first; a start that finds it
-    never launches, and one that launched looks again once its pid file is written and stops
-    its own session.  One name per start, so a later start of the same job is not refused."""
+    """A stop may reach the node while the round trip that starts the job is still on its way:
+    see :func:`session_start` (one name per start)."""
 
     def __post_init__(self) -> None:
         if not self.argv:
@@ -176,26 +205,9 @@ class DetachedJob:
     def start_script(self) -> str:
         """Shell that starts the job detached and returns at once (one command, safe to chain
         with ``&&``: it succeeds once the job is started)."""
-        inner = self.inner_script()
-        if self.cancel_file is not None:
-            # the session's own first look: it leads its session from here on, so a stop
-            # that found no session yet (setsid had not run) finds the file instead
-            inner = f"[ -e {shlex.quote(self.cancel_file)} ] && exit 0; {inner}"
-        start = f"setsid sh -c {shlex.quote(inner)} </dev/null >/dev/null 2>&1 &"
         if self.pid_file is None:
-            return start
-        launch = f"{start} echo $! > {shlex.quote(self._pid())};"
-        if self.cancel_file is None:
-            return f"{{ {launch} }}"
-        cancel = shlex.quote(self.cancel_file)
-        # A stop that came after the first look and before the pid file was written: end the
-        # session here, again until it is empty (a process forked while pkill read /proc
-        # escapes one round), then KILL what is left.
-        end = (
-            'i=0; while pkill -TERM -s "$!" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done; '
-            'pkill -KILL -s "$!" 2>/dev/null'
-        )
-        return f"{{ [ -e {cancel} ] || {{ {launch} if [ -e {cancel} ]; then {end}; fi; true; }}; }}"
+            return f"setsid sh -c {shlex.quote(self.inner_script())} </dev/null >/dev/null 2>&1 &"
+        return session_start(self.inner_script(), self._pid(), self.cancel_file)
 
     def alive_script(self) -> str:
         """Shell that prints ``1`` while a process of the job's session runs, else ``0``."""
@@ -223,7 +235,7 @@ class DetachedJob:
         """Shell that stops the job's whole session (see :func:`stop_script`), and with a
         :attr:`cancel_file` also a start still on its way."""
         stop = stop_script(self._pid(), grace_s=grace_s)
-        return stop if self.cancel_file is None else f": > {shlex.quote(self.cancel_file)}; {stop}"
+        return stop if self.cancel_file is None else f"{cancel_mark(self.cancel_file)}; {stop}"
 
     def output_script(self, *, tail_lines: int | None = None) -> str:
         """Shell that prints what the job wrote to its log (the last ``tail_lines`` lines)."""

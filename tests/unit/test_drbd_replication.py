@@ -270,9 +270,11 @@ def test_ensure_up_brings_up_only_an_unconfigured_resource() -> None:
 # -- the event watch (scripted) ----------------------------------------------------------------
 def test_watch_plan_and_start_script() -> None:
     watch = recorded_replication(FakeRunner("a1")).watch("run-1", "single-az-randwrite-4k", max_duration_s=119.5)
-    assert watch == EventWatch(
-        "a1", RES, "/run/harness/run-1", "/run/harness/run-1/events-single-az-randwrite-4k.log", 119.5
-    )
+    log = "/run/harness/run-1/events-single-az-randwrite-4k.log"
+    assert watch == EventWatch("a1", RES, "/run/harness/run-1", log, 119.5, cancel_path=watch.cancel_path)
+    # one cancel file per plan, beside the log: a stop that comes first keeps the start from launching
+    assert watch.cancel_path is not None and watch.cancel_path.startswith(f"{log}.")
+    assert watch.cancel_path.endswith(".cancel") and watch.cancel_path in watch.stop_script()
     # where the leftover sweep looks for watchers (harness.safety.leftovers)
     assert watch.pid_path == "/run/harness/run-1/events-single-az-randwrite-4k.log.pid"
     script = watch.start_script()
