@@ -100,12 +100,16 @@ class LatencyBound:
         if not self.stations:
             return self.latency.outstanding / per_io
         queues = station_demands(self.stations, balances or {})
-        # a pass the per-I/O time already holds is not a second delay on top of it
+        # A pass the per-I/O time already holds is not a second delay on top of it.  When that
+        # pass is longer than the whole per-I/O time (a throttle's interval longer than the
+        # write), the rest of the I/O's path overlaps it: a rate limiter's tokens accrue while
+        # the I/O is at a CPU.  The delay then goes negative by that overlap, so that one I/O
+        # in flight cycles in max(throttle interval, its own path) and not in their sum.
         held = sum(demand for station, demand in queues if station.in_per_io)
         return closed_loop_rate(
             self.latency.outstanding,
             [demand for _, demand in queues],
-            max(per_io - held, 0.0),
+            per_io - held,
             [station.cv2 for station, _ in queues],
         )
 

@@ -631,3 +631,23 @@ def test_prediction_never_exceeds_any_single_limit(base: Scenario) -> None:
     assert all(_not_above(later, earlier) for earlier, later in itertools.pairwise(rates))
     assert _not_above(result.sustained_iops, result.iops)
     assert result.latency_s == pytest.approx(base.workload.outstanding / result.iops)
+
+
+def test_one_write_in_flight_through_a_throttle_slower_than_its_path_runs_at_the_throttle() -> None:
+    """Found by the property above: a t3.medium pair writing 64 KiB at QD1 (protocol A) on a
+    158 GiB gp2 volume is held by its 0.256 Gbps network baseline at 471 IOPS; doubled, the
+    volume's 474 IOPS baseline binds.  A throttle's tokens accrue while the write is at a CPU,
+    so one write in flight cycles in the throttle's 2.11 ms interval, not in that plus the
+    CPUs' time (which gave 438, below the slower network's rate)."""
+    base = Scenario(
+        primary=NodeSpec(instance_type="t3.medium", volume=VolumeSpec(type="gp2", size_gib=158)),
+        workload=Workload(rw="write", bs=65536, numjobs=1, iodepth=1),
+        placement="same-az",
+        protocol="A",
+    )
+    held_by_network = predict(base, CATALOG)
+    assert held_by_network.bottleneck == "primary.network.out"
+    faster = predict(base, _scale_instance("t3.medium", "network", "baseline_gbps", 2.0)(CATALOG))
+    assert faster.bottleneck == "primary.volume.iops"
+    assert faster.iops == pytest.approx(3 * 158)  # gp2: 3 IOPS per GiB
+    assert faster.iops >= held_by_network.iops
