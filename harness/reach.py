@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.remote import CommandResult
+from harness.errors import HarnessError
+from harness.remote import CommandResult, Runner
 from harness.rtt import parse_ping, ping_argv
 
-__all__ = ["PROBE_COUNT", "Reach", "reach_argv", "read_reach"]
+__all__ = ["PROBE_COUNT", "Reach", "probe_reach", "reach_argv", "read_reach"]
 
 #: three probes 0.2 s apart: about half a second on a live path, 2.4 s on a dead one
 PROBE_COUNT = 3
@@ -78,3 +79,13 @@ def read_reach(node: str, source: str, dest: str, result: CommandResult) -> Reac
             detail = f"ping failed: {result.stderr.strip().splitlines()[0]}"
         return Reach(node, source, dest, PROBE_COUNT, 0, None, detail)
     return Reach(node, source, dest, stats.sent, stats.received, stats.median_ms, "")
+
+
+def probe_reach(node: Runner, source: str, dest: str) -> Reach | None:
+    """The probe run on ``node`` on its own (preflight rides it in a batch instead); None when it
+    could not run (no connection to the node)."""
+    try:
+        result = node.run(reach_argv(dest, source), timeout=15, check=False)
+    except HarnessError:
+        return None
+    return read_reach(node.name, source, dest, result)

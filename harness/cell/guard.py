@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 from harness.cell.spec import CellSpec, Progress
 from harness.connections import ConnectionPool
-from harness.errors import CommandFailed, HarnessError, RefusedError, SplitBrain
+from harness.errors import CommandFailed, RefusedError, SplitBrain
 from harness.impair.apply import root_probe
 from harness.inventory.models import Inventory, NodeSpec, PairSpec
-from harness.reach import reach_argv, read_reach
+from harness.reach import probe_reach
 from harness.reboot import boot_id_argv
 from harness.remote import CommandResult, Runner, Shell, run_batch
 from harness.replication import Replication, replication_for
@@ -66,9 +66,8 @@ class Target:
 def _explain_unhealthy(exc: RefusedError, primary: Runner, source: str, dest: str, resource: str) -> None:
     """A replication that never became healthy: say whether the network between the nodes is
     the cause (the error gains the reason; a probe that fails itself adds nothing)."""
-    try:
-        reach = read_reach(primary.name, source, dest, primary.run(reach_argv(dest, source), timeout=15, check=False))
-    except HarnessError:
+    reach = probe_reach(primary, source, dest)
+    if reach is None:
         return
     exc.args = (f"{exc}; {reach.dead_path(resource) if not reach.answers else reach.describe()}",)
 

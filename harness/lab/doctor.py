@@ -17,15 +17,16 @@ import subprocess
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.lab.lifecycle import Lab
 from harness.lab.processes import process_alive
 from harness.lab.topology import ROUTER, Guest, Nic
-from harness.reach import Reach, reach_argv, read_reach
+from harness.reach import Reach, probe_reach
 from harness.remote import Runner, SshNode
 
-__all__ = ["Hop", "LabDiagnosis", "diagnose"]
+__all__ = ["Hop", "LabDiagnosis", "diagnose", "diagnose_and_keep"]
 
 _CONSOLE_LINES = 12
 
@@ -39,6 +40,8 @@ class Hop:
     dst: str
     reach: Reach | None
     """None: the probe could not run (no SSH to ``src``)."""
+    guests: tuple[str, str] = ("", "")
+    """The guests at its two ends (``src`` and ``dst`` name an interface of the router)."""
 
     @property
     def dead(self) -> bool:
@@ -82,38 +85,36 @@ def _router_leg(lab: Lab, bridge: str) -> Nic | None:
     return None if router is None else next((n for n in router.nics if n.bridge == bridge), None)
 
 
-def _probe(conns: Mapping[str, Runner], src: str, src_ip: str, dst_ip: str) -> Reach | None:
-    node = conns.get(src)
-    if node is None:
-        return None
-    try:
-        result = node.run(reach_argv(dst_ip, src_ip), timeout=15, check=False)
-    except HarnessError:
-        return None
-    return read_reach(src, src_ip, dst_ip, result)
-
-
 def _hops(lab: Lab, conns: Mapping[str, Runner]) -> list[Hop]:
-    """Every hop of every pair's replication path, probed in parallel."""
-    plans: list[tuple[str, str, str, str, str]] = []  # pair, src, src ip, dst, dst ip
+    """Every hop of every pair's replication path, probed in parallel; pairs of the same nodes
+    and addresses share their hops (probed once, every pair named)."""
+    # (src label, src guest, src ip, dst label, dst guest, dst ip) -> pairs
+    shared: dict[tuple[str, str, str, str, str, str], list[str]] = {}
     for name, pair in sorted(lab.inventory.pairs.items()):
         primary, peer = lab.topology.guest(pair.primary), lab.topology.guest(pair.secondary)
         p_nic, s_nic = _replication_nic(primary), _replication_nic(peer)
         p_ip, s_ip = str(p_nic.address.ip), str(s_nic.address.ip)
-        plans.append((name, primary.name, p_ip, peer.name, s_ip))
-        if p_nic.bridge != s_nic.bridge:
-            there, back = _router_leg(lab, p_nic.bridge), _router_leg(lab, s_nic.bridge)
-            if there is not None and back is not None:
-                plans.append((name, primary.name, p_ip, f"{ROUTER}:{there.guest_iface}", str(there.address.ip)))
-                plans.append((name, f"{ROUTER}:{back.guest_iface}", str(back.address.ip), peer.name, s_ip))
-    # pairs of the same nodes and addresses share their hops: probe each once, name every pair
-    shared: dict[tuple[str, str, str, str], list[str]] = {}
-    for pair_name, src, src_ip, dst, dst_ip in plans:
-        shared.setdefault((src, src_ip, dst, dst_ip), []).append(pair_name)
-    hops = list(shared)
-    with ThreadPoolExecutor(max_workers=max(1, len(hops))) as pool:
-        reaches = list(pool.map(lambda h: _probe(conns, h[0].split(":")[0], h[1], h[3]), hops))
-    return [Hop(", ".join(shared[hop]), hop[0], hop[2], reach) for hop, reach in zip(hops, reaches, strict=True)]
+        plans = [(primary.name, primary.name, p_ip, peer.name, peer.name, s_ip)]
+        there, back = _router_leg(lab, p_nic.bridge), _router_leg(lab, s_nic.bridge)
+        if p_nic.bridge != s_nic.bridge and there is not None and back is not None:
+            plans.append(
+                (primary.name, primary.name, p_ip, f"{ROUTER}:{there.guest_iface}", ROUTER, str(there.address.ip))
+            )
+            plans.append((f"{ROUTER}:{back.guest_iface}", ROUTER, str(back.address.ip), peer.name, peer.name, s_ip))
+        for plan in plans:
+            shared.setdefault(plan, []).append(name)
+
+    def probe(plan: tuple[str, str, str, str, str, str]) -> Reach | None:
+        _, src, src_ip, _, _, dst_ip = plan
+        node = conns.get(src)
+        return None if node is None else probe_reach(node, src_ip, dst_ip)
+
+    with ThreadPoolExecutor(max_workers=max(1, len(shared))) as pool:
+        reaches = list(pool.map(probe, shared))
+    return [
+        Hop(", ".join(shared[plan]), plan[0], plan[3], reach, (plan[1], plan[4]))
+        for plan, reach in zip(shared, reaches, strict=True)
+    ]
 
 
 def _guest_evidence(lab: Lab, conns: Mapping[str, Runner], name: str) -> list[str]:
@@ -155,24 +156,23 @@ def diagnose(lab: Lab) -> LabDiagnosis:
     for name, pid in sorted(state.pids.items()):
         if not process_alive(pid):
             diagnosis.findings.append(f"guest {name} is not running (pid {pid} is gone)")
-    nodes = {g.name: SshNode(g.name, lab.ssh_spec(g)) for g in lab.topology.guests if g.name in state.pids}
-
-    def open_or_say(node: SshNode) -> str | None:
-        try:
-            node.open()
-        except HarnessError as exc:
-            return str(exc)
-        return None
-
-    try:
-        with ThreadPoolExecutor(max_workers=max(1, len(nodes))) as pool:
-            errors = dict(zip(nodes, pool.map(open_or_say, nodes.values()), strict=True))
-        diagnosis.findings += [f"no SSH to guest {name}: {why}" for name, why in errors.items() if why is not None]
-        conns = {name: node for name, node in nodes.items() if errors[name] is None}
+    started = tuple(g for g in lab.topology.guests if g.name in state.pids)
+    with lab.guests.open_each(started) as (conns, errors):
+        diagnosis.findings += [f"no SSH to guest {name}: {why}" for name, why in errors.items()]
         return _judge(lab, conns, diagnosis)
-    finally:
-        for node in nodes.values():
-            node.close()
+
+
+def diagnose_and_keep(lab: Lab, kept: Path) -> tuple[bool, str]:
+    """Judge the lab and keep the whole verdict, evidence included, in ``kept``: whether it is fit
+    to measure, and the findings without the evidence.  A lab the doctor cannot judge is not."""
+    try:
+        diagnosis = diagnose(lab)
+    except HarnessError as exc:
+        findings = f"the lab doctor could not judge the lab: {exc}"
+        kept.write_text(findings + "\n")
+        return False, findings
+    kept.write_text(diagnosis.render() + "\n")
+    return diagnosis.healthy, diagnosis.render(evidence=False)
 
 
 def _judge(lab: Lab, conns: dict[str, SshNode], diagnosis: LabDiagnosis) -> LabDiagnosis:
@@ -182,7 +182,7 @@ def _judge(lab: Lab, conns: dict[str, SshNode], diagnosis: LabDiagnosis) -> LabD
     diagnosis.hops = _hops(lab, conns)
     dead = [h for h in diagnosis.hops if h.dead]
     diagnosis.findings += [f"path {h.describe()}" for h in dead]
-    involved = sorted({end.split(":")[0] for h in dead for end in (h.src, h.dst)})
+    involved = sorted({guest for h in dead for guest in h.guests})
     for name in involved:
         diagnosis.evidence += _guest_evidence(lab, conns, name)
     return diagnosis

@@ -193,6 +193,32 @@ class LabGuests:
             for node in nodes.values():
                 node.close()
 
+    @contextmanager
+    def open_each(self, guests: tuple[Guest, ...] | None = None) -> Iterator[tuple[dict[str, SshNode], dict[str, str]]]:
+        """Open SSH to guests in parallel, each on its own: the connections that opened and, per
+        guest that did not, why (a look at the lab reports a silent guest, it does not stop).
+        Closed on exit."""
+        targets = guests if guests is not None else self.topology.guests
+        nodes = {g.name: SshNode(g.name, self.ssh_spec(g)) for g in targets}
+
+        def why_not(node: SshNode) -> str | None:
+            try:
+                node.open()
+            except Exception as exc:  # any failure is that guest's finding
+                return str(exc)
+            return None
+
+        try:
+            with ThreadPoolExecutor(max_workers=max(1, len(nodes))) as pool:
+                errors = dict(zip(nodes, pool.map(why_not, nodes.values()), strict=True))
+            yield (
+                {name: node for name, node in nodes.items() if errors[name] is None},
+                {name: why for name, why in errors.items() if why is not None},
+            )
+        finally:
+            for node in nodes.values():
+                node.close()
+
     # -- crash and recovery (the failover scenario) -------------------------------------------
     def crash(self, name: str) -> float:
         """SIGKILL every host process of one guest at once, like pulling its power cord.

@@ -278,22 +278,9 @@ def collect_status(lab: Lab, *, rtt_count: int = 10) -> LabStatus:
     status.up = True
     status.phase = state.phase
     status.uptime_s = round(time.time() - state.started_at, 1)
-    ssh_ok: set[str] = set()
-    conns: dict[str, SshNode] = {}
-
-    def try_open(guest: Guest) -> None:
-        node = SshNode(guest.name, lab.ssh_spec(guest))
-        try:
-            node.open()
-        except Exception as exc:  # reported per guest below, status must not stop here
-            status.problems.append(f"{guest.name}: {exc}")
-            return
-        conns[guest.name] = node
-        ssh_ok.add(guest.name)
-
-    with ThreadPoolExecutor(max_workers=len(lab.topology.guests)) as pool:
-        list(pool.map(try_open, lab.topology.guests))
-    try:
+    with lab.guests.open_each() as (conns, errors):
+        status.problems += [f"{name}: {why}" for name, why in errors.items()]
+        ssh_ok = set(conns)
         userlands = read_userlands(conns)
         guests = [_guest_status(lab, g, state, ssh_ok, userlands) for g in lab.topology.guests]
         status.nodes = [g for g in guests if g.role == "node"]
@@ -303,9 +290,6 @@ def collect_status(lab: Lab, *, rtt_count: int = 10) -> LabStatus:
             status.rtt_ms = measure_rtt_matrix(lab, conns, rtt_count)
         if ROUTER in conns:
             status.az_link = _az_links(lab, conns[ROUTER])
-    finally:
-        for conn in conns.values():
-            conn.close()
     if os.geteuid() != 0:
         status.problems.append("not root: guest memory and namespace access may be incomplete")
     return status

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from harness.errors import HarnessError
 from harness.plugin.interrupt import INTERRUPT_KEY
 from harness.plugin.session import HarnessSession
 
@@ -31,18 +30,12 @@ class LabDoctorAtEnd:
         guard = self.config.stash.get(INTERRUPT_KEY, None)
         if self.hs.inventory.lab is None or not session.testsfailed or (guard is not None and guard.interrupted):
             return
-        from harness.lab.doctor import diagnose
+        from harness.lab.doctor import diagnose_and_keep
         from harness.lab.lifecycle import Lab
 
         kept = self.hs.run.ensure().lab_doctor_txt
-        try:
-            diagnosis = diagnose(Lab(self.hs.inventory, self.hs.inventory_path))
-        except HarnessError as exc:
-            self.lines = [f"the lab doctor could not judge the lab: {exc}"]
-            kept.write_text(self.lines[0] + "\n")
-            return
-        kept.write_text(diagnosis.render() + "\n")
-        self.lines = [*diagnosis.render(evidence=False).splitlines(), f"(evidence: {kept})"]
+        _fit, findings = diagnose_and_keep(Lab(self.hs.inventory, self.hs.inventory_path), kept)
+        self.lines = [*findings.splitlines(), f"(evidence: {kept})"]
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

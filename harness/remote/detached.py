@@ -50,9 +50,9 @@ def _seconds(value: float, what: str) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.3f}".rstrip("0").rstrip(".")
 
 
-def session_start(inner: str, pid_file: str, cancel_file: str | None = None) -> str:
+def session_start(inner: str, pid_file: str | None, cancel_file: str | None = None) -> str:
     """Shell that runs ``inner`` in a session of its own, detached, and writes the session id to
-    ``pid_file`` (see :class:`DetachedJob`).
+    ``pid_file`` (see :class:`DetachedJob`; None: a job nobody watches or stops).
 
     ``cancel_file``: a stop may reach the node while the round trip that starts the session is
     still on its way (an interrupt during the start).  The stop writes the file first
@@ -63,8 +63,13 @@ def session_start(inner: str, pid_file: str, cancel_file: str | None = None) -> 
     escapes one round; then KILL).  One name per start, so a later start is not refused."""
     q = shlex.quote
     if cancel_file is not None:
-        inner = f"[ -e {q(cancel_file)} ] && exit 0; {inner}"
-    launch = f"setsid sh -c {q(inner)} </dev/null >/dev/null 2>&1 & echo $! > {q(pid_file)};"
+        if pid_file is None:
+            raise ValueError("a cancel file needs a pid file (the stop reads it)")
+        inner = f"[ -e {q(cancel_file)} ] && exit 0; {inner}"  # the session's own look
+    start = f"setsid sh -c {q(inner)} </dev/null >/dev/null 2>&1 &"
+    if pid_file is None:
+        return start
+    launch = f"{start} echo $! > {q(pid_file)};"
     if cancel_file is None:
         return f"{{ {launch} }}"
     cancel = q(cancel_file)
@@ -205,9 +210,7 @@ class DetachedJob:
     def start_script(self) -> str:
         """Shell that starts the job detached and returns at once (one command, safe to chain
         with ``&&``: it succeeds once the job is started)."""
-        if self.pid_file is None:
-            return f"setsid sh -c {shlex.quote(self.inner_script())} </dev/null >/dev/null 2>&1 &"
-        return session_start(self.inner_script(), self._pid(), self.cancel_file)
+        return session_start(self.inner_script(), self.pid_file, self.cancel_file)
 
     def alive_script(self) -> str:
         """Shell that prints ``1`` while a process of the job's session runs, else ``0``."""

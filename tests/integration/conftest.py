@@ -23,7 +23,7 @@ from harness.errors import HarnessError
 from harness.fio.profiles import PROFILES
 from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory, load_inventory
-from harness.lab.doctor import diagnose
+from harness.lab.doctor import diagnose_and_keep
 from harness.lab.lifecycle import Lab
 from harness.ledger import Ledger
 from harness.workloads import for_profile, write_job
@@ -74,16 +74,9 @@ def _lab_doctor_after_a_failure(
         return
     lab: Lab = request.getfixturevalue("default_lab")
     kept = tmp_path_factory.mktemp("lab-faults") / "doctor.txt"
-    try:
-        diagnosis = diagnose(lab)
-    except HarnessError as exc:
-        findings = f"the doctor could not judge the lab: {exc}"
-        kept.write_text(f"after {request.node.nodeid}\n{findings}\n")
-    else:
-        if diagnosis.healthy:
-            return
-        findings = diagnosis.render(evidence=False)
-        kept.write_text(f"after {request.node.nodeid}\n{diagnosis.render()}\n")
+    fit, findings = diagnose_and_keep(lab, kept)
+    if fit:
+        return
     LAB_FAULTS.append((request.node.nodeid, findings, kept))
     lab.down()
     lab.up()
