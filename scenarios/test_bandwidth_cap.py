@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.bounds import BoundResult, check_rate_cap
 from harness.cell import CellContext, CellResult, CellSpec
+from harness.fio.workloads import for_profile, write_job
 from harness.impair.profile import NetemProfile
 from harness.plugin.session import HarnessSession
+from harness.rules.bounds import BoundResult, check_rate_cap
 from harness.units import parse_rate_bits
-from harness.workloads import for_profile, write_job
 
 CAP = "128mbit"
 

@@ -14,7 +14,7 @@ counts every acknowledged block missing on the peer — never asserted to be zer
 The test is ``disruptive``: on the lab the crash is a SIGKILL of the guest; elsewhere it runs
 only with ``--allow-disruptive`` (naming a ``production: true`` inventory), after the pair's
 configuration audit found nothing risky, and the crash is a sysrq kernel panic
-(:mod:`harness.sysrq`).  A real cluster runs only the protocol its inventory gives the pair:
+(:mod:`harness.cell.sysrq`).  A real cluster runs only the protocol its inventory gives the pair:
 the harness never edits a real cluster's DRBD configuration.  The session hands out the pair's
 crasher and protocol switch (the lab's or a real node's), so the test reads the same for both.
 """

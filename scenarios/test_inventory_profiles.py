@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 from harness.cell import CellResult, CellSpec
 from harness.fio.spec import WorkloadSpec
+from harness.fio.workloads import for_profile, write_job
 from harness.impair.profile import NetemProfile
 from harness.plugin.session import HarnessSession
-from harness.workloads import for_profile, write_job
 
 
 def test_network_profile(

@@ -5,7 +5,7 @@ costs one round trip plus the disk write: IOPS ≈ 1 / (RTT + local write latenc
 checks that, with the RTT measured over the path while the impairment is in place and the
 local write latency measured by a calibration cell (DRBD disconnected) on the same disk:
 the median write must match the model within the inventory's tolerance, and the mean IOPS
-may neither beat it nor fall below half of it (see :func:`harness.bounds.check_latency_model`).
+may neither beat it nor fall below half of it (see :func:`harness.rules.bounds.check_latency_model`).
 
 With no added delay the embedded lab's guests show a 10 ms wake-up tail on some guest-to-guest
 round trips (LAB-NOTES P5), which the ping median does not see; there the model is an upper
@@ -23,12 +23,12 @@ from collections.abc import Callable
 
 import pytest
 
-from harness.bounds import BoundResult, check_latency_model, expected_sync_iops
 from harness.cell import CellContext, CellResult, CellSpec
+from harness.fio.workloads import for_profile, write_job
 from harness.impair.profile import NetemProfile
 from harness.plugin.session import HarnessSession
 from harness.prediction.calibrate import calibrate_pair
-from harness.workloads import for_profile, write_job
+from harness.rules.bounds import BoundResult, check_latency_model, expected_sync_iops
 
 ADDED_RTT_MS = [0, 1, 2, 5, 10]
 

@@ -13,8 +13,8 @@ import pytest
 from harness.disk.cell import DiskCellResult, DiskCellSpec
 from harness.disk.layout import DiskLayout
 from harness.fio.options import SteadyState
+from harness.fio.workloads import for_profile, io_job
 from harness.plugin.session import HarnessSession
-from harness.workloads import for_profile, io_job
 
 FILL = [None, 99]
 

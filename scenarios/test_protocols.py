@@ -24,12 +24,12 @@ from collections.abc import Callable
 
 import pytest
 
-from harness.bounds import BoundResult
 from harness.cell import CellContext, CellResult, CellSpec
 from harness.fio.spec import WorkloadSpec
+from harness.fio.workloads import MIB, for_profile, io_job, write_job
 from harness.impair.profile import NetemProfile
 from harness.plugin.session import HarnessSession
-from harness.workloads import MIB, for_profile, io_job, write_job
+from harness.rules.bounds import BoundResult
 
 PROTOCOLS = ["A", "B", "C"]
 ADDED_RTT_MS = [0, 5]

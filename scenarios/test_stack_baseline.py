@@ -15,8 +15,8 @@ import pytest
 
 from harness.cell import CellResult, CellSpec
 from harness.fio.spec import WorkloadSpec
+from harness.fio.workloads import for_profile, write_job
 from harness.plugin.session import HarnessSession
-from harness.workloads import for_profile, write_job
 
 WORKLOADS = [write_job("randwrite", 4096), write_job("write", 1024 * 1024, iodepth=16)]
 # `drbdadm disconnect` cuts replication (and, with fencing configured, calls fence-peer): a

@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from harness.connections import ConnectionPool
 from harness.drbd.commands import FORBIDDEN_TOKENS
 from harness.drbd.replication import DrbdReplication
 from harness.errors import CommandFailed, HarnessError
 from harness.inventory import load_inventory
 from harness.remote import CommandResult
+from harness.remote.pool import ConnectionPool
 
 __all__ = [
     "DATA",

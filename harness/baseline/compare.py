@@ -1,6 +1,6 @@
 """Reference cells × current cells → a verdict per cell and metric, and one overall.
 
-Cells are matched on their identity (:func:`harness.samples.cell_key`: scenario, pair, mode,
+Cells are matched on their identity (:func:`harness.runfiles.samples.cell_key`: scenario, pair, mode,
 workload, impairment), never on test ids.  For each metric with a :class:`Tolerance`:
 
 * the change is the ratio of the two *medians* over repeats (one noisy repeat must not move it);
@@ -15,7 +15,7 @@ A cell is the worst of its metrics (regressed > inconclusive > improved > pass);
 own validity check was inconclusive on either side (DRBD left Connected, a resync) cannot be
 evidence of a regression and is inconclusive at worst.  Cells only in the current run are
 **new**, only in the reference **missing**; neither changes the overall verdict, but both are
-listed.  Provenance (:data:`harness.samples.PROVENANCE_KEYS`) that differs between the sides
+listed.  Provenance (:data:`harness.runfiles.samples.PROVENANCE_KEYS`) that differs between the sides
 is reported as a warning: a kernel or instance-type change explains a number, it is not a
 reason to reject it.
 
@@ -32,9 +32,9 @@ from typing import Final, Literal, get_args
 
 from harness.report.aggregate import Cell, Stat, cell_sort_key
 from harness.report.formatting import format_number
-from harness.runinfo import RunInfo
-from harness.samples import PROVENANCE_KEYS
-from harness.tolerance import Tolerance, format_percent
+from harness.rules.tolerance import Tolerance, format_percent
+from harness.runfiles.runinfo import RunInfo
+from harness.runfiles.samples import PROVENANCE_KEYS
 
 __all__ = [
     "CELL_VERDICTS",

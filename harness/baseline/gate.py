@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Final
 from harness.baseline.compare import BaselineComparison, compare_cells
 from harness.baseline.markdown import render_markdown
 from harness.baseline.refs import Side
-from harness.tolerance import tolerance_rules
+from harness.rules.tolerance import tolerance_rules
 
 if TYPE_CHECKING:  # plots pulls in matplotlib, imported only when the plot is drawn
     from harness.report.plots import Plot

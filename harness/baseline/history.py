@@ -18,7 +18,7 @@ from harness.errors import ConfigError
 from harness.report.results import RunResults
 from harness.resultsdb.queries import pooled_samples, run_history
 from harness.resultsdb.store import ResultsStore
-from harness.runinfo import RunInfo
+from harness.runfiles.runinfo import RunInfo
 
 __all__ = ["HISTORY_PREFIX", "MAX_HISTORY_RUNS", "history_runs", "history_side"]
 

@@ -19,7 +19,7 @@ from tabulate import tabulate
 from harness.baseline.compare import CELL_VERDICTS, BaselineComparison, CellDelta, CellVerdict, MetricDelta
 from harness.report.comparison import METRIC_LABELS
 from harness.report.formatting import format_stat
-from harness.tolerance import format_percent
+from harness.rules.tolerance import format_percent
 
 __all__ = ["render_markdown"]
 

@@ -21,10 +21,10 @@ from harness.baseline.store import BaselineInfo, BaselineStore, validate_name
 from harness.errors import ConfigError
 from harness.report.aggregate import Cell
 from harness.report.results import RunResults
-from harness.rundir import LATEST, RunDir, list_runs
-from harness.runid import is_run_id
-from harness.runinfo import RunInfo
-from harness.samples import Sample
+from harness.runfiles.rundir import LATEST, RunDir, list_runs
+from harness.runfiles.runid import is_run_id
+from harness.runfiles.runinfo import RunInfo
+from harness.runfiles.samples import Sample
 
 __all__ = ["Side", "resolve_reference", "resolve_run"]
 

@@ -35,12 +35,12 @@ from typing import Any, Final
 from filelock import FileLock
 
 from harness.errors import ConfigError
-from harness.jsonsafe import dumps
 from harness.report.aggregate import aggregate_samples
-from harness.rundir import LATEST, RunDir
-from harness.runinfo import RunInfo
-from harness.samples import Sample, read_samples
-from harness.userfile import read_config_text
+from harness.runfiles.rundir import LATEST, RunDir
+from harness.runfiles.runinfo import RunInfo
+from harness.runfiles.samples import Sample, read_samples
+from harness.userfiles.jsonsafe import dumps
+from harness.userfiles.userfile import read_config_text
 
 __all__ = [
     "BASELINES_DIR",

@@ -4,7 +4,7 @@
    ``randseed`` of this cell's own), reporting every second (``--status-interval``) over SSH to
    us, so the count of *acknowledged* writes survives the primary.
 2. The primary is crashed by the pair's :class:`Crasher` (lab: SIGKILL of every process of its
-   guest; a real cluster: a sysrq ``c`` kernel panic, :mod:`harness.sysrq`, only behind
+   guest; a real cluster: a sysrq ``c`` kernel panic, :mod:`harness.cell.sysrq`, only behind
    ``--allow-disruptive``).
 3. The peer notices, is promoted, and the same job runs with ``verify_only`` for the first
    ``acked − iodepth`` writes (fio issues in sequence; with ``iodepth`` in flight, every
@@ -33,8 +33,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from harness.bounds import BoundResult
 from harness.cell.ackverify import verify_written
+from harness.cell.outcome import CellOutcome
 from harness.cell.roles import restore_other_pairs
 from harness.cell.runner import CellRunner
 from harness.errors import InfraError, RefusedError
@@ -44,12 +44,12 @@ from harness.fio.report import parse_fio_json_stream
 from harness.fio.result import FioOutputError
 from harness.fio.spec import WorkloadSpec
 from harness.inventory.models import PairSpec
-from harness.outcome import CellOutcome
-from harness.reboot import NodeRebooted, read_boot_ids, reboot_error
+from harness.probes.reboot import NodeRebooted, read_boot_ids, reboot_error
 from harness.remote import SshNode
 from harness.replication import Replication
+from harness.rules.bounds import BoundResult
+from harness.runfiles.samples import METRICS, Sample
 from harness.safety.device import guard_replicated_device
-from harness.samples import METRICS, Sample
 
 __all__ = [
     "Crasher",

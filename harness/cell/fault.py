@@ -25,11 +25,11 @@ from harness.fio.runner import fio_deadline_s
 from harness.impair.apply import UNDO_BUDGET_S, AppliedImpairment, Impairer, ImpairmentMismatch
 from harness.impair.lint import lint_profile
 from harness.inventory.models import Inventory
-from harness.ledger import Ledger
-from harness.pernode import each_node
+from harness.probes.rtt import RttStats, parse_ping, ping_argv
 from harness.remote import CommandResult, Runner, Shell
+from harness.remote.pernode import each_node
 from harness.replication import Replication, SilenceTimeouts
-from harness.rtt import RttStats, parse_ping, ping_argv
+from harness.runfiles.ledger import Ledger
 
 __all__ = ["Faults", "ImpairedPath", "RttProof", "check_rtt", "probe_rtt"]
 

@@ -11,13 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.bounds import BoundResult, absolute_bounds_for, check_absolute, combine, inconclusive
 from harness.cell.measure import Measurement
 from harness.cell.spec import Annotator, CellContext, CellSpec
 from harness.fio.result import DirectionStats
 from harness.inventory.models import ThresholdSpec
+from harness.probes.rtt import RttStats
 from harness.replication import WindowVerdict
-from harness.rtt import RttStats
+from harness.rules.bounds import BoundResult, absolute_bounds_for, check_absolute, combine, inconclusive
 
 __all__ = ["Judgement", "fio_values", "judge", "validity"]
 

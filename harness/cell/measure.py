@@ -23,11 +23,11 @@ from harness.cell.spec import CellSpec, Progress
 from harness.errors import ConnectionLost, HarnessError, InfraError
 from harness.fio.result import FioResult
 from harness.fio.runner import FioFailed, FioRun, FioRunner, fio_deadline_s
-from harness.nodefiles import safe_token
+from harness.probes.rtt import RttStats, parse_ping, ping_argv
 from harness.remote import CommandResult, Shell
+from harness.remote.nodefiles import safe_token
 from harness.replication import EventWatch, Replication, WindowVerdict
-from harness.rtt import RttStats, parse_ping, ping_argv
-from harness.series import bw_logs_script
+from harness.runfiles.series import bw_logs_script
 
 __all__ = ["Measurement", "Measurer"]
 

@@ -27,8 +27,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from harness.bounds import BoundResult
 from harness.cell.ackverify import verify_written
+from harness.cell.outcome import CellOutcome
 from harness.cell.runner import CellRunner
 from harness.errors import InfraError, RefusedError, SplitBrain
 from harness.fio.options import VerifySpec
@@ -37,11 +37,11 @@ from harness.fio.runner import FioRun
 from harness.fio.spec import WorkloadSpec
 from harness.impair.apply import UNDO_BUDGET_S, AppliedImpairment
 from harness.impair.profile import NetemProfile
-from harness.outcome import CellOutcome
 from harness.remote import Runner
 from harness.replication import ReplicaStatus, Replication
+from harness.rules.bounds import BoundResult
+from harness.runfiles.samples import METRICS, Sample
 from harness.safety.device import guard_replicated_device
-from harness.samples import METRICS, Sample
 
 __all__ = ["CUTS", "PARTITION", "Cut", "PartitionResult", "cut_seconds", "run_partition", "wait_resynced"]
 

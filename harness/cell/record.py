@@ -10,18 +10,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.bounds import BoundResult
 from harness.cell.spec import CellSpec, Progress
-from harness.connections import ConnectionPool
 from harness.errors import ConfigError
 from harness.inventory.models import Inventory
-from harness.ledger import Ledger
+from harness.probes.rtt import RttStats
+from harness.probes.toolversions import PROBES, node_versions
 from harness.remote import CommandResult, run_batch
+from harness.remote.pool import ConnectionPool
 from harness.replication import read_product_version, version_probe
-from harness.rtt import RttStats
-from harness.samples import METRICS, Sample, SampleStore
-from harness.series import CellSeries, FaultWindow, SeriesStore, series_from_framed_logs
-from harness.toolversions import PROBES, node_versions
+from harness.rules.bounds import BoundResult
+from harness.runfiles.ledger import Ledger
+from harness.runfiles.samples import METRICS, Sample, SampleStore
+from harness.runfiles.series import CellSeries, FaultWindow, SeriesStore, series_from_framed_logs
 
 __all__ = ["NodeFacts", "Recorder", "fault_windows", "os_release_name"]
 
@@ -32,7 +32,7 @@ class NodeFacts:
     kernel: str
     drbd_version: str
     distro: str = ""  # os-release's PRETTY_NAME, e.g. "Debian GNU/Linux 11 (bullseye)"
-    #: the other tools the harness drives, as each printed its version (harness.toolversions)
+    #: the other tools the harness drives, as each printed its version (harness.probes.toolversions)
     tools: str = ""
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.bounds import BoundResult
+from harness.cell.outcome import CellOutcome, MeasuredRates
 from harness.cell.spec import CellSpec
 from harness.fio.result import DirectionStats, FioResult
-from harness.outcome import CellOutcome, MeasuredRates
-from harness.rtt import RttStats
-from harness.samples import Sample
+from harness.probes.rtt import RttStats
+from harness.rules.bounds import BoundResult
+from harness.runfiles.samples import Sample
 
 __all__ = ["CellResult"]
 

@@ -22,7 +22,6 @@ from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 from typing import Any
 
-from harness.bounds import BoundResult
 from harness.cell.fault import Faults
 from harness.cell.features import read_missing, refuse_missing
 from harness.cell.guard import guard_cell, pair_replication
@@ -33,18 +32,19 @@ from harness.cell.record import NodeFacts, Recorder, fault_windows
 from harness.cell.result import CellResult
 from harness.cell.slots import CellSlots, is_heavy
 from harness.cell.spec import Annotator, CellContext, CellSpec, Progress
-from harness.connections import ConnectionPool
 from harness.errors import ConfigError
 from harness.fio.runner import FioRunner
 from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S
 from harness.inventory.models import Inventory
-from harness.ledger import Ledger
-from harness.reboot import NodeRebooted, watch_reboots
+from harness.probes.reboot import NodeRebooted, watch_reboots
+from harness.probes.rtt import RttStats
 from harness.remote import CommandResult, Runner
+from harness.remote.pool import ConnectionPool
 from harness.replication import Replication
-from harness.rtt import RttStats
-from harness.samples import SampleStore
-from harness.series import FaultWindow
+from harness.rules.bounds import BoundResult
+from harness.runfiles.ledger import Ledger
+from harness.runfiles.samples import SampleStore
+from harness.runfiles.series import FaultWindow
 
 __all__ = ["CellRunner"]
 
@@ -96,14 +96,14 @@ class CellRunner:
     def standalone(cls, inventory: Inventory, run_dir: Path, **options: Any) -> CellRunner:
         """A runner with its own run id, connections, samples, ledger and locks under
         ``run_dir`` (for tools and tests outside a pytest run)."""
-        from harness.runid import new_run_id
+        from harness.runfiles.runid import new_run_id
 
         run_id = new_run_id()
         return cls(
             inventory,
             run_id=run_id,
             run_dir=run_dir,
-            pool=ConnectionPool(inventory),
+            pool=ConnectionPool(inventory.ssh_specs()),
             store=SampleStore(run_dir / "samples.ndjson"),
             ledger=Ledger(run_dir / "ledger.ndjson", run_id),
             lock_dir=run_dir / "locks",

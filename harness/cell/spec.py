@@ -13,7 +13,7 @@ from typing import Any, Literal
 from harness.fio.result import DirectionStats, FioResult
 from harness.fio.spec import WorkloadSpec
 from harness.impair.profile import NetemProfile
-from harness.rtt import RttStats
+from harness.probes.rtt import RttStats
 
 __all__ = ["Annotator", "CellContext", "CellSpec", "Mode", "Progress"]
 

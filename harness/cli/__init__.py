@@ -13,11 +13,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from harness.argtypes import number
+from harness.cli.crash import report_internal_error
 from harness.cli.killcheck import add_killcheck_arguments, killcheck_command
-from harness.crash import report_internal_error
 from harness.errors import HarnessError
-from harness.jsonsafe import dumps
-from harness.runid import run_id_argument
+from harness.runfiles.runid import run_id_argument
+from harness.userfiles.jsonsafe import dumps
 
 __all__ = ["main"]
 
@@ -64,8 +64,8 @@ def _lab_inventory(args: argparse.Namespace) -> int:
 
     from harness.lab.lifecycle import Lab
     from harness.lab.posing import KEY_ENV, posing_inventory
-    from harness.outfile import check_output, write_replacing
-    from harness.yamlsafe import load_yaml_file
+    from harness.userfiles.outfile import check_output, write_replacing
+    from harness.userfiles.yamlsafe import load_yaml_file
 
     lab = _lab(args)
     assert isinstance(lab, Lab)
@@ -145,25 +145,25 @@ def _lab_bench(args: argparse.Namespace) -> int:
 
 
 def _sizing(args: argparse.Namespace) -> int:
-    from harness.sizing.cli import run
+    from harness.cli.sizing import run
 
     return run(args)
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from harness.bench import bench_command
+    from harness.bench.suite import bench_command
 
     options = {key: getattr(args, key) for key in ("pair", "repeats", "what", "from_run")}
     return bench_command(Path(args.inventory), as_json=args.json, progress=_progress, **options)
 
 
 def _preflight(args: argparse.Namespace) -> int:
-    from harness.connections import ConnectionPool
     from harness.inventory import load_inventory
+    from harness.remote.pool import ConnectionPool
     from harness.safety.preflight import run_preflight
 
     inventory = load_inventory(Path(args.inventory))
-    pool = ConnectionPool(inventory)
+    pool = ConnectionPool(inventory.ssh_specs())
     try:
         report = run_preflight(inventory, pool, disruptive=args.disruptive, clean_leftovers=args.clean_leftovers)
     finally:
@@ -173,12 +173,12 @@ def _preflight(args: argparse.Namespace) -> int:
 
 
 def _cleanup(args: argparse.Namespace) -> int:
-    from harness.connections import ConnectionPool
     from harness.inventory import load_inventory
+    from harness.remote.pool import ConnectionPool
     from harness.safety.leftovers import find_leftovers, remove_leftovers
 
     inventory = load_inventory(Path(args.inventory))
-    pool = ConnectionPool(inventory)
+    pool = ConnectionPool(inventory.ssh_specs())
     failed = False
     try:
         for name in sorted(inventory.nodes):
@@ -207,7 +207,7 @@ def _cleanup(args: argparse.Namespace) -> int:
 
 def _trust(args: argparse.Namespace) -> int:
     from harness.inventory import load_inventory
-    from harness.trust import pin_host_key, trust_status
+    from harness.remote.trust import pin_host_key, trust_status
 
     inventory = load_inventory(Path(args.inventory))
     changed = False
@@ -230,7 +230,7 @@ def _trust(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from harness.report.cli import run
+    from harness.cli.report import run
 
     return run(args)
 
@@ -333,11 +333,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--repeats", type=_REPEATS, default=3, help="cells per measurement (default: %(default)s)")
     bench.add_argument("--json", action="store_true")
 
-    from harness.baseline.cli import add_baseline_commands, add_compare_arguments, run_compare
+    from harness.cli.baseline import add_baseline_commands, add_compare_arguments, run_compare
     from harness.cli.history import add_history_commands
     from harness.cli.metrics import add_metrics_commands
-    from harness.report.cli import add_arguments as report_arguments
-    from harness.sizing.cli import add_arguments as sizing_arguments
+    from harness.cli.report import add_arguments as report_arguments
+    from harness.cli.sizing import add_arguments as sizing_arguments
 
     report = add(sub, "report", _report, "re-render a run's tables, report.html and plots from its samples")
     report_arguments(report)
@@ -371,7 +371,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except Exception as exc:  # a bug, not a verdict: never the 1 of "regressed" (harness.crash)
+    except Exception as exc:  # a bug, not a verdict: never the 1 of "regressed" (harness.cli.crash)
         return report_internal_error(exc)
 
 

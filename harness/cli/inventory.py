@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.outfile import check_output, write_replacing
+from harness.userfiles.outfile import check_output, write_replacing
 
 __all__ = ["add_inventory_commands"]
 

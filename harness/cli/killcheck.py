@@ -18,7 +18,7 @@ def _progress(message: str) -> None:
 
 
 def killcheck_command(args: argparse.Namespace) -> int:
-    from harness.safety.killcheck import run_killcheck
+    from harness.bench.killcheck import run_killcheck
 
     return run_killcheck(
         Path(args.inventory),

@@ -18,12 +18,12 @@ __all__ = ["add_metrics_commands"]
 def _metrics(args: argparse.Namespace) -> int:
     from harness.export import RunMetrics, push_to_pushgateway, render_openmetrics, render_prometheus, write_textfile
     from harness.report.results import RunResults
-    from harness.rundir import RunDir
+    from harness.runfiles.rundir import RunDir
 
     run = RunDir.open(Path(args.run))
     info = run.run_info()
     if info is None:
-        from harness.runinfo import RunInfo
+        from harness.runfiles.runinfo import RunInfo
 
         info = RunInfo(run_id=run.path.name)
     metrics = RunMetrics(tuple(RunResults.read(run).cells), info)

@@ -17,13 +17,13 @@ from typing import Any, ClassVar
 
 from harness.bonnie import BONNIE_ENGINE, BonnieResult, bonnie_values, job_for_memory, meminfo_total_kib
 from harness.bonnie.result import parse_bonnie_csv
-from harness.bounds import BoundResult
+from harness.cell.outcome import CellOutcome
 from harness.disk.cell import DiskCellRunner
 from harness.disk.layout import DiskLayout
 from harness.errors import ConfigError, InfraError
-from harness.outcome import CellOutcome
 from harness.redact import redact_obj
-from harness.samples import METRICS, Sample
+from harness.rules.bounds import BoundResult
+from harness.runfiles.samples import METRICS, Sample
 
 __all__ = ["BonnieCellResult", "BonnieCellRunner", "BonnieCellSpec"]
 

@@ -24,19 +24,19 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from harness.bounds import BoundResult
 from harness.cell import CellRunner, fio_values
+from harness.cell.outcome import CellOutcome, MeasuredRates
 from harness.disk.layout import DiskLayout, fill_argv
 from harness.errors import ConfigError, InfraError
 from harness.fio.result import DirectionStats, FioResult
 from harness.fio.runner import FioRun
 from harness.fio.spec import WorkloadSpec
-from harness.nodefiles import node_run_dir, safe_token
-from harness.outcome import CellOutcome, MeasuredRates
 from harness.remote import CommandResult, Runner, Shell
+from harness.remote.nodefiles import node_run_dir, safe_token
+from harness.rules.bounds import BoundResult
+from harness.runfiles.samples import METRICS, Sample
+from harness.runfiles.series import bw_logs_script
 from harness.safety.device import guard_scratch_device
-from harness.samples import METRICS, Sample
-from harness.series import bw_logs_script
 
 __all__ = ["DiskCellResult", "DiskCellRunner", "DiskCellSpec", "PreparedTarget", "StudySpec"]
 

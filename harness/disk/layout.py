@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from harness.errors import ConfigError
-from harness.nodefiles import MD_PREFIX
+from harness.remote.nodefiles import MD_PREFIX
 
 __all__ = ["MD_PREFIX", "DiskLayout", "LayoutKind", "fill_argv"]
 

@@ -28,9 +28,9 @@ from harness.drbd.state import ResourceState
 from harness.drbd.verify import SECTOR, ConnectionTimeouts, VerifyReport, parse_timeouts, wait_verified
 from harness.drbd.watch import EventWatch, watch_paths
 from harness.errors import CommandFailed, CommandTimeout, ConfigError, RefusedError
-from harness.nodefiles import NODE_ROOT
-from harness.polling import backoff
 from harness.remote import CommandResult, Runner, run_batch
+from harness.remote.nodefiles import NODE_ROOT
+from harness.remote.polling import backoff
 
 __all__ = ["DRBD_DEVICE_PATTERN", "DrbdReplication"]
 

@@ -32,9 +32,9 @@ from typing import Final
 from harness.drbd import commands
 from harness.drbd.validity import RunWatch, Verdict
 from harness.errors import ConfigError
-from harness.nodefiles import NODE_ROOT, safe_token
 from harness.remote.detached import cancel_mark, session_start
-from harness.runid import validate_run_id
+from harness.remote.nodefiles import NODE_ROOT, safe_token
+from harness.runfiles.runid import validate_run_id
 
 __all__ = ["MAX_WATCH_S", "EventWatch", "watch_paths"]
 
@@ -46,7 +46,7 @@ _ROOT_RE: Final = re.compile(r"\A(?:/[A-Za-z0-9_][A-Za-z0-9_.-]*)+\Z")
 def watch_paths(run_id: str, name: str, *, root: str = NODE_ROOT) -> tuple[str, str]:
     """(directory, log) of a watch, after validating every part that goes into them.
 
-    The run id follows :mod:`harness.runid` (one path component, no option look-alike); the
+    The run id follows :mod:`harness.runfiles.runid` (one path component, no option look-alike); the
     name is a safe token and only ever appears after the ``events-`` prefix, so it cannot
     leave the directory."""
     validate_run_id(run_id)

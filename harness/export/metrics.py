@@ -9,7 +9,7 @@ workload="randwrite-4k-nj8-qd1",impairment="none",placement="cross-az"}``.  The 
   is the name's suffix (``_bytes_per_second``, ``_seconds``, ``_ratio``);
 * every family is a gauge: a run's figure is a measurement, not a count that only grows, so
   no ``_total`` (the suffix promtool keeps for counters);
-* labels are the cell's identity (:data:`~harness.samples.IDENTITY_KEYS` less the scenario,
+* labels are the cell's identity (:data:`~harness.runfiles.samples.IDENTITY_KEYS` less the scenario,
   which the name carries, plus the placement), never the run id: a label per run would make
   a new series every night.  The run is one ``harness_run_info`` series instead.
 
@@ -30,7 +30,7 @@ from prometheus_client.openmetrics.exposition import generate_latest as generate
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from harness.report.aggregate import VERDICTS, Cell
-from harness.runinfo import RunInfo
+from harness.runfiles.runinfo import RunInfo
 
 __all__ = [
     "CELL_LABELS",

@@ -20,10 +20,10 @@ from harness.fio.command import Target, build_fio_argv
 from harness.fio.report import parse_fio_json, parse_last_fio_report
 from harness.fio.result import FioOutputError, FioResult
 from harness.fio.spec import WorkloadSpec
-from harness.ledger import Ledger
-from harness.nodefiles import node_run_dir, safe_token
 from harness.remote import CommandResult, DetachedJob, Runner, Shell, run_batch
 from harness.remote.detached import WAIT_CHUNK_S
+from harness.remote.nodefiles import node_run_dir, safe_token
+from harness.runfiles.ledger import Ledger
 
 __all__ = ["FioFailed", "FioRun", "FioRunner", "fio_deadline_s"]
 

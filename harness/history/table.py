@@ -16,7 +16,7 @@ from tabulate import tabulate
 from harness.history.trend import CellTrend, TrendPoint
 from harness.report.comparison import METRIC_TITLES
 from harness.report.formatting import format_number
-from harness.tolerance import format_percent
+from harness.rules.tolerance import format_percent
 
 __all__ = ["render_changes", "render_trend", "render_trends"]
 

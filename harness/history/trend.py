@@ -20,7 +20,7 @@ from harness.report.aggregate import Cell, Stat, cell_sort_key
 from harness.report.plot_data import cell_label
 from harness.resultsdb.queries import RunHistory
 from harness.resultsdb.records import StoredRun
-from harness.samples import PROVENANCE_KEYS
+from harness.runfiles.samples import PROVENANCE_KEYS
 
 __all__ = ["CellTrend", "TrendPoint", "cell_trends"]
 

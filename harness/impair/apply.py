@@ -34,11 +34,11 @@ from harness.impair.filters import parse_filters
 from harness.impair.profile import NetemProfile
 from harness.impair.qdiscs import parse_qdiscs
 from harness.impair.readback import RootClass, classify_root, explain_root, verify_applied, verify_cleared
-from harness.jsonsafe import dumps
-from harness.ledger import Ledger
-from harness.nodefiles import node_run_dir, safe_token
 from harness.remote import CommandResult, DetachedJob, Runner, Shell, run_batch
 from harness.remote.detached import stop_script
+from harness.remote.nodefiles import node_run_dir, safe_token
+from harness.runfiles.ledger import Ledger
+from harness.userfiles.jsonsafe import dumps
 
 __all__ = [
     "DEFAULT_DEADMAN_GRACE_S",

@@ -37,8 +37,8 @@ from harness.inventory.ansible_mapping import MAPPING_KEY, AnsibleMapping, Mappe
 from harness.inventory.ansible_secrets import VaultValue, is_secret_value
 from harness.inventory.models import NAME_PATTERN
 from harness.redact import looks_secret
-from harness.userfile import read_config_text
-from harness.yamlsafe import construct_yaml_text
+from harness.userfiles.userfile import read_config_text
+from harness.userfiles.yamlsafe import construct_yaml_text
 
 __all__ = [
     "MAPPING_KEY",

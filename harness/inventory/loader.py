@@ -13,8 +13,8 @@ from pydantic import BaseModel, ValidationError
 from harness.errors import ConfigError
 from harness.inventory.ansible import AnsibleMapping, Conversion, convert, is_ansible_mapping, load_ansible_inventory
 from harness.inventory.models import Inventory
-from harness.jsonsafe import dumps
-from harness.yamlsafe import LoadedYaml, load_yaml_file, load_yaml_text
+from harness.userfiles.jsonsafe import dumps
+from harness.userfiles.yamlsafe import LoadedYaml, load_yaml_file, load_yaml_text
 
 __all__ = ["inventory_json_schema", "load_ansible_mapping", "load_inventory", "locate", "parse_inventory"]
 

@@ -24,15 +24,15 @@ from pydantic import (
     model_validator,
 )
 
-from harness.bounds import check_band
-from harness.endpoints import endpoint, replication_ip
 from harness.errors import ConfigError
 from harness.fields import AbsPath, Duration, FrozenModel, Rate, Size
 from harness.fio.spec import WorkloadSpec
 from harness.impair.profile import NetemProfile
 from harness.redact import looks_secret
+from harness.remote.endpoints import endpoint, replication_ip
 from harness.remote.spec import SshSpec
-from harness.tolerance import TOLERANCES_JSON_SCHEMA, parse_tolerances
+from harness.rules.bounds import check_band
+from harness.rules.tolerance import TOLERANCES_JSON_SCHEMA, parse_tolerances
 
 __all__ = [
     "AzLinkSpec",
@@ -63,7 +63,7 @@ SCRATCH_DEVICE_PATTERN = r"^/dev/[a-z][a-z0-9]{1,31}$"
 
 # a threshold: a bound of 0 (or less) passes everything, a maximum of 0 fails everything
 Bound = Annotated[float, Field(gt=0)]
-# compared as what it means, stored in one spelling (harness.endpoints)
+# compared as what it means, stored in one spelling (harness.remote.endpoints)
 ReplicationIp = Annotated[str, BeforeValidator(replication_ip)]
 Name = Annotated[StrictStr, Field(pattern=NAME_PATTERN)]
 
@@ -319,6 +319,10 @@ class Inventory(FrozenModel):
             except ConfigError as exc:
                 raise ValueError(str(exc)) from None
         return value
+
+    def ssh_specs(self) -> dict[str, SshSpec]:
+        """How to reach each node: what a connection pool needs of the inventory."""
+        return {name: node.ssh for name, node in self.nodes.items()}
 
     def workload_specs(self) -> dict[str, WorkloadSpec]:
         return {name: WorkloadSpec.from_mapping({"name": name, **data}) for name, data in self.workloads.items()}

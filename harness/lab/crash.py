@@ -4,11 +4,11 @@ replication protocol of a pair (the lab's ``Crasher`` and ``ProtocolSwitch``,
 
 from __future__ import annotations
 
-from harness.connections import ConnectionPool
 from harness.drbd.provision import Protocol, set_protocol
 from harness.inventory.models import PairSpec
 from harness.lab.lifecycle import Lab
 from harness.mdnbd.commands import write_mode_script
+from harness.remote.pool import ConnectionPool
 
 __all__ = ["LabCrasher", "LabProtocols"]
 

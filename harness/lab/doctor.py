@@ -23,7 +23,7 @@ from harness.errors import HarnessError
 from harness.lab.lifecycle import Lab
 from harness.lab.processes import process_alive
 from harness.lab.topology import ROUTER, Guest, Nic
-from harness.reach import Reach, probe_reach
+from harness.probes.reach import Reach, probe_reach
 from harness.remote import Runner, SshNode
 
 __all__ = ["Hop", "LabDiagnosis", "diagnose", "diagnose_and_keep"]

@@ -29,8 +29,8 @@ from harness.lab.processes import (
 from harness.lab.render import uml_argv
 from harness.lab.state import LabState
 from harness.lab.topology import Guest, LabTopology, guest_dir
-from harness.netns import connect_in_netns
 from harness.remote import SshNode
+from harness.remote.netns import connect_in_netns
 from harness.remote.spec import SshSpec
 
 __all__ = ["LabGuests"]

@@ -34,8 +34,8 @@ from harness.lab.roots import ensure_roots
 from harness.lab.state import LATENCY_QOS_DEVICE, MARKER, LabState, check_host, mounted, run_host
 from harness.lab.topology import ROUTER, Guest, LabTopology, build_topology, guest_cpus, guest_dir
 from harness.lab.xstate import XSTATE_SHIM, build_xstate_shim
-from harness.netns import netns_exists
 from harness.remote import SshNode
+from harness.remote.netns import netns_exists
 from harness.remote.spec import SshSpec
 
 __all__ = ["Lab", "Progress"]

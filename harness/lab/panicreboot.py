@@ -2,7 +2,7 @@
 
 A UML guest never reboots after a panic: UML's panic notifier dumps core and the process
 ends, whatever ``kernel.panic`` says.  A real node crashed with sysrq (the failover scenario
-on a cluster that is not the lab, :mod:`harness.sysrq`) comes back by itself a few seconds
+on a cluster that is not the lab, :mod:`harness.cell.sysrq`) comes back by itself a few seconds
 later.  So that the lab can pose as such a cluster, this host-side helper watches the guests
 of the lab's state file and boots again one that is gone with a panic as the last thing its
 console said, keeping its disks (a rejoin).  A guest the lab itself killed (SIGKILL, the

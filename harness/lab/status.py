@@ -29,8 +29,8 @@ from harness.lab.resources import PairRow
 from harness.lab.state import LabState
 from harness.lab.topology import ROUTER, Guest
 from harness.lab.userland import KEY_TOOLS, PROBE_SCRIPT, Userland, parse_probe
+from harness.probes.rtt import parse_ping, ping_argv
 from harness.remote import SshNode
-from harness.rtt import parse_ping, ping_argv
 
 __all__ = ["GuestStatus", "LabStatus", "collect_status", "guest_memory_mib", "measure_rtt_matrix", "read_userlands"]
 

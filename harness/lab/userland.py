@@ -12,12 +12,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
-from harness.toolversions import parse_tool_version
+from harness.probes.toolversions import parse_tool_version
 
 __all__ = ["KEY_TOOLS", "PROBE_SCRIPT", "Userland", "parse_probe"]
 
 #: tool -> (command whose output names the version, pattern of the version in it; None: the
-#: tool is one the preflight reads, and :mod:`harness.toolversions` parses it).  The commands
+#: tool is one the preflight reads, and :mod:`harness.probes.toolversions` parses it).  The commands
 #: print to stderr or stdout depending on the tool and its version: both are read.
 _TOOLS: Final[dict[str, tuple[str, str | None]]] = {
     "fio": ("fio --version", None),
@@ -35,7 +35,7 @@ _TOOLS: Final[dict[str, tuple[str, str | None]]] = {
     "kmod": ("modprobe --version", r"kmod version (\S+)"),
     "procps": ("pkill -V", r"procps(?:-ng)? (\S+)"),
 }
-#: our names of the tools harness.toolversions reads -> its names
+#: our names of the tools harness.probes.toolversions reads -> its names
 _PREFLIGHT_NAMES: Final = {"fio": "fio", "iproute2": "tc", "openssh": "ssh", "iperf3": "iperf3", "iputils": "ping"}
 #: the tools whose versions matter most to the harness's parsers (status shows these)
 KEY_TOOLS: Final = ("fio", "iproute2", "drbd-utils", "openssh", "iperf3", "iputils")

@@ -18,8 +18,8 @@ from harness.errors import CommandFailed, CommandTimeout, ConfigError, RefusedEr
 from harness.mdnbd import commands
 from harness.mdnbd.state import MdNbdOutputError, MdNbdStatus, parse_state
 from harness.mdnbd.watch import MdNbdWatch
-from harness.polling import backoff
 from harness.remote import CommandResult, Runner, run_batch
+from harness.remote.polling import backoff
 
 __all__ = ["MdNbdEnds", "MdNbdReplication", "MdNbdTimeouts"]
 

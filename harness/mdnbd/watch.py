@@ -15,8 +15,8 @@ from typing import Final
 
 from harness.errors import ConfigError
 from harness.mdnbd.state import MdNbdOutputError, parse_state
-from harness.nodefiles import node_run_dir, safe_token
 from harness.remote.detached import cancel_mark, session_start
+from harness.remote.nodefiles import node_run_dir, safe_token
 
 __all__ = ["MdNbdWatch", "WatchVerdict"]
 

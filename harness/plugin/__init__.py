@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from harness.argtypes import number
-from harness.bounds import BoundResult
 from harness.cell import CellContext, CellResult, CellSpec
 from harness.cell.features import FeatureMissing
 from harness.disk.cell import DiskCellResult, DiskCellRunner, DiskCellSpec
@@ -26,6 +25,7 @@ from harness.plugin.interrupt import INTERRUPT_KEY, InterruptGuard
 from harness.plugin.rundir import controller_run_dir, worker_run_dir
 from harness.plugin.session import SESSION_KEY, HarnessSession, PreflightBlocked
 from harness.prediction.calstore import DEFAULT_MAX_AGE_S, calibration_age
+from harness.rules.bounds import BoundResult
 
 __all__ = ["SESSION_KEY", "disk_study_nodes", "harness_repeat", "harness_session", "measure", "measure_disk"]
 

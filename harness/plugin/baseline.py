@@ -27,7 +27,7 @@ from harness.errors import ConfigError, HarnessError
 from harness.plugin.resultsdb import results_db_of
 from harness.plugin.session import SESSION_KEY, HarnessSession, fail_session
 from harness.report.results import RunResults
-from harness.runinfo import RunInfo
+from harness.runfiles.runinfo import RunInfo
 
 __all__ = ["BaselineStep"]
 

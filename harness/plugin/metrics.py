@@ -17,8 +17,8 @@ import pytest
 from harness.errors import ConfigError
 from harness.export import PushError, RunMetrics, push_to_pushgateway, write_textfile
 from harness.report.results import RunResults
-from harness.rundir import RunDir
-from harness.runinfo import RunInfo
+from harness.runfiles.rundir import RunDir
+from harness.runfiles.runinfo import RunInfo
 
 __all__ = ["RUN_METRICS_FILE", "export_run_metrics"]
 

@@ -1,10 +1,10 @@
 """The run directory of a pytest run, decided while configuring, before anything else happens.
 
-``--run-id`` is judged by the one rule (:mod:`harness.runid`): a bad one is a usage error
+``--run-id`` is judged by the one rule (:mod:`harness.runfiles.runid`): a bad one is a usage error
 before the inventory is read or the lab boots.  A run never reuses ``reports/<run-id>/``:
 whatever is there (an earlier run's results, a user's notes) is kept, and the run is refused.
 Only the xdist controller decides, and a run that writes reports makes its directory here, at
-once (:meth:`harness.rundir.RunDir.create`); workers receive the id from it, after that.
+once (:meth:`harness.runfiles.rundir.RunDir.create`); workers receive the id from it, after that.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError
-from harness.rundir import RunDir, RunExists
-from harness.runid import new_run_id, validate_run_id
+from harness.runfiles.rundir import RunDir, RunExists
+from harness.runfiles.runid import new_run_id, validate_run_id
 
 __all__ = ["controller_run_dir", "worker_run_dir"]
 

@@ -5,7 +5,7 @@ One object owns everything that happens once the cells are done, in this order:
 1. read the run's samples.ndjson and series.ndjson, once (:class:`~harness.report.results.RunResults`);
 2. judge the ratios between cells (the inventory's ``thresholds:``) and the model's fit;
 3. gate on a baseline (``--baseline-compare``), with the same results;
-4. write run.json (:mod:`harness.runinfo`) with the exit status these judged, and the run into
+4. write run.json (:mod:`harness.runfiles.runinfo`) with the exit status these judged, and the run into
    the results database (:mod:`harness.resultsdb`; ``--results-db``, off with ``none``);
 5. write the report, once: tables, report.html and plots, the baseline plot among them;
 6. point ``reports/latest`` at the run, and write its metrics for Prometheus (``metrics.prom``,
@@ -27,14 +27,14 @@ from harness.baseline.refs import Side
 from harness.plugin.baseline import BaselineStep
 from harness.plugin.interrupt import INTERRUPT_KEY
 from harness.plugin.metrics import export_run_metrics
+from harness.plugin.relative import relative_verdicts
 from harness.plugin.resultsdb import results_db_of
 from harness.plugin.session import HarnessSession, fail_session
-from harness.relative import relative_verdicts
 from harness.report.modelfit import model_fit
 from harness.report.publish import write_report
 from harness.report.results import RunResults
 from harness.resultsdb.writer import write_results
-from harness.rundir import update_latest
+from harness.runfiles.rundir import update_latest
 
 __all__ = ["RunEnd"]
 

@@ -23,21 +23,21 @@ from filelock import FileLock
 from harness.cell import CellRunner
 from harness.cell.failover import FailoverParts, InventoryProtocol
 from harness.cell.features import from_findings, write_missing
-from harness.clockskew import NodeClock, offsets_record
-from harness.connections import ConnectionPool
 from harness.errors import ConfigError, RefusedError
 from harness.fio.profiles import PROFILES, Profile
 from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S
 from harness.inventory import Inventory, load_inventory
-from harness.ledger import Ledger
 from harness.prediction.calstore import DEFAULT_MAX_AGE_S, CalibrationStore
 from harness.prediction.cellmodel import CellPredictor, inventory_catalog
-from harness.rundir import RunDir, calibrations_dir
-from harness.runinfo import RunInfo, iso_time, tool_versions
+from harness.remote.pool import ConnectionPool
+from harness.runfiles.clockskew import NodeClock, offsets_record
+from harness.runfiles.ledger import Ledger
+from harness.runfiles.rundir import RunDir, calibrations_dir
+from harness.runfiles.runinfo import RunInfo, iso_time, tool_versions
+from harness.runfiles.samples import SampleStore
 from harness.safety.clock import measure_offsets
 from harness.safety.disruptive import skip_reason
 from harness.safety.lock import ClusterLock
-from harness.samples import SampleStore
 
 if TYPE_CHECKING:
     from harness.safety.preflight import PreflightReport
@@ -113,7 +113,7 @@ class HarnessSession:
     @property
     def pool(self) -> ConnectionPool:
         if self._pool is None:
-            self._pool = ConnectionPool(self.inventory)
+            self._pool = ConnectionPool(self.inventory.ssh_specs())
         return self._pool
 
     @property
@@ -164,7 +164,7 @@ class HarnessSession:
         or a real node's (sysrq panic; the inventory's protocol only)."""
         spec = self.inventory.pairs[pair]
         if self.inventory.lab is None:
-            from harness.sysrq import SysrqCrasher
+            from harness.cell.sysrq import SysrqCrasher
 
             return FailoverParts(SysrqCrasher(self.pool, spec), InventoryProtocol(pair, spec))
         from harness.lab.crash import LabCrasher, LabProtocols

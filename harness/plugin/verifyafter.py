@@ -15,7 +15,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.plugin.session import SESSION_KEY
-from harness.samples import METRICS, Sample
+from harness.runfiles.samples import METRICS, Sample
 from harness.units import UnitError, parse_size
 
 __all__ = ["VERIFY_DEADLINE_S"]

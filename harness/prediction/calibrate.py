@@ -52,11 +52,11 @@ from dataclasses import replace
 from harness.cell import CellResult, CellRunner, CellSpec
 from harness.fio.profiles import Profile
 from harness.fio.spec import WorkloadSpec
-from harness.pathrate import has_iperf3, measure_path_rate
+from harness.fio.workloads import write_job
 from harness.prediction.calibration import CALIBRATION_BS, PairCalibration
 from harness.prediction.calstore import CalibrationStore, inventory_hash
 from harness.prediction.tcpwindow import read_window
-from harness.workloads import write_job
+from harness.probes.pathrate import has_iperf3, measure_path_rate
 
 __all__ = [
     "CALIBRATION_SCENARIO",

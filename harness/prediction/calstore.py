@@ -6,7 +6,7 @@ provenance matches exactly (both nodes' kernel, DRBD, fio and tool versions and 
 their instance types, the pair's protocol, the hash of the whole inventory, the profile that
 scaled the calibration cells) and that is younger than ``max_age_s``.  Anything else, or
 ``recalibrate``, measures afresh and stores the result.  The directory is
-:meth:`harness.rundir.calibrations_dir` (``reports/calibrations/``), one JSON file per calibration.
+:meth:`harness.runfiles.rundir.calibrations_dir` (``reports/calibrations/``), one JSON file per calibration.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
-from harness.jsonsafe import dumps
 from harness.prediction.calibration import PairCalibration
+from harness.userfiles.jsonsafe import dumps
 
 __all__ = ["DEFAULT_MAX_AGE_S", "CalibrationStore", "calibration_age", "inventory_hash", "parse_age"]
 

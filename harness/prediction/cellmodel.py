@@ -24,7 +24,7 @@ from harness.inventory.loader import locate
 from harness.inventory.models import Inventory
 from harness.prediction.calibrate import CALIBRATION_SCENARIO, PairCalibration, calibrate_pair
 from harness.prediction.calstore import CalibrationStore
-from harness.rtt import RttStats
+from harness.probes.rtt import RttStats
 from harness.sizing.catalog import Catalog, load_catalog
 from harness.sizing.inputs import MIB, Calibration, NodeSpec, Scenario, VolumeSpec, Workload, parse_volume
 from harness.sizing.model import predict

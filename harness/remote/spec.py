@@ -8,13 +8,13 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, Field, StrictBool, StrictInt, StrictStr
 
-from harness.endpoints import ssh_host
 from harness.fields import AbsPath, Duration, FrozenModel
+from harness.remote.endpoints import ssh_host
 
 __all__ = ["ENV_NAME_PATTERN", "SshHost", "SshSpec"]
 
 ENV_NAME_PATTERN = r"^[A-Z_][A-Z0-9_]{0,63}$"
-# compared as what it means, stored in one spelling (harness.endpoints)
+# compared as what it means, stored in one spelling (harness.remote.endpoints)
 SshHost = Annotated[StrictStr, BeforeValidator(ssh_host), Field(max_length=253, pattern=r"^[a-z0-9.:-]+$")]
 
 

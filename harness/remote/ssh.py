@@ -37,8 +37,8 @@ from harness.errors import (
     HostKeyRefused,
     RefusedError,
 )
-from harness.netns import connect_in_netns
 from harness.remote.command import TIMEOUT_EXIT_CODES, WAIT_ONLY_MARK, CommandResult, render_command
+from harness.remote.netns import connect_in_netns
 from harness.remote.spec import SshSpec
 from harness.remote.warmshell import WarmShell, WarmShellBroken, WarmShellTimeout
 

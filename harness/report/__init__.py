@@ -9,14 +9,14 @@ Pure: nothing here touches a node.  The pieces, in data-flow order:
 * :mod:`~harness.report.markdown`, :mod:`~harness.report.csvfile`, :mod:`~harness.report.page`,
   :mod:`~harness.report.terminal`: comparison → comparison.md, comparison.csv, report.html,
   the terminal summary;
-* :mod:`~harness.series`: per-second bandwidth (series.ndjson, fio bandwidth logs);
+* :mod:`~harness.runfiles.series`: per-second bandwidth (series.ndjson, fio bandwidth logs);
 * :mod:`~harness.report.plot_data` / :mod:`~harness.report.plots`: cells and series → PNG plots
   (matplotlib; imported on use, not here, so importing the package stays cheap);
 * :mod:`~harness.report.results`: a run's samples and series, read once, and what is computed
   from them (cells, comparison);
 * :mod:`~harness.report.publish`: comparison.md/.csv, report.html and plots/*.png of a run
-  directory (:mod:`harness.rundir`), written in one go;
-* :mod:`~harness.report.cli`: ``harness report RUN_DIR`` (imported by the CLI, not here).
+  directory (:mod:`harness.runfiles.rundir`), written in one go;
+* :mod:`~harness.cli.report`: ``harness report RUN_DIR`` (imported by the CLI, not here).
 """
 
 from harness.report.aggregate import (

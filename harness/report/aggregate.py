@@ -1,11 +1,11 @@
-"""Samples → cells: one :class:`Cell` per :func:`~harness.samples.cell_key`, repeats aggregated.
+"""Samples → cells: one :class:`Cell` per :func:`~harness.runfiles.samples.cell_key`, repeats aggregated.
 
 A cell is one point of the test matrix (scenario, pair, mode, workload, impairment).  With
 ``--repeat N`` it holds N measurements of every metric; every table, CSV row and baseline
 comparison reports the *median* of those, with their spread, because one noisy repeat must not
 move the number a verdict is read from (issue 6: "use medians and spread").
 
-Pure: this module reads :class:`~harness.samples.Sample` records and nothing else.
+Pure: this module reads :class:`~harness.runfiles.samples.Sample` records and nothing else.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, Literal, get_args
 
-from harness.samples import IDENTITY_KEYS, METRICS, Sample, cell_key
+from harness.runfiles.samples import IDENTITY_KEYS, METRICS, Sample, cell_key
 
 __all__ = [
     "MODE_ORDER",

@@ -9,10 +9,10 @@ import io
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-from harness.jsonsafe import dumps
 from harness.report.aggregate import PER_REPEAT_KEYS, Cell
 from harness.report.formatting import metric_columns
-from harness.samples import IDENTITY_KEYS, PROVENANCE_KEYS
+from harness.runfiles.samples import IDENTITY_KEYS, PROVENANCE_KEYS
+from harness.userfiles.jsonsafe import dumps
 
 __all__ = ["CSV_STAT_FIELDS", "csv_fieldnames", "render_csv"]
 

@@ -12,7 +12,7 @@ from typing import Final
 
 from harness.report.aggregate import Cell, Stat
 from harness.report.comparison import Column, Row, ScenarioTable
-from harness.samples import METRICS
+from harness.runfiles.samples import METRICS
 
 __all__ = [
     "LEGEND",

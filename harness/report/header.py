@@ -1,7 +1,7 @@
 """What the report says about the run above its tables: the header facts and the pairs table.
 
 Shared by the Markdown (``comparison.md``) and the HTML page (``report.html``).  The facts come
-from the run's record (run.json, :mod:`harness.runinfo`) and, where it is silent or absent, from
+from the run's record (run.json, :mod:`harness.runfiles.runinfo`) and, where it is silent or absent, from
 the cells' own metadata.
 """
 
@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from harness.clockskew import CLOCK_SKEW_WARN_S, skew_notes
 from harness.report.aggregate import Cell, Verdict
 from harness.report.comparison import Comparison
-from harness.runinfo import RunInfo
-from harness.samples import PROVENANCE_KEYS
+from harness.runfiles.clockskew import CLOCK_SKEW_WARN_S, skew_notes
+from harness.runfiles.runinfo import RunInfo
+from harness.runfiles.samples import PROVENANCE_KEYS
 
 __all__ = [
     "PAIR_HEADERS",

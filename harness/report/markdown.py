@@ -13,7 +13,7 @@ from harness.report.comparison import Comparison, ScenarioTable
 from harness.report.engines import ENGINE_HEADERS, engine_tables
 from harness.report.formatting import LEGEND, cell_text, is_numeric, table_caption, verdict_text
 from harness.report.header import PAIR_HEADERS, header_items, pairs_rows, run_id_text, varying_provenance
-from harness.runinfo import RunInfo
+from harness.runfiles.runinfo import RunInfo
 
 __all__ = ["render_markdown"]
 

@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from harness.samples import Sample, cell_key
+from harness.runfiles.samples import Sample, cell_key
 
 __all__ = ["CellFit", "ModelFit", "model_fit"]
 

@@ -24,8 +24,8 @@ from harness.report.formatting import (
     verdict_text,
 )
 from harness.report.header import PAIR_HEADERS, header_items, pairs_rows, run_id_text
-from harness.runinfo import RunInfo
-from harness.samples import METRICS
+from harness.runfiles.runinfo import RunInfo
+from harness.runfiles.samples import METRICS
 
 __all__ = ["FIGURES_SECTION_ID", "Figure", "render_html"]
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from harness.report.aggregate import Cell, Stat, cell_sort_key, natural_key
-from harness.series import CellSeries
+from harness.runfiles.series import CellSeries
 
 __all__ = [
     "CALIBRATION_SCENARIO",

@@ -16,8 +16,8 @@ from harness.report.csvfile import render_csv
 from harness.report.markdown import render_markdown
 from harness.report.page import render_html
 from harness.report.results import RunResults
-from harness.rundir import RunDir
-from harness.runinfo import RunInfo
+from harness.runfiles.rundir import RunDir
+from harness.runfiles.runinfo import RunInfo
 
 if TYPE_CHECKING:  # plots pulls in matplotlib, imported only when a report is rendered
     from harness.report.plots import Plot

@@ -15,9 +15,9 @@ from functools import cached_property
 from harness.errors import ConfigError
 from harness.report.aggregate import Cell, aggregate_samples
 from harness.report.comparison import Comparison, build_comparison
-from harness.rundir import RunDir
-from harness.samples import Sample, read_samples
-from harness.series import CellSeries
+from harness.runfiles.rundir import RunDir
+from harness.runfiles.samples import Sample, read_samples
+from harness.runfiles.series import CellSeries
 
 __all__ = ["RunResults"]
 

@@ -18,7 +18,7 @@ from harness.errors import ConfigError
 from harness.report.results import RunResults
 from harness.resultsdb.records import record_of
 from harness.resultsdb.store import ResultsStore, RunExistsInStore
-from harness.rundir import RunDir, list_runs
+from harness.runfiles.rundir import RunDir, list_runs
 
 __all__ = ["ImportedRun", "import_runs", "run_dirs_under"]
 

@@ -18,7 +18,7 @@ from harness.report.aggregate import Cell
 from harness.report.results import RunResults
 from harness.resultsdb.records import StoredRun
 from harness.resultsdb.store import ResultsStore
-from harness.samples import Sample
+from harness.runfiles.samples import Sample
 
 __all__ = ["RunHistory", "inventories", "pooled_samples", "run_history"]
 

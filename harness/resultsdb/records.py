@@ -1,7 +1,7 @@
 """What the results database holds about a run, as Python values: one run going in, one run read back.
 
 :class:`RunRecord` is everything one run puts in the database, built once from the run's
-:class:`~harness.report.results.RunResults` and :class:`~harness.runinfo.RunInfo`
+:class:`~harness.report.results.RunResults` and :class:`~harness.runfiles.runinfo.RunInfo`
 (:func:`record_of`): its samples as they are, and per cell the verdict, provenance and the
 model's prediction, taken from the same aggregation the reports use.  :class:`StoredRun` is a
 run's row as read back.
@@ -16,8 +16,8 @@ from typing import Final, Literal
 
 from harness.report.aggregate import Cell
 from harness.report.results import RunResults
-from harness.runinfo import RunInfo
-from harness.samples import PROVENANCE_KEYS, Sample
+from harness.runfiles.runinfo import RunInfo
+from harness.runfiles.samples import PROVENANCE_KEYS, Sample
 
 __all__ = ["GOOD_EXIT", "CellRow", "PredictionRow", "RunRecord", "Source", "StoredRun", "record_of"]
 

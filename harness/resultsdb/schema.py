@@ -17,7 +17,7 @@ Tables (every one keyed by ``run_id``; a run's rows are written in one transacti
     per cell of a run: its identity, verdict (pass / inconclusive / fail) and reason, number of
     repeats and provenance (fio, kernel, DRBD versions, protocol, instance types, placement).
 ``samples``
-    every :class:`~harness.samples.Sample` of the run, in file order (``seq``); ``value`` is
+    every :class:`~harness.runfiles.samples.Sample` of the run, in file order (``seq``); ``value`` is
     ``NULL`` where fio reported no number (NaN in memory).
 ``predictions``
     the model's prediction for a cell (medians of ``predicted_bw``, ``predicted_iops``,

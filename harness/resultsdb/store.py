@@ -20,11 +20,11 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from harness.errors import ConfigError
-from harness.jsonsafe import dumps, loads
 from harness.resultsdb.records import RunRecord, StoredRun
 from harness.resultsdb.schema import VERSION_TABLE, check_version, pending
-from harness.runinfo import RunInfo
-from harness.samples import Sample
+from harness.runfiles.runinfo import RunInfo
+from harness.runfiles.samples import Sample
+from harness.userfiles.jsonsafe import dumps, loads
 
 __all__ = ["Cursor", "ResultsStore", "RunExistsInStore"]
 

@@ -14,7 +14,7 @@ from harness.errors import HarnessError
 from harness.report.results import RunResults
 from harness.resultsdb.location import ResultsDb
 from harness.resultsdb.records import record_of
-from harness.runinfo import RunInfo
+from harness.runfiles.runinfo import RunInfo
 
 __all__ = ["WriteOutcome", "write_results"]
 

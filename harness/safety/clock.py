@@ -7,7 +7,7 @@ lock lease is judged on the node's clock.  Preflight therefore shows each node's
 warns above a second, and the run reads every node's clock again after preflight and at its
 end (:func:`measure_offsets`, kept in run.json).  The node's time is read inside a round trip:
 the read happened somewhere within it, so half the round trip is the measurement's uncertainty.
-The arithmetic is :mod:`harness.clockskew` (pure, also read by the report).
+The arithmetic is :mod:`harness.runfiles.clockskew` (pure, also read by the report).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Final
 
-from harness.clockskew import CLOCK_SKEW_WARN_S, ClockOffset, NodeClock, judge_offset, read_offset
 from harness.errors import HarnessError
-from harness.pernode import each_node
 from harness.remote import Runner
+from harness.remote.pernode import each_node
+from harness.runfiles.clockskew import CLOCK_SKEW_WARN_S, ClockOffset, NodeClock, judge_offset, read_offset
 
 __all__ = [
     "CLOCK_PROBE",

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from harness.connections import ConnectionPool
 from harness.errors import RefusedError
 from harness.inventory.models import Inventory
+from harness.remote.pool import ConnectionPool
 from harness.replication import replication_for
 
 __all__ = ["OPTION", "opt_in_error", "pair_risks", "refuse_risky", "skip_reason"]

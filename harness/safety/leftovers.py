@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from harness.impair.commands import ROOT_MAJOR, format_handle
-from harness.nodefiles import MD_PREFIX, NODE_ROOT
 from harness.remote import Runner
-from harness.runid import validate_run_id
+from harness.remote.nodefiles import MD_PREFIX, NODE_ROOT
+from harness.runfiles.runid import validate_run_id
 
 __all__ = ["Leftover", "find_leftovers", "parse_listing", "remove_leftovers"]
 

@@ -34,11 +34,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness.errors import RefusedError
-from harness.jsonsafe import dumps
-from harness.nodefiles import NODE_ROOT
-from harness.pernode import each_node
 from harness.remote import DetachedJob, Runner
-from harness.runid import validate_run_id
+from harness.remote.nodefiles import NODE_ROOT
+from harness.remote.pernode import each_node
+from harness.runfiles.runid import validate_run_id
+from harness.userfiles.jsonsafe import dumps
 
 __all__ = [
     "LOCK_DIR",

@@ -18,13 +18,15 @@ from typing import Literal
 
 from tabulate import tabulate
 
-from harness.connections import ConnectionPool
 from harness.errors import HarnessError
 from harness.impair.qdiscs import parse_qdiscs
 from harness.impair.readback import RootClass, classify_root, explain_root
 from harness.inventory.models import Inventory
-from harness.reach import Reach, reach_argv, read_reach
+from harness.probes.reach import Reach, reach_argv, read_reach
+from harness.probes.toolversions import PROBES, node_version_checks, parse_tool_version
 from harness.remote import CommandResult, Runner, run_batch
+from harness.remote.pool import ConnectionPool
+from harness.remote.trust import shared_host_keys
 from harness.replication import ConfigFindings, Replication, replication_for, tool_probe
 from harness.safety.clock import CLOCK_PROBE, judge_offset, read_offset
 from harness.safety.device import evaluate_drbd_target, probe_device
@@ -32,8 +34,6 @@ from harness.safety.lock import LockOwner, read_lock
 from harness.safety.sharedpath import PROBES as SHARED_PATH_PROBES
 from harness.safety.sharedpath import pair_paths, shared_path_checks
 from harness.safety.sweep import leftover_check
-from harness.toolversions import PROBES, node_version_checks, parse_tool_version
-from harness.trust import shared_host_keys
 
 __all__ = ["Finding", "PreflightReport", "run_preflight"]
 

@@ -26,9 +26,9 @@ from harness.sizing.clouds import bare_name
 from harness.sizing.instance_types import InstanceType
 from harness.sizing.records import CatalogRecord, Defaults, DefaultsOverlay, Figure, PlacementEntry, Reference
 from harness.sizing.volume_types import VolumeType
-from harness.userfile import read_config_text
-from harness.yamlguard import compose_guarded
-from harness.yamlsafe import construct_yaml_text
+from harness.userfiles.userfile import read_config_text
+from harness.userfiles.yamlguard import compose_guarded
+from harness.userfiles.yamlsafe import construct_yaml_text
 
 __all__ = [
     "BUILTIN_CATALOG",

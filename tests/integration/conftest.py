@@ -21,12 +21,12 @@ import pytest
 from harness.cell import CellRunner, CellSpec
 from harness.errors import HarnessError
 from harness.fio.profiles import PROFILES
+from harness.fio.workloads import for_profile, write_job
 from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory, load_inventory
 from harness.lab.doctor import diagnose_and_keep
 from harness.lab.lifecycle import Lab
-from harness.ledger import Ledger
-from harness.workloads import for_profile, write_job
+from harness.runfiles.ledger import Ledger
 
 ROOT = Path(__file__).resolve().parents[2]
 # HARNESS_LAB_INVENTORY points the lab tests at another lab instance (its own namespace and

@@ -10,8 +10,8 @@ import pytest
 from harness.cell import CellRunner, CellSpec
 from harness.errors import RefusedError
 from harness.fio.profiles import PROFILES
+from harness.fio.workloads import for_profile, write_job
 from harness.inventory import Inventory
-from harness.workloads import for_profile, write_job
 
 pytestmark = [pytest.mark.lab]
 

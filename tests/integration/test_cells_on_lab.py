@@ -20,16 +20,16 @@ from harness.drbd.errors import DrbdNotReady
 from harness.errors import ConfigError, ConnectionLost, RefusedError
 from harness.fio.profiles import PROFILES
 from harness.fio.runner import FioFailed
+from harness.fio.workloads import for_profile, write_job
 from harness.impair.apply import Impairer
 from harness.impair.profile import NetemProfile
 from harness.impair.qdiscs import parse_qdiscs
 from harness.impair.readback import RootClass, classify_root
 from harness.inventory import Inventory, parse_inventory
-from harness.ledger import Ledger
+from harness.probes.rtt import parse_ping, ping_argv
 from harness.remote import Runner
-from harness.rtt import parse_ping, ping_argv
+from harness.runfiles.ledger import Ledger
 from harness.safety.device import evaluate_drbd_target, probe_device
-from harness.workloads import for_profile, write_job
 
 from .conftest import LAB_INVENTORY, ROOT, make_runner
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.connections import ConnectionPool
+from harness.bench.killtrial import node_leftovers
 from harness.inventory import Inventory
-from harness.rundir import RunDir
-from harness.runid import new_run_id
-from harness.safety.killtrial import node_leftovers
+from harness.remote.pool import ConnectionPool
+from harness.runfiles.rundir import RunDir
+from harness.runfiles.runid import new_run_id
 
 from .conftest import LAB_INVENTORY, ROOT
 
@@ -58,7 +58,7 @@ def test_a_second_run_is_refused_naming_the_first(lab_inventory: Inventory, tmp_
                 first.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 first.kill()
-    pool = ConnectionPool(lab_inventory)
+    pool = ConnectionPool(lab_inventory.ssh_specs())
     try:
         assert node_leftovers(lab_inventory, pool, sorted(lab_inventory.nodes)) == []
     finally:

@@ -14,7 +14,7 @@ import pytest
 from harness.cell import CellRunner, CellSpec
 from harness.fio.runner import FioFailed
 from harness.fio.spec import WorkloadSpec
-from harness.ledger import Ledger
+from harness.runfiles.ledger import Ledger
 
 pytestmark = [pytest.mark.lab]
 

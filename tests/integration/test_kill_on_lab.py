@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.bench.killtrial import CellKind, Phase, node_leftovers, run_kill_trial
 from harness.cell import CellRunner
-from harness.connections import ConnectionPool
 from harness.errors import ConnectionLost
 from harness.inventory import Inventory
-from harness.safety.killtrial import CellKind, Phase, node_leftovers, run_kill_trial
+from harness.remote.pool import ConnectionPool
 
 from .conftest import LAB_INVENTORY, ROOT, CellInThread, impaired_cell
 
@@ -98,7 +98,7 @@ def test_dropped_ssh_connection_mid_cell(cell_runner: CellRunner) -> None:
     cell = CellInThread(cell_runner, impaired_cell("itest"))
     cell.wait_for("fio-start", timeout_s=60)
     # cut every SSH session on the primary (the listening sshd stays)
-    killer = ConnectionPool(cell_runner.inventory)
+    killer = ConnectionPool(cell_runner.inventory.ssh_specs())
     # the killer's own session is one of them: its command cannot report back
     with contextlib.suppress(ConnectionLost):
         killer.get("a1").run_script("pkill -KILL -f 'sshd: root@' ; true", timeout=20, check=False)

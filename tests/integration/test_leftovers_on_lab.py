@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from harness.bench.killtrial import node_leftovers
 from harness.cli import main
-from harness.connections import ConnectionPool
 from harness.inventory import Inventory
 from harness.plugin.leftovers import LEFTOVERS_PROPERTY
-from harness.runid import new_run_id
-from harness.safety.killtrial import node_leftovers
+from harness.remote.pool import ConnectionPool
+from harness.runfiles.runid import new_run_id
 
 from .conftest import LAB_INVENTORY, ROOT
 
@@ -29,14 +29,14 @@ _KILLED_RUN = """
 import sys, time
 from pathlib import Path
 from harness.cli import main
-from harness.connections import ConnectionPool
+from harness.remote.pool import ConnectionPool
 from harness.impair.apply import Impairer
 from harness.impair.profile import NetemProfile
 from harness.inventory import load_inventory
-from harness.ledger import Ledger
+from harness.runfiles.ledger import Ledger
 
 inv = load_inventory(Path(sys.argv[1]))
-pool = ConnectionPool(inv)
+pool = ConnectionPool(inv.ssh_specs())
 impairer = Impairer(sys.argv[2], Ledger(Path(sys.argv[3]), sys.argv[2]))
 impairer.apply(pool.get("a1"), iface=inv.nodes["a1"].replication.iface, peer_ip=str(inv.nodes["a2"].replication.ip),
                profile=NetemProfile.from_text("left", delay="5ms"), hold_s=300, role="primary",
@@ -67,7 +67,7 @@ def test_a_killed_runs_fault_blocks_the_next_run_until_cleaned(lab_inventory: In
     killed.send_signal(signal.SIGKILL)
     killed.wait(timeout=30)
     assert line.strip() == b"applied", line + killed.stdout.read()
-    pool = ConnectionPool(lab_inventory)
+    pool = ConnectionPool(lab_inventory.ssh_specs())
     try:
         left = node_leftovers(lab_inventory, pool, ["a1"])
         assert any(f"fault (run {killed_id})" in x for x in left), left

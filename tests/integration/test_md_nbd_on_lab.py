@@ -8,8 +8,8 @@ import pytest
 
 from harness.cell import CellRunner, CellSpec
 from harness.fio.profiles import PROFILES
+from harness.fio.workloads import for_profile, write_job
 from harness.impair.profile import NetemProfile
-from harness.workloads import for_profile, write_job
 
 pytestmark = [pytest.mark.lab]
 

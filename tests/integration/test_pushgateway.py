@@ -17,8 +17,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from harness.export import PushError, RunMetrics, push_to_pushgateway
 from harness.report.aggregate import aggregate_samples
-from harness.runinfo import RunInfo
-from harness.samples import read_samples
+from harness.runfiles.runinfo import RunInfo
+from harness.runfiles.samples import read_samples
 
 RUN = Path(__file__).parent.parent / "data" / "runs" / "20261121-110501-f674"
 BINARY = "prometheus-pushgateway"

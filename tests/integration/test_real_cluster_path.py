@@ -23,9 +23,9 @@ import pytest
 
 from harness.cell.roles import restore_pair_roles
 from harness.cli import main as harness_main
-from harness.connections import ConnectionPool
 from harness.lab.lifecycle import Lab
 from harness.lab.posing import KEY_ENV
+from harness.remote.pool import ConnectionPool
 from harness.replication import replication_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,7 +88,7 @@ def _restore_lab_roles(lab: Lab) -> None:
     """A posed inventory that leaves out some of the lab's pairs cannot restore them after its
     failover crashed their node (a real cluster's resources outside the inventory are in the
     same place): the lab's own inventory puts every pair back before the next test."""
-    pool = ConnectionPool(lab.inventory)
+    pool = ConnectionPool(lab.inventory.ssh_specs())
     try:
         for pair in lab.inventory.pairs.values():
             sides = [

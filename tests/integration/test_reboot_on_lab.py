@@ -12,10 +12,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from harness.bench.killtrial import node_leftovers
 from harness.cell import CellRunner
 from harness.lab.lifecycle import Lab
-from harness.reboot import NodeRebooted
-from harness.safety.killtrial import node_leftovers
+from harness.probes.reboot import NodeRebooted
 
 from .conftest import CellInThread, impaired_cell
 

@@ -28,7 +28,7 @@ HarnessSession.start_run = _start
 TEST = """\
 from harness.cell import CellSpec
 from harness.impair.profile import NetemProfile
-from harness.workloads import write_job
+from harness.fio.workloads import write_job
 
 JOB = write_job("write", 1024 * 1024)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.plugin.session import HarnessSession
-from harness.samples import SampleStore
+from harness.runfiles.samples import SampleStore
 from tests.plugin.test_plugin_collection import INVENTORY
 from tests.unit.baseline_runs import SINGLE, cell_is, load, scaled
 

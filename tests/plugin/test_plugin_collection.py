@@ -31,7 +31,7 @@ network_profiles:
 
 SCENARIO = """\
 import pytest
-from harness.workloads import write_job
+from harness.fio.workloads import write_job
 
 W = [write_job("randwrite", 4096, numjobs=8)]
 

@@ -17,15 +17,15 @@ import pytest
 
 from harness.plugin.session import HarnessSession
 from harness.report.publish import render_run
-from harness.rundir import RunDir
+from harness.runfiles.rundir import RunDir
 from tests.plugin.test_plugin_baseline import SCENARIO, record, run
 from tests.plugin.test_plugin_collection import INVENTORY
 
 CONFTEST = """\
-import harness.samples
+import harness.runfiles.samples
 
 pytest_plugins = ["harness.plugin"]
-_read_ndjson = harness.samples.read_ndjson
+_read_ndjson = harness.runfiles.samples.read_ndjson
 
 
 def _watched(path, parse, **options):
@@ -35,11 +35,11 @@ def _watched(path, parse, **options):
     return _read_ndjson(path, parse, **options)
 
 
-harness.samples.read_ndjson = _watched
+harness.runfiles.samples.read_ndjson = _watched
 
 
 def pytest_unconfigure():
-    harness.samples.read_ndjson = _read_ndjson
+    harness.runfiles.samples.read_ndjson = _read_ndjson
 """
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from harness.samples import Sample, SampleStore, read_samples
+from harness.runfiles.samples import Sample, SampleStore, read_samples
 
 DATA: Final = Path(__file__).resolve().parents[1] / "data" / "runs"
 #: One run of replicated_write, two latency_sweep points and a failover cell; no repeats.

@@ -15,8 +15,8 @@ from typing import Final
 
 from harness.fio import parse_fio_json
 from harness.report.aggregate import Cell, aggregate_samples
-from harness.samples import METRICS, Sample
-from harness.series import BwLogEntry, CellSeries, FaultWindow, bw_log_files, parse_bw_log, sum_job_logs
+from harness.runfiles.samples import METRICS, Sample
+from harness.runfiles.series import BwLogEntry, CellSeries, FaultWindow, bw_log_files, parse_bw_log, sum_job_logs
 
 from .baseline_runs import REPEATS_A, REPEATS_B, load
 

@@ -23,8 +23,8 @@ from harness.resultsdb.location import ResultsDb
 from harness.resultsdb.records import CellRow, RunRecord, record_of
 from harness.resultsdb.schema import SCHEMA_VERSION, NewerSchema
 from harness.resultsdb.store import RunExistsInStore
-from harness.runinfo import RunInfo
-from harness.samples import Sample
+from harness.runfiles.runinfo import RunInfo
+from harness.runfiles.samples import Sample
 from tests.unit.baseline_runs import LATER, SINGLE, load, scaled
 
 __all__ = ["StoreContract", "run_record"]

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from harness.baseline.compare import BaselineComparison, compare_cells, compare_metric, log_ratio
 from harness.baseline.markdown import render_markdown
 from harness.report.aggregate import Cell, Stat, aggregate_samples
-from harness.runinfo import RunInfo
-from harness.samples import Sample
-from harness.tolerance import METRIC_DIRECTIONS, Tolerance, tolerance_rules
+from harness.rules.tolerance import METRIC_DIRECTIONS, Tolerance, tolerance_rules
+from harness.runfiles.runinfo import RunInfo
+from harness.runfiles.samples import Sample
 from tests.unit.baseline_runs import (
     LATER,
     REPEATS_A,

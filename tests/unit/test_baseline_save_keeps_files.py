@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.rundir import RunDir, update_latest
+from harness.runfiles.rundir import RunDir, update_latest
 from tests.unit.baseline_runs import LATER, SINGLE, load, write_run
 
 NOTES = "# why main is what it is\nkernel 6.1.0-27, DRBD 8.4.11\n"

@@ -17,8 +17,8 @@ from harness.baseline.refs import resolve_reference, resolve_run
 from harness.baseline.store import BaselineExists, BaselineInfo, BaselineStore, validate_name
 from harness.cli import main
 from harness.errors import ConfigError
-from harness.rundir import RunDir, update_latest
-from harness.samples import read_samples
+from harness.runfiles.rundir import RunDir, update_latest
+from harness.runfiles.samples import read_samples
 from tests.unit.baseline_runs import LATER, SINGLE, cell_is, load, scaled, write_run
 from tests.unit.test_baseline_tolerance import INVENTORY
 

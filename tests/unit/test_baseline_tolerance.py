@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from harness.errors import ConfigError
 from harness.inventory import Inventory, parse_inventory
-from harness.tolerance import (
+from harness.rules.tolerance import (
     DEFAULT_TOLERANCES,
     METRIC_DIRECTIONS,
     Tolerance,

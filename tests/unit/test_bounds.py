@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.bounds import (
+from harness.rules.bounds import (
     AbsoluteBounds,
     BoundResult,
     absolute_bounds_for,

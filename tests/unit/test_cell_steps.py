@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.bounds import BoundResult
 from harness.cell import CellContext, CellSpec
 from harness.cell.failover import InventoryProtocol, cell_seed
 from harness.cell.judge import judge, validity
@@ -24,8 +23,9 @@ from harness.fio.spec import WorkloadSpec
 from harness.impair.profile import NetemProfile
 from harness.inventory.models import ThresholdSpec
 from harness.lab.crash import LabProtocols
+from harness.probes.rtt import RttStats
 from harness.replication import WindowVerdict
-from harness.rtt import RttStats
+from harness.rules.bounds import BoundResult
 from tests.doubles import LAB, Answer, FakePool, FakeRunner, data, recorded_replication
 
 QD1_4K = WorkloadSpec(name="w", rw="randwrite", bs=4096, size=1 << 20, runtime_s=5)

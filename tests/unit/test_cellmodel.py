@@ -11,14 +11,14 @@ from hypothesis import strategies as st
 
 from harness.cell import CellSpec
 from harness.errors import ConfigError
+from harness.fio.workloads import write_job
 from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory, load_inventory
 from harness.prediction.calibrate import PairCalibration
 from harness.prediction.cellmodel import inventory_catalog, model_rtt_ms, model_workload, predict_cell
-from harness.rtt import RttStats
+from harness.probes.rtt import RttStats
 from harness.sizing.catalog import Catalog
 from harness.sizing.transport_limits import window_loop_rate
-from harness.workloads import write_job
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB = ROOT / "inventories" / "lab.yaml"

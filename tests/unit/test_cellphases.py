@@ -1,4 +1,4 @@
-"""Phases of a cell read back from the ledger (harness.cellphases) and the fidelity summary."""
+"""Phases of a cell read back from the ledger (harness.bench.cellphases) and the fidelity summary."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.bench_overhead import fidelity_summary
-from harness.cellphases import PHASES, cell_phases, phase_table
-from harness.ledger import Ledger
+from harness.bench.cellphases import PHASES, cell_phases, phase_table
+from harness.bench.overhead import fidelity_summary
+from harness.runfiles.ledger import Ledger
 
 LEDGER = Path(__file__).parent.parent / "data" / "bench" / "lab7-overhead-ledger.ndjson"
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from harness.disk.cell import DiskCellSpec
 from harness.disk.layout import MD_PREFIX, DiskLayout, fill_argv
 from harness.errors import ConfigError
+from harness.fio.workloads import io_job
 from harness.safety.device import DeviceFacts, evaluate_scratch_target
-from harness.workloads import io_job
 
 devices = st.lists(
     st.sampled_from([f"/dev/ubd{c}" for c in "bcdefgh"] + ["/dev/nvme1n1", "/dev/xvdf"]),

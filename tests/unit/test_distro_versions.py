@@ -12,7 +12,7 @@ import pytest
 
 from harness.cell.record import os_release_name
 from harness.drbd.commands import describe_version, parse_drbdadm_version
-from harness.toolversions import PROBES, assess, parse_tool_version
+from harness.probes.toolversions import PROBES, assess, parse_tool_version
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 PUBLIC = DATA / "versions" / "public"

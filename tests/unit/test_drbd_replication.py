@@ -93,7 +93,7 @@ def test_wait_healthy_polls_until_healthy() -> None:
     state = recorded_replication(node, clock=clock).wait_healthy(30)
     assert state.healthy
     assert len(node.calls) == 3
-    # the pauses start short and double towards the poll interval (harness.polling)
+    # the pauses start short and double towards the poll interval (harness.remote.polling)
     assert clock.sleeps == [0.05, 0.1]
 
 

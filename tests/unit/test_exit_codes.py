@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.crash import report_internal_error
+from harness.cli.crash import report_internal_error
 from harness.errors import INTERNAL_ERROR_EXIT_CODE
 from harness.lab.keys import generate_keypair, write_private_key
 from tests.plugin.test_plugin_collection import INVENTORY

@@ -16,8 +16,8 @@ from prometheus_client.parser import text_string_to_metric_families as parse_pro
 from harness.errors import ConfigError
 from harness.export import RunMetrics, metric_name, render_openmetrics, render_prometheus, write_textfile
 from harness.report.aggregate import aggregate_samples
-from harness.runinfo import RunInfo
-from harness.samples import Sample, read_samples
+from harness.runfiles.runinfo import RunInfo
+from harness.runfiles.samples import Sample, read_samples
 from tests.unit.promlint import lint_families, names_a_non_base_unit
 
 RUNS = Path(__file__).parent.parent / "data" / "runs"

@@ -11,8 +11,8 @@ from typing import Any
 
 from harness.fio.command import parse_fio_version_output
 from harness.fio.report import parse_fio_json, parse_fio_json_stream, parse_last_fio_report
-from harness.series import parse_bw_log, sum_job_logs
-from harness.toolversions import assess, parse_tool_version
+from harness.probes.toolversions import assess, parse_tool_version
+from harness.runfiles.series import parse_bw_log, sum_job_logs
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "fio" / "fio339"
 

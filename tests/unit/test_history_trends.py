@@ -17,7 +17,7 @@ from harness.history.table import render_changes, render_trends
 from harness.history.trend import CellTrend, cell_trends
 from harness.resultsdb.queries import run_history
 from harness.resultsdb.sqlite import SqliteStore
-from harness.samples import Sample
+from harness.runfiles.samples import Sample
 from tests.unit.baseline_runs import REPEATS_A, REPEATS_B, SINGLE, cell_is, load, relabelled, scaled, write_run
 from tests.unit.resultsdb_contract import run_record
 

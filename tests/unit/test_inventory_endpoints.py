@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.endpoints import replication_ip, ssh_host
 from harness.errors import ConfigError
 from harness.inventory import load_inventory, parse_inventory
+from harness.remote.endpoints import replication_ip, ssh_host
 
 from .test_inventory import GOOD
 

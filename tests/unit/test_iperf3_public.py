@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.errors import InfraError
-from harness.pathrate import parse_iperf3_bits
-from harness.toolversions import parse_tool_version
+from harness.probes.pathrate import parse_iperf3_bits
+from harness.probes.toolversions import parse_tool_version
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "iperf3" / "public"
 RESULTS = {

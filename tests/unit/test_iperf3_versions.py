@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.errors import InfraError
-from harness.pathrate import parse_iperf3_bits
+from harness.probes.pathrate import parse_iperf3_bits
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "iperf3"
 RESULTS = sorted(p.name for p in DATA.glob("*.json") if "refused" not in p.name)

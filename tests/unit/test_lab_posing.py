@@ -12,7 +12,7 @@ from harness.errors import ConfigError
 from harness.inventory import parse_inventory
 from harness.lab.panicreboot import panicked
 from harness.lab.posing import KEY_ENV, SHAPES, posing_inventory
-from harness.yamlsafe import load_yaml_file
+from harness.userfiles.yamlsafe import load_yaml_file
 
 LAB = Path(__file__).resolve().parents[2] / "inventories" / "lab.yaml"
 KNOWN_HOSTS = "/run/harness-lab/known_hosts"

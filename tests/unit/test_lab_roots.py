@@ -267,7 +267,7 @@ def test_lab_roots_lists_the_cached_roots_of_the_inventory(
 
 
 def test_a_busybox_ping_is_named_as_such() -> None:
-    """The preflight's parser reads the tools both know (harness.toolversions): BusyBox's ping too."""
+    """The preflight's parser reads the tools both know (harness.probes.toolversions): BusyBox's ping too."""
     busybox = (ROOT / "tests" / "data" / "versions" / "busybox-1.30.1-ping-V.txt").read_text()
     text = (PROBES / "bullseye.txt").read_text()
     lines = [line for line in text.splitlines() if not line.startswith("iputils\t")]

@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 from harness.cell.measure import _check_still_alone
 from harness.cell.spec import CellSpec
 from harness.errors import ConfigError, InfraError
+from harness.fio.workloads import write_job
 from harness.mdnbd import commands
 from harness.mdnbd.replication import MdNbdEnds, MdNbdReplication
 from harness.mdnbd.state import MdNbdOutputError, parse_state
 from harness.mdnbd.watch import MdNbdWatch
-from harness.workloads import write_job
 from tests.doubles import FakeRunner
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "mdnbd"

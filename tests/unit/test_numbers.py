@@ -18,7 +18,7 @@ from harness.argtypes import number
 from harness.cli import build_parser, main
 from harness.errors import ConfigError
 from harness.inventory import parse_inventory
-from harness.samples import Sample, SampleStore
+from harness.runfiles.samples import Sample, SampleStore
 
 from .baseline_runs import SINGLE, load, write_run
 from .test_inventory import GOOD

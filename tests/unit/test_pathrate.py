@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import InfraError
-from harness.pathrate import parse_iperf3_bits
+from harness.probes.pathrate import parse_iperf3_bits
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "iperf3"
 

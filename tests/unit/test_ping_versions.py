@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.rtt import parse_ping, ping_argv
+from harness.probes.rtt import parse_ping, ping_argv
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ping"
 VERSIONS = ["iputils-20210202", "iputils-20221126", "iputils-20240905", "busybox-1.30.1", "busybox-1.37.0"]

@@ -1,4 +1,4 @@
-"""The poll pauses of the harness's waits (harness.polling)."""
+"""The poll pauses of the harness's waits (harness.remote.polling)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.polling import FIRST_POLL_S, backoff
+from harness.remote.polling import FIRST_POLL_S, backoff
 
 
 def test_the_pauses_double_up_to_the_ceiling() -> None:

@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 
 from harness.cell.guard import guard_cell
 from harness.cell.spec import CellSpec
-from harness.connections import ConnectionPool
 from harness.drbd.errors import DrbdNotReady
 from harness.fio.spec import WorkloadSpec
-from harness.reach import PROBE_COUNT, reach_argv, read_reach
+from harness.probes.reach import PROBE_COUNT, reach_argv, read_reach
 from harness.remote import CommandResult
+from harness.remote.pool import ConnectionPool
 from tests.doubles import LAB, Answer, FakePool, FakeRunner, data, mutations
 from tests.unit.reliability.support import finding, lab_node, preflight
 

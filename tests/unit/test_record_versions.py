@@ -1,4 +1,4 @@
-"""Per-node tool versions in a sample's provenance (harness.cell.record, harness.toolversions),
+"""Per-node tool versions in a sample's provenance (harness.cell.record, harness.probes.toolversions),
 from recorded outputs: a pair whose nodes run different releases says so."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from harness.cell.record import Recorder
-from harness.connections import ConnectionPool
+from harness.remote.pool import ConnectionPool
 from tests.doubles import LAB, Answer, FakePool, FakeRunner, data
 
 

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.bounds import BoundResult, combine, inconclusive
 from harness.cli import main
 from harness.errors import ConfigError
 from harness.inventory import parse_inventory
 from harness.redact import REDACTED, redact, redact_obj
-from harness.samples import Sample
+from harness.rules.bounds import BoundResult, combine, inconclusive
+from harness.runfiles.samples import Sample
 
 from .test_inventory import GOOD
 

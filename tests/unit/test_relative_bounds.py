@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.inventory.models import ThresholdSpec
-from harness.relative import relative_verdicts
-from harness.samples import Sample
+from harness.plugin.relative import relative_verdicts
+from harness.runfiles.samples import Sample
 
 
 def _cell(pair: str, placement: str, replication: str | None, mib_s: float) -> Sample:

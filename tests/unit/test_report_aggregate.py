@@ -18,7 +18,7 @@ from harness.report.aggregate import (
     normalise_verdict,
     worst_verdict,
 )
-from harness.samples import METRICS, Sample
+from harness.runfiles.samples import METRICS, Sample
 
 IDENTITY = {
     "scenario": "replicated_write",

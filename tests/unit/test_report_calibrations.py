@@ -7,7 +7,7 @@ from pathlib import Path
 from harness.report.aggregate import aggregate_samples
 from harness.report.comparison import build_comparison
 from harness.report.header import header_items
-from harness.samples import read_samples
+from harness.runfiles.samples import read_samples
 
 DATA = Path(__file__).parent.parent / "data" / "calibration"
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from harness.report.aggregate import aggregate_samples
 from harness.report.comparison import Comparison, Group, Ratio, build_comparison, ratio_of
-from harness.samples import METRICS, Sample
+from harness.runfiles.samples import METRICS, Sample
 
 SINGLE = {"pair": "single-az", "placement": "same-az", "mode": "replicated"}
 MULTI = {"pair": "multi-az", "placement": "cross-az", "mode": "replicated"}

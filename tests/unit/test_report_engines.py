@@ -11,7 +11,7 @@ from harness.report.comparison import build_comparison
 from harness.report.engines import ENGINE_HEADERS, engine_tables
 from harness.report.markdown import render_markdown
 from harness.report.page import render_html
-from harness.samples import read_samples
+from harness.runfiles.samples import read_samples
 
 RUNS = Path(__file__).parent.parent / "data" / "disk_runs"
 FILESYSTEMS = RUNS / "20261125-115711-97ce" / "samples.ndjson"

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.report.modelfit import model_fit
-from harness.samples import Sample
+from harness.runfiles.samples import Sample
 
 
 def _ratio(workload: str, value: float, repeat: int = 0, bottleneck: str = "latency bound") -> Sample:

@@ -21,7 +21,7 @@ from harness.report.plot_data import (
     series_to_plot,
     workload_family,
 )
-from harness.series import CellSeries, FaultWindow
+from harness.runfiles.series import CellSeries, FaultWindow
 
 from .baseline_runs import load
 from .plot_inputs import LATENCY, REPEATS_A, REPEATS_B, bw_series, cells, numjobs_samples, stop_windows

@@ -25,7 +25,7 @@ from harness.report.plots import (
     plot_placement,
     run_plots,
 )
-from harness.series import FaultWindow
+from harness.runfiles.series import FaultWindow
 
 from .baseline_runs import LATER, SINGLE, load, scaled
 from .plot_inputs import LATENCY, REPEATS_A, REPEATS_B, bw_series, cells, numjobs_samples, stop_windows

@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
+from harness.cli import report as cli
 from harness.errors import ConfigError
-from harness.report import cli
 from harness.report.plots import Plot, plot_baseline_vs_current
 from harness.report.publish import render_run
 from harness.report.results import RunResults
-from harness.rundir import LATEST, RunDir, update_latest
-from harness.runinfo import RunInfo
-from harness.samples import METRICS, Sample, SampleStore
+from harness.runfiles.rundir import LATEST, RunDir, update_latest
+from harness.runfiles.runinfo import RunInfo
+from harness.runfiles.samples import METRICS, Sample, SampleStore
 
 from .baseline_runs import SINGLE, load, write_run
 from .plot_inputs import LATENCY, REPEATS_A, REPEATS_B, bw_series, cells, stop_windows

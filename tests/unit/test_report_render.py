@@ -21,8 +21,8 @@ from harness.report.formatting import format_number, format_ratio, format_stat
 from harness.report.markdown import render_markdown
 from harness.report.page import FIGURES_SECTION_ID, render_html
 from harness.report.terminal import render_text
-from harness.runinfo import RunInfo
-from harness.samples import METRICS, Sample
+from harness.runfiles.runinfo import RunInfo
+from harness.runfiles.samples import METRICS, Sample
 
 RANDWRITE = "randwrite-4k-nj8-qd1"
 WRITE = "write-1m-nj1-qd16"

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from harness.errors import ConfigError
 from harness.fio import parse_fio_json
-from harness.samples import cell_key
-from harness.series import (
+from harness.runfiles.samples import cell_key
+from harness.runfiles.series import (
     BwLogEntry,
     CellSeries,
     FaultWindow,
@@ -268,7 +268,7 @@ def test_framed_logs_from_one_round_trip_equal_the_files_read_separately(tmp_pat
     import shutil
     import subprocess
 
-    from harness.series import bw_logs_script, series_from_framed_logs
+    from harness.runfiles.series import bw_logs_script, series_from_framed_logs
 
     for log in sorted(BWLOG.glob("randwrite-4k-nj4_bw.*.log")):
         shutil.copy(log, tmp_path / log.name)

@@ -16,8 +16,8 @@ from harness.report.results import RunResults
 from harness.resultsdb.location import ResultsDb
 from harness.resultsdb.records import record_of
 from harness.resultsdb.sqlite import SqliteStore
-from harness.runinfo import RunInfo
-from harness.samples import METRICS, Sample
+from harness.runfiles.runinfo import RunInfo
+from harness.runfiles.samples import METRICS, Sample
 from tests.unit.resultsdb_contract import StoreContract
 
 

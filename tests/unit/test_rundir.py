@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.errors import ConfigError
-from harness.rundir import LATEST, RunDir, RunExists, list_runs, update_latest
-from harness.runid import GENERATED_RUN_ID as RUN_ID_PATTERN
-from harness.runid import new_run_id
-from harness.runinfo import RunInfo
+from harness.runfiles.rundir import LATEST, RunDir, RunExists, list_runs, update_latest
+from harness.runfiles.runid import GENERATED_RUN_ID as RUN_ID_PATTERN
+from harness.runfiles.runid import new_run_id
+from harness.runfiles.runinfo import RunInfo
 
 from .baseline_runs import DATA, SINGLE
 

@@ -1,4 +1,4 @@
-"""Run ids: one rule (harness.runid), and every place that builds a path from a run id keeps it."""
+"""Run ids: one rule (harness.runfiles.runid), and every place that builds a path from a run id keeps it."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from harness.cli import main
 from harness.drbd.watch import watch_paths
 from harness.errors import ConfigError
-from harness.nodefiles import node_run_dir
-from harness.rundir import RunDir
-from harness.runid import GENERATED_RUN_ID, MAX_RUN_ID_LEN, is_run_id, new_run_id, validate_run_id
+from harness.remote.nodefiles import node_run_dir
+from harness.runfiles.rundir import RunDir
+from harness.runfiles.runid import GENERATED_RUN_ID, MAX_RUN_ID_LEN, is_run_id, new_run_id, validate_run_id
 from harness.safety.lock import local_owner
 
 # Mostly the allowed characters, with the ones that make trouble mixed in.

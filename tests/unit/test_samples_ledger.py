@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.errors import ConfigError
-from harness.ledger import Ledger
-from harness.samples import Sample, SampleStore, cell_key, read_samples
+from harness.runfiles.ledger import Ledger
+from harness.runfiles.samples import Sample, SampleStore, cell_key, read_samples
 
 meta = st.fixed_dictionaries(
     {

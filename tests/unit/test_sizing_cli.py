@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from harness.cli.sizing import add_arguments, run
 from harness.errors import ConfigError
-from harness.sizing.cli import add_arguments, run
 from harness.sizing.inputs import parse_placement, parse_volume, parse_workload
 from harness.sizing.search import parse_requirement
 

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness.cli.catalog import run_catalog
 from harness.errors import ConfigError
 from harness.sizing.catalog import Catalog, load_builtin_catalog
-from harness.sizing.catalog_cli import run_catalog
 from harness.sizing.inputs import KIB, MIB, NodeSpec, Scenario, VolumeSpec, Workload
 from harness.sizing.model import predict
 from harness.sizing.provenance import findings

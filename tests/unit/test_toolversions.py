@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness import toolversions
-from harness.toolversions import (
+from harness.probes import toolversions
+from harness.probes.toolversions import (
     Requirement,
     Version,
     assess,

@@ -9,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.remote.spec import SshSpec
+from harness.remote.trust import fingerprint, pin_host_key, trust_status
 from harness.safety.leftovers import parse_listing
 from harness.safety.lock import LockOwner, is_stale
-from harness.trust import fingerprint, pin_host_key, trust_status
 
 KEY_A = paramiko.Ed25519Key.from_private_key_file
 
@@ -98,7 +98,7 @@ def test_kill_trials_start_scenarios_that_react_to_sigint() -> None:
     import subprocess
     import sys
 
-    from harness.safety.killtrial import interruptible_children
+    from harness.bench.killtrial import interruptible_children
 
     probe = [sys.executable, "-c", "import signal; print(signal.getsignal(signal.SIGINT))"]
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)

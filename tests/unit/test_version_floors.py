@@ -1,4 +1,4 @@
-"""Hard version floors (harness.toolversions.REQUIREMENTS): below the version the harness needs,
+"""Hard version floors (harness.probes.toolversions.REQUIREMENTS): below the version the harness needs,
 preflight BLOCKs before any change, naming the version found and the one needed and why; below
 the tested version it only warns.  The logic with hypothesis, the floors on recorded outputs."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.toolversions import REQUIREMENTS, TOOLS, Requirement, Version, assess, parse_tool_version
+from harness.probes.toolversions import REQUIREMENTS, TOOLS, Requirement, Version, assess, parse_tool_version
 from tests.doubles import Answer
 from tests.unit.reliability.support import finding, lab_node, preflight
 

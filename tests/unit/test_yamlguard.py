@@ -1,4 +1,4 @@
-"""The YAML loader's bounds (harness.yamlguard, harness.userfile), against models of each bound."""
+"""The YAML loader's bounds (harness.userfiles.yamlguard, harness.userfiles.userfile), against models of each bound."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.errors import ConfigError
-from harness.userfile import read_config_text
-from harness.yamlguard import MAX_DEPTH, MAX_NODES, compose_guarded
-from harness.yamlsafe import load_yaml_text
+from harness.userfiles.userfile import read_config_text
+from harness.userfiles.yamlguard import MAX_DEPTH, MAX_NODES, compose_guarded
+from harness.userfiles.yamlsafe import load_yaml_text
 from tests.unit.hostile_files import billion_laughs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,7 +121,7 @@ def test_the_size_limit_is_exact(tmp_path_factory: pytest.TempPathFactory, size:
 def test_yaml_is_read_only_through_the_bounded_loader() -> None:
     """No module parses YAML with PyYAML directly: yamlguard composes, yamlsafe constructs."""
     direct = re.compile(r"yaml\.(safe_load|load|full_load|unsafe_load|compose|parse|load_all|safe_load_all)\(")
-    allowed = {ROOT / "harness/yamlguard.py"}
+    allowed = {ROOT / "harness/userfiles/yamlguard.py"}
     offenders = [
         f"{path.relative_to(ROOT)}:{n}"
         for path in sorted((ROOT / "harness").rglob("*.py"))

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.errors import ConfigError
-from harness.yamlsafe import load_yaml_text
+from harness.userfiles.yamlsafe import load_yaml_text
 
 
 def test_duplicate_key_names_both_lines() -> None:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from harness.cli import main
 from harness.errors import ConfigError
-from harness.userfile import read_config_text
+from harness.userfiles.userfile import read_config_text
 
 
 def test_utf16_names_the_byte_order_mark(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

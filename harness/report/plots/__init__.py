@@ -1,7 +1,7 @@
 """The report's plots: matplotlib (Agg) figures as PNG bytes, one function per plot.
 
 Each ``plot_*`` function takes aggregated data (cells from :mod:`harness.report.aggregate`,
-series from :mod:`harness.series`) and returns the PNG, or ``None`` when there is nothing to
+series from :mod:`harness.runfiles.series`) and returns the PNG, or ``None`` when there is nothing to
 plot; which cells a plot uses is decided in :mod:`harness.report.plot_data`.
 
 * :mod:`~.canvas`: style, size and PNG output shared by every plot (deterministic bytes);

@@ -24,7 +24,7 @@ from matplotlib.figure import Figure as MplFigure
 from harness.report.aggregate import Stat
 from harness.report.comparison import METRIC_TITLES
 from harness.report.page import Figure
-from harness.samples import METRICS
+from harness.runfiles.samples import METRICS
 
 __all__ = [
     "COLUMNS",

@@ -12,7 +12,7 @@ from harness.report.plots.bars import plot_placement
 from harness.report.plots.canvas import Plot
 from harness.report.plots.sweeps import plot_latency_sweep, plot_numjobs_sweep
 from harness.report.plots.timeline import plot_bandwidth_series
-from harness.series import CellSeries
+from harness.runfiles.series import CellSeries
 
 __all__ = ["run_plots"]
 

@@ -9,11 +9,11 @@ from typing import Any, Final
 
 from matplotlib.axes import Axes
 
-from harness.bounds import expected_sync_iops
 from harness.report.aggregate import Cell
 from harness.report.formatting import format_number
 from harness.report.plot_data import LatencySweep, NumjobsSweep, latency_sweeps, numjobs_sweeps
 from harness.report.plots.canvas import COLUMNS, SPREAD_NOTE, colours_of, grid, minmax, new_figure, png_of
+from harness.rules.bounds import expected_sync_iops
 
 __all__ = ["plot_latency_sweep", "plot_numjobs_sweep"]
 

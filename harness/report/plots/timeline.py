@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from harness.report.plots.canvas import CURRENT_COLOUR, new_figure, png_of
-from harness.series import CellSeries
+from harness.runfiles.series import CellSeries
 
 __all__ = ["plot_bandwidth_series"]
 

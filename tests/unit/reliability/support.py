@@ -12,7 +12,6 @@ import paramiko
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from harness.connections import ConnectionPool
 from harness.drbd.replication import BACKING_PROBE, DEVICE_PROBE
 from harness.errors import (
     HarnessError,
@@ -20,6 +19,7 @@ from harness.errors import (
 from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory
 from harness.remote import SshNode
+from harness.remote.pool import ConnectionPool
 from harness.remote.spec import SshSpec
 from harness.safety.preflight import Finding, PreflightReport, run_preflight
 from tests.doubles import (
@@ -139,7 +139,7 @@ def lab_node(name: str, *, events: str = "drbd/84-events2-now-primary-connected.
         "fio": Answer(data("fio/fio-3.33-version.txt")),
         "product": Answer(DRBDADM_VERSION),
         "tc": Answer(TC_VERSION),
-        # harness.toolversions.PROBES, recorded on the lab (tests/data/versions/SOURCES.md)
+        # harness.probes.toolversions.PROBES, recorded on the lab (tests/data/versions/SOURCES.md)
         "v_iperf3": Answer(data("versions/iperf3-3.12-version.txt")),
         "v_ping": Answer(data("ping/iputils-20221126-V.txt")),
         "v_ssh": Answer(stderr=data("versions/openssh-9.2p1-ssh-V.txt")),
@@ -156,7 +156,7 @@ def lab_node(name: str, *, events: str = "drbd/84-events2-now-primary-connected.
         **device_probe(),
         **audit_answers(),
         "state": Answer(data(events)),
-        # recorded a1 -> a2 (harness.reach.reach_argv)
+        # recorded a1 -> a2 (harness.probes.reach.reach_argv)
         "reach": Answer(data("ping/iputils-20221126-reach-reply.txt")),
         # recorded `drbdsetup show` (every resource) on the lab; no corosync.conf on the guests
         "path_drbd": Answer(data(SHOW_ALL.get(name, SHOW_ALL["a1"]))),

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.clockskew import ClockOffset, NodeClock, offsets_record, skew_notes
 from harness.errors import ConfigError, ConnectionLost
 from harness.fio.profiles import PROFILES
 from harness.inventory.loader import parse_inventory
@@ -17,8 +16,9 @@ from harness.plugin.session import HarnessSession
 from harness.report.comparison import build_comparison
 from harness.report.header import header_items
 from harness.report.markdown import render_markdown
-from harness.rundir import RunDir
-from harness.runinfo import RunInfo
+from harness.runfiles.clockskew import ClockOffset, NodeClock, offsets_record, skew_notes
+from harness.runfiles.rundir import RunDir
+from harness.runfiles.runinfo import RunInfo
 from harness.safety.clock import CLOCK_PROBE, CLOCK_SKEW_WARN_S, judge_offset, read_offset
 from tests.doubles import Answer, FakePool, FakeRunner, LocalRunner, data
 from tests.unit.reliability.support import MINI, finding, lab_node, preflight

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.connections import ConnectionPool
+from harness.cell.sysrq import SysrqCrasher
 from harness.drbd.errors import DrbdNotReady
 from harness.drbd.replication import DrbdReplication
 from harness.errors import (
@@ -24,9 +24,9 @@ from harness.errors import (
     HarnessError,
 )
 from harness.fio.runner import FioFailed
-from harness.reboot import BOOT_ID_PATH, NodeRebooted, parse_boot_id, reboot_error, watch_reboots
+from harness.probes.reboot import BOOT_ID_PATH, NodeRebooted, parse_boot_id, reboot_error, watch_reboots
 from harness.remote import CommandResult, run_batch
-from harness.sysrq import SysrqCrasher
+from harness.remote.pool import ConnectionPool
 from tests.doubles import (
     LAB,
     Answer,
@@ -89,7 +89,7 @@ def test_case_29_resync_after_a_node_comes_back_is_waited_for_boundedly() -> Non
         clock[0] += seconds
 
     state = DrbdReplication(node, "single-az", clock=lambda: clock[0], sleep=sleep).wait_healthy(60)
-    # two pauses, the poll interval's backoff from 0.05 s (harness.polling)
+    # two pauses, the poll interval's backoff from 0.05 s (harness.remote.polling)
     assert state.healthy and clock[0] == pytest.approx(0.15) and len(node.calls) == 3
     stuck = FakeRunner("a2", argv={events: [Answer(data(resync[0]))]})
     with pytest.raises(DrbdNotReady, match="not healthy after 3 s"):
@@ -149,7 +149,7 @@ def test_case_29_a_reboot_during_the_cell_is_an_error() -> None:
 @pytest.mark.reliability_row(29)
 def test_case_29_a_reboot_explains_the_failure_it_caused(monkeypatch: pytest.MonkeyPatch) -> None:
     # a node still down after the failure is read a few times, without waiting here
-    monkeypatch.setattr("harness.reboot._BEHIND_PAUSE_S", 0.0)
+    monkeypatch.setattr("harness.probes.reboot._BEHIND_PAUSE_S", 0.0)
     lost = ConnectionLost("a2", "during `tc qdisc del dev vec1 root`: EOFError")
     nodes = [boot_node("a1", BOOT_A), boot_node("a2", BOOT_B, BOOT_A)]
     with pytest.raises(NodeRebooted, match="node a2 rebooted during the cell") as info, watch_reboots(nodes):

@@ -22,7 +22,6 @@ from harness.cell.fault import ImpairedPath, RttProof
 from harness.cell.guard import Target
 from harness.cell.measure import Measurer
 from harness.cell.spec import CellSpec
-from harness.connections import ConnectionPool
 from harness.fio.options import VerifySpec
 from harness.fio.report import parse_fio_json
 from harness.fio.runner import KERNEL_MARK, FioFailed, FioRunner, fio_deadline_s
@@ -30,10 +29,11 @@ from harness.fio.spec import WorkloadSpec
 from harness.impair.apply import AppliedImpairment, Impairer, ImpairmentMismatch
 from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory
-from harness.ledger import Ledger
+from harness.probes.rtt import RttStats
 from harness.remote import Runner
-from harness.rtt import RttStats
-from harness.samples import SampleStore
+from harness.remote.pool import ConnectionPool
+from harness.runfiles.ledger import Ledger
+from harness.runfiles.samples import SampleStore
 from tests.doubles import (
     LAB,
     Answer,
@@ -54,7 +54,7 @@ def cell_runner(tmp: Path, inv: Inventory = LAB) -> CellRunner:
         inv,
         run_id=RUN_ID,
         run_dir=tmp,
-        pool=ConnectionPool(inv),  # opens nothing until asked
+        pool=ConnectionPool(inv.ssh_specs()),  # opens nothing until asked
         store=SampleStore(tmp / "samples.ndjson"),
         ledger=Ledger(tmp / "ledger.ndjson", RUN_ID),
         lock_dir=tmp / "locks",

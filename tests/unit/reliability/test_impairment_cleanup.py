@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import harness.cli
-import harness.connections
+import harness.remote.pool
 from harness.errors import (
     ConfigError,
     RefusedError,
@@ -24,8 +24,8 @@ from harness.errors import (
 from harness.fio.runner import FioRunner
 from harness.fio.spec import WorkloadSpec
 from harness.impair.apply import Impairer, deadman_script, disarm_script
-from harness.ledger import Ledger
 from harness.plugin.interrupt import InterruptGuard
+from harness.runfiles.ledger import Ledger
 from harness.safety.leftovers import find_leftovers, parse_listing, remove_leftovers
 from tests.doubles import (
     Answer,

@@ -27,8 +27,8 @@ from harness.impair.lint import lint_profile
 from harness.impair.profile import NETEM_DEFAULT_LIMIT, Direction, NetemProfile
 from harness.impair.qdiscs import parse_qdiscs
 from harness.impair.readback import verify_applied
-from harness.ledger import Ledger
-from harness.rtt import RttStats
+from harness.probes.rtt import RttStats
+from harness.runfiles.ledger import Ledger
 from tests.doubles import (
     Answer,
     data,

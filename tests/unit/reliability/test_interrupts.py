@@ -18,11 +18,11 @@ import pluggy
 import pytest
 
 from harness.errors import ConnectionLost, InfraError
-from harness.ledger import Ledger
-from harness.pernode import each_node
 from harness.plugin.interrupt import InterruptGuard, mark_interrupted
 from harness.remote.command import WAIT_ONLY_MARK, CommandResult
 from harness.remote.detached import DetachedJob, stop_script
+from harness.remote.pernode import each_node
+from harness.runfiles.ledger import Ledger
 from harness.safety.lock import ClusterLock, local_owner
 from tests.doubles import Answer, FakeRunner, LocalRunner
 from tests.unit.reliability.support import RUN_ID

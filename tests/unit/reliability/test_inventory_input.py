@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import harness.cli
-import harness.connections
+import harness.remote.pool
 from harness.errors import (
     ConfigError,
 )
@@ -37,7 +37,7 @@ def test_case_01_yaml_syntax_error(
     def no_ssh(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("an SSH connection was attempted for a broken inventory")
 
-    monkeypatch.setattr(harness.connections, "ConnectionPool", no_ssh)
+    monkeypatch.setattr(harness.remote.pool, "ConnectionPool", no_ssh)
     monkeypatch.setattr(SshNode, "open", no_ssh)
     assert harness.cli.main(["preflight", "--inventory", str(path)]) == 2
     err = capsys.readouterr().err

@@ -12,8 +12,8 @@ from typing import cast
 
 import pytest
 
-from harness.connections import ConnectionPool
 from harness.remote import CommandResult
+from harness.remote.pool import ConnectionPool
 from harness.safety.preflight import run_preflight
 from harness.safety.sweep import leftover_check
 from tests.doubles import LAB, Answer, FakePool, FakeRunner, data

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from harness.cell.features import FeatureMissing, from_findings, read_missing, refuse_missing, write_missing
 from harness.cell.spec import CellSpec
+from harness.fio.workloads import write_job
 from harness.impair.profile import Direction, NetemProfile
-from harness.workloads import write_job
 from tests.doubles import Answer
 from tests.unit.reliability.support import lab_node, preflight
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.remote.spec import SshSpec
-from harness.trust import fingerprint, shared_host_keys
+from harness.remote.trust import fingerprint, shared_host_keys
 from tests.unit.reliability.support import new_key
 
 

@@ -25,9 +25,9 @@ from harness.errors import ConnectionLost, InfraError
 from harness.fio.runner import FioRunner
 from harness.fio.spec import WorkloadSpec
 from harness.impair.apply import AppliedImpairment
-from harness.ledger import Ledger
 from harness.remote import CommandResult, Runner
 from harness.remote.command import WAIT_ONLY_MARK
+from harness.runfiles.ledger import Ledger
 from harness.safety.leftovers import Leftover
 from tests.doubles import LAB, Answer, FakeClock, FakeRunner, mutations, recorded_replication
 from tests.unit.reliability.support import PEER, QDISC_T, RUN_ID, tc_node

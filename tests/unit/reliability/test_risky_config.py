@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.connections import ConnectionPool
+from harness.cell.sysrq import SysrqCrasher
 from harness.drbd.audit import AuditPlan, Risk, audit_dump, audit_managers, audit_show
 from harness.drbd.errors import DrbdOutputError
 from harness.drbd.pacemaker import managed_drbd_resources
@@ -25,9 +25,9 @@ from harness.errors import (
 )
 from harness.inventory import parse_inventory
 from harness.remote import CommandResult
+from harness.remote.pool import ConnectionPool
 from harness.safety.disruptive import OPTION, opt_in_error, refuse_risky, skip_reason
 from harness.safety.preflight import Finding, run_preflight
-from harness.sysrq import SysrqCrasher
 from tests.doubles import (
     LAB,
     Answer,

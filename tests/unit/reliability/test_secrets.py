@@ -19,9 +19,9 @@ from harness.errors import (
     ConfigError,
 )
 from harness.inventory import parse_inventory
-from harness.ledger import Ledger
 from harness.redact import REDACTED, redact
 from harness.remote import CommandResult
+from harness.runfiles.ledger import Ledger
 from tests.unit.reliability.support import (
     MINI,
     RUN_ID,

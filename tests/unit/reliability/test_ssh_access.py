@@ -22,7 +22,7 @@ import pytest
 from paramiko.common import AUTH_FAILED
 
 import harness.cli
-import harness.connections
+import harness.remote.pool
 from harness.errors import (
     ConnectionLost,
     HostKeyRefused,
@@ -176,7 +176,7 @@ def test_case_09_preflight_is_all_or_nothing(
     path = tmp_path / "inv.yaml"
     path.write_text(MINI)
     pool = FakePool({"a1": lost, "a2": lab_node("a2")})
-    monkeypatch.setattr(harness.connections, "ConnectionPool", lambda _inv: pool)
+    monkeypatch.setattr(harness.remote.pool, "ConnectionPool", lambda _inv: pool)
     assert harness.cli.main(["preflight", "--inventory", str(path)]) == 3
     assert pool.closed and re.search(r"a1\s+ssh\s+BLOCK", capsys.readouterr().out)
     assert mutations(cast(FakeRunner, pool.nodes["a2"])) == []

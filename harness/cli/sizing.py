@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import TextIO
 
 from harness.argtypes import number
+from harness.cli.catalog import add_catalog_commands, run_catalog
 from harness.errors import ConfigError
-from harness.jsonsafe import dumps
 from harness.sizing.catalog import Catalog, load_catalog
-from harness.sizing.catalog_cli import add_catalog_commands, run_catalog
 from harness.sizing.clouds import CLOUDS, DEFAULT_VOLUMES, bare_name, placement_for
 from harness.sizing.explain import explain, render_prediction, render_search
 from harness.sizing.inputs import (
@@ -40,6 +39,7 @@ from harness.sizing.inputs import (
 from harness.sizing.model import predict
 from harness.sizing.search import parse_requirement, search
 from harness.units import UnitError, parse_duration, parse_rate_bits, parse_size
+from harness.userfiles.jsonsafe import dumps
 
 __all__ = ["add_arguments", "run"]
 

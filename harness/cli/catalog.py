@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import TextIO
 
 from harness.errors import ConfigError
-from harness.jsonsafe import dumps
 from harness.sizing.catalog import load_catalog
 from harness.sizing.provenance import describe_source, findings, render_findings
+from harness.userfiles.jsonsafe import dumps
 
 __all__ = ["add_catalog_commands", "run_catalog"]
 

@@ -6,7 +6,7 @@ and ``reports/latest`` is pointed at a finished run here.  Layout::
 
     reports/
       20261121-101500-ab12/     one run (a generated id; a user's --run-id such as nightly-42 too)
-        run.json                the run's record (harness.runinfo: the one reader and writer)
+        run.json                the run's record (harness.runfiles.runinfo: the one reader and writer)
         junit.xml               pytest --junitxml
         preflight.txt           what the read-only preflight found
         samples.ndjson          every Sample (the source of truth)
@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Final
 
 from harness.errors import ConfigError
-from harness.runid import GENERATED_RUN_ID, new_run_id, validate_run_id
-from harness.runinfo import RUN_JSON, RunInfo
-from harness.series import CellSeries, read_series
+from harness.runfiles.runid import GENERATED_RUN_ID, new_run_id, validate_run_id
+from harness.runfiles.runinfo import RUN_JSON, RunInfo
+from harness.runfiles.series import CellSeries, read_series
 
 __all__ = ["CALIBRATIONS", "LATEST", "RunDir", "RunExists", "calibrations_dir", "list_runs", "update_latest"]
 

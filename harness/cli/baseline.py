@@ -24,7 +24,7 @@ from harness.report.comparison import METRIC_LABELS
 from harness.report.formatting import format_stat
 from harness.report.publish import write_report
 from harness.resultsdb.location import results_db
-from harness.samples import read_samples
+from harness.runfiles.samples import read_samples
 
 __all__ = ["add_baseline_commands", "add_compare_arguments", "run_compare"]
 

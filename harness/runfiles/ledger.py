@@ -17,8 +17,8 @@ from typing import Any
 
 from filelock import FileLock
 
-from harness.jsonsafe import dumps
 from harness.redact import redact_obj
+from harness.userfiles.jsonsafe import dumps
 
 __all__ = ["Ledger"]
 

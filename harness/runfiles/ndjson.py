@@ -10,7 +10,7 @@ from typing import Final, TypeVar
 from filelock import FileLock
 
 from harness.errors import ConfigError
-from harness.userfile import read_config_text
+from harness.userfiles.userfile import read_config_text
 
 __all__ = ["NdjsonFile", "read_ndjson"]
 

@@ -2,7 +2,7 @@
 fio's figure.  Printed, never asserted (a noisy host moves every number).
 
 * phases: N unimpaired and N impaired cells run through the ordinary cell pipeline; the phase
-  boundaries come from the run's ledger (:mod:`harness.cellphases`), median and max per phase;
+  boundaries come from the run's ledger (:mod:`harness.bench.cellphases`), median and max per phase;
   ``--from-run DIR`` reads them from an earlier run's ledger instead (any scenario, any inventory);
 * fidelity: the same fio job (same argv, same device) run by the harness and by hand on the node,
   alternated; the median |Δ| beside the run-to-run spread of each side alone, which is what the
@@ -20,15 +20,15 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness.bench_fidelity import fidelity_runs
+from harness.bench.cellphases import CellPhases, cell_phases, phase_table
+from harness.bench.fidelity import fidelity_runs
 from harness.cell import CellRunner, CellSpec
-from harness.cellphases import CellPhases, cell_phases, phase_table
 from harness.errors import ConfigError
 from harness.fio.profiles import PROFILES
+from harness.fio.workloads import for_profile, write_job
 from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory
-from harness.ledger import Ledger
-from harness.workloads import for_profile, write_job
+from harness.runfiles.ledger import Ledger
 
 __all__ = ["OverheadReport", "fidelity_summary", "phases_from_run", "run_overhead_bench"]
 

@@ -14,9 +14,9 @@ import math
 import time
 
 from harness.errors import InfraError
-from harness.polling import backoff
+from harness.probes.rtt import ping_argv
 from harness.remote import CommandResult, DetachedJob, Runner
-from harness.rtt import ping_argv
+from harness.remote.polling import backoff
 
 __all__ = ["IPERF_PORT", "has_iperf3", "measure_path_rate", "parse_iperf3_bits"]
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from harness.bench.killtrial import CellKind, KillTrial, Phase, run_kill_trial
 from harness.errors import HarnessError
 from harness.inventory import load_inventory
 from harness.lab.lifecycle import Lab
-from harness.safety.killtrial import CellKind, KillTrial, Phase, run_kill_trial
 
 __all__ = ["run_killcheck"]
 

@@ -3,7 +3,7 @@
 Everything lives under ``/run/harness`` (tmpfs on every systemd/Debian node: a reboot clears
 it together with the tc state it describes).  One directory per run id holds the fault
 ledger, dead-man pid files, fio output and logs; the cluster lock is ``/run/harness/lock``.
-Paths are built only from validated parts (run ids by :mod:`harness.runid`), so they are
+Paths are built only from validated parts (run ids by :mod:`harness.runfiles.runid`), so they are
 always safe shell tokens.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from harness.errors import ConfigError
-from harness.runid import validate_run_id
+from harness.runfiles.runid import validate_run_id
 
 __all__ = ["MD_PREFIX", "NODE_ROOT", "node_run_dir", "safe_token"]
 

@@ -28,11 +28,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from harness.connections import ConnectionPool
 from harness.errors import HarnessError, InfraError, RefusedError
 from harness.inventory.models import PairSpec
-from harness.reboot import boot_id_argv, parse_boot_id
+from harness.probes.reboot import boot_id_argv, parse_boot_id
 from harness.remote import CommandResult, DetachedJob, Shell, run_batch
+from harness.remote.pool import ConnectionPool
 from harness.replication import replication_for
 
 __all__ = ["TRIGGER", "CrashReadiness", "SysrqCrasher", "crash_script", "parse_readiness", "readiness_commands"]

@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from harness.connections import ConnectionPool
 from harness.errors import InfraError
 from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S, UNDO_BUDGET_S
 from harness.impair.qdiscs import parse_qdiscs
 from harness.impair.readback import RootClass, classify_root
 from harness.inventory.models import Inventory
-from harness.rundir import RunDir
-from harness.runid import new_run_id
+from harness.remote.pool import ConnectionPool
+from harness.runfiles.rundir import RunDir
+from harness.runfiles.runid import new_run_id
 from harness.safety.leftovers import find_leftovers
 
 __all__ = [
@@ -256,7 +256,7 @@ def run_kill_trial(
             early.append(str(exc))
             if attempt == attempts:
                 raise
-    pool = ConnectionPool(inventory)
+    pool = ConnectionPool(inventory.ssh_specs())
     try:
         at_exit = node_leftovers(inventory, pool, nodes)
         # the path first, polled alone so its time is exact to a fraction of a second

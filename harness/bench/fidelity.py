@@ -11,8 +11,8 @@ from typing import Any
 from harness.cell import CellRunner, CellSpec
 from harness.fio.profiles import PROFILES
 from harness.fio.report import parse_fio_json
-from harness.nodefiles import node_run_dir
-from harness.workloads import for_profile, write_job
+from harness.fio.workloads import for_profile, write_job
+from harness.remote.nodefiles import node_run_dir
 
 __all__ = ["fidelity_runs"]
 

@@ -16,7 +16,7 @@ One key set::
     exitstatus      pytest's exit status of the run, after the run's own gates judged it
     clock_offsets   each node's clock minus the controller's, read after preflight ("start")
                     and at the end of the run ("end"): ``{phase: {node: {offset_s,
-                    uncertainty_s} | {error}}}`` (:mod:`harness.clockskew`)
+                    uncertainty_s} | {error}}}`` (:mod:`harness.runfiles.clockskew`)
     interrupted     the test a Ctrl-C/SIGTERM/SIGHUP ended and the signal, when one did
 
 Older files stay readable: ``inventory`` is the old name of ``inventory_path`` and ``started``
@@ -38,8 +38,8 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from harness.errors import ConfigError
-from harness.jsonsafe import dumps
-from harness.userfile import read_config_text
+from harness.userfiles.jsonsafe import dumps
+from harness.userfiles.userfile import read_config_text
 
 __all__ = ["RUN_JSON", "RunInfo", "iso_time", "tool_versions"]
 
@@ -132,7 +132,7 @@ class RunInfo:
     versions: Mapping[str, str] = field(default_factory=dict)
     #: pytest's exit status, when the run finished (a baseline saved from a failing run says so).
     exitstatus: int | None = None
-    #: Each node's clock offset at the start and at the end of the run (:mod:`harness.clockskew`).
+    #: Each node's clock offset at the start and at the end of the run (:mod:`harness.runfiles.clockskew`).
     clock_offsets: Mapping[str, Any] = field(default_factory=dict)
     #: ``tests/x.py::test_y by SIGTERM`` when an interrupt ended the run (rows 27, 28)
     interrupted: str | None = None

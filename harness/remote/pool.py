@@ -7,28 +7,29 @@ across processes (fabric connections are not picklable, and paramiko SFTP is not
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 
 from harness.errors import ConfigError
-from harness.inventory.models import Inventory
-from harness.remote import SshNode
+from harness.remote.spec import SshSpec
+from harness.remote.ssh import SshNode
 
 __all__ = ["ConnectionPool"]
 
 
 class ConnectionPool:
-    def __init__(self, inventory: Inventory) -> None:
-        self.inventory = inventory
+    def __init__(self, specs: Mapping[str, SshSpec]) -> None:
+        self._specs = dict(specs)
         self._nodes: dict[str, SshNode] = {}
         self._lock = threading.Lock()
 
     def get(self, name: str) -> SshNode:
-        if name not in self.inventory.nodes:
-            raise ConfigError(f"unknown node {name!r} (inventory has {sorted(self.inventory.nodes)})")
+        if name not in self._specs:
+            raise ConfigError(f"unknown node {name!r} (inventory has {sorted(self._specs)})")
         with self._lock:
             node = self._nodes.get(name)
             if node is None:
-                node = SshNode(name, self.inventory.nodes[name].ssh)
+                node = SshNode(name, self._specs[name])
                 self._nodes[name] = node
         node.open()
         return node

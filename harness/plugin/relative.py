@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from harness.bounds import BoundResult, check_ratio
 from harness.inventory.models import ThresholdSpec
 from harness.report.aggregate import Cell, aggregate_samples
-from harness.samples import Sample
+from harness.rules.bounds import BoundResult, check_ratio
+from harness.runfiles.samples import Sample
 
 __all__ = ["relative_verdicts"]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import paramiko
 
 from harness.errors import InfraError
-from harness.netns import connect_in_netns
+from harness.remote.netns import connect_in_netns
 from harness.remote.spec import SshSpec
 
 __all__ = [

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
-from harness.jsonsafe import dumps, loads
-from harness.ndjson import NdjsonFile, read_ndjson
 from harness.redact import redact_obj
+from harness.runfiles.ndjson import NdjsonFile, read_ndjson
+from harness.userfiles.jsonsafe import dumps, loads
 
 __all__ = [
     "IDENTITY_KEYS",

@@ -20,17 +20,17 @@ from typing import Any, Literal
 
 from tabulate import tabulate
 
-from harness.bench_fidelity import fidelity_runs
+from harness.bench.fidelity import fidelity_runs
 from harness.cell import CellRunner, CellSpec
 from harness.errors import ConfigError
 from harness.fio.profiles import PROFILES
+from harness.fio.workloads import for_profile, write_job
 from harness.impair.apply import Impairer
 from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory
-from harness.jsonsafe import dumps
-from harness.pathrate import has_iperf3, measure_path_rate
-from harness.rtt import parse_ping, ping_argv
-from harness.workloads import for_profile, write_job
+from harness.probes.pathrate import has_iperf3, measure_path_rate
+from harness.probes.rtt import parse_ping, ping_argv
+from harness.userfiles.jsonsafe import dumps
 
 __all__ = ["BenchReport", "bench_command", "run_harness_bench"]
 
@@ -208,11 +208,11 @@ def bench_command(
 ) -> int:
     """``harness bench``: measure on ``pair`` (default: the first by name) of the inventory at
     ``path``, booting the embedded lab for the measurement when it is not up, and print.
-    ``what="overhead"``: the per-phase cost of cells and fidelity (:mod:`harness.bench_overhead`);
+    ``what="overhead"``: the per-phase cost of cells and fidelity (:mod:`harness.bench.overhead`);
     with ``from_run``, the phases of an earlier run's cells, nothing measured."""
     import tempfile
 
-    from harness import bench_overhead
+    from harness.bench import overhead as bench_overhead
     from harness.inventory import load_inventory
     from harness.lab.lifecycle import Lab
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.errors import HarnessError
+from harness.probes.rtt import parse_ping, ping_argv
 from harness.remote import CommandResult, Runner
-from harness.rtt import parse_ping, ping_argv
 
 __all__ = ["PROBE_COUNT", "Reach", "probe_reach", "reach_argv", "read_reach"]
 

@@ -12,8 +12,8 @@ side table keyed by its path (a tuple of keys and list indexes) so validation er
 ``file:line``.  Files read with PyYAML's own constructors (Ansible's YAML 1.1 inventories with
 their ``!vault`` tags, the sizing catalog) go through :func:`construct_yaml_text`.
 
-Both ways compose through :mod:`harness.yamlguard`, which bounds depth, size and alias
-expansion and refuses complex keys, and files are read through :mod:`harness.userfile`
+Both ways compose through :mod:`harness.userfiles.yamlguard`, which bounds depth, size and alias
+expansion and refuses complex keys, and files are read through :mod:`harness.userfiles.userfile`
 (regular, bounded, UTF-8): whatever a file holds, the answer is data or one ConfigError line.
 """
 
@@ -28,8 +28,8 @@ from typing import Any
 import yaml
 
 from harness.errors import ConfigError
-from harness.userfile import read_config_text
-from harness.yamlguard import compose_guarded, yaml_error
+from harness.userfiles.userfile import read_config_text
+from harness.userfiles.yamlguard import compose_guarded, yaml_error
 
 __all__ = ["LoadedYaml", "construct_yaml_file", "construct_yaml_text", "load_yaml_file", "load_yaml_text"]
 
@@ -155,5 +155,5 @@ def construct_yaml_text(text: str, source: str, loader: type[yaml.SafeLoader], *
 
 
 def construct_yaml_file(path: Path, loader: type[yaml.SafeLoader], *, what: str, finite: bool = True) -> Any:
-    """:func:`construct_yaml_text` of the file ``path`` (read through :mod:`harness.userfile`)."""
+    """:func:`construct_yaml_text` of the file ``path`` (read through :mod:`harness.userfiles.userfile`)."""
     return construct_yaml_text(read_config_text(path, what), str(path), loader, finite=finite)

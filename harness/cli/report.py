@@ -18,7 +18,7 @@ from harness.report.markdown import render_markdown
 from harness.report.publish import write_report
 from harness.report.results import RunResults
 from harness.report.terminal import render_text
-from harness.rundir import LATEST, RunDir
+from harness.runfiles.rundir import LATEST, RunDir
 
 __all__ = ["add_arguments", "run"]
 

@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from harness.errors import ConfigError
-from harness.jsonsafe import dumps
-from harness.ndjson import NdjsonFile, read_ndjson
-from harness.samples import cell_key
+from harness.runfiles.ndjson import NdjsonFile, read_ndjson
+from harness.runfiles.samples import cell_key
+from harness.userfiles.jsonsafe import dumps
 
 __all__ = [
     "LOG_HEADER",
@@ -100,7 +100,7 @@ class CellSeries:
 
     @property
     def key(self) -> str:
-        """The cell key, the same as the samples' (:func:`harness.samples.cell_key`)."""
+        """The cell key, the same as the samples' (:func:`harness.runfiles.samples.cell_key`)."""
         return cell_key(
             {
                 "scenario": self.scenario,
@@ -148,7 +148,7 @@ class CellSeries:
             mode=str(data["mode"]),
             repeat=int(data.get("repeat") or 0),
             interval_s=float(data["interval_s"]),
-            # a gap is written as null (harness.jsonsafe); read back as NaN
+            # a gap is written as null (harness.userfiles.jsonsafe); read back as NaN
             bw_mib_s=tuple(math.nan if v is None else float(v) for v in data["bw_mib_s"]),
             windows=tuple(
                 FaultWindow(float(w["start_s"]), float(w["end_s"]), str(w["label"])) for w in data.get("windows") or ()

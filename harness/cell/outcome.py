@@ -10,10 +10,10 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-from harness.bounds import BoundResult
 from harness.fio.result import DirectionStats
 from harness.redact import redact_obj
-from harness.samples import Sample
+from harness.rules.bounds import BoundResult
+from harness.runfiles.samples import Sample
 
 __all__ = ["CellOutcome", "MeasuredRates"]
 
