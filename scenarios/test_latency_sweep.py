@@ -8,9 +8,9 @@ the median write must match the model within the inventory's tolerance, and the 
 may neither beat it nor fall below half of it (see :func:`harness.rules.bounds.check_latency_model`).
 
 With no added delay the embedded lab's guests show a 10 ms wake-up tail on some guest-to-guest
-round trips (LAB-NOTES P5), which the ping median does not see; there the model is an upper
-bound only (no protocol C write can beat one round trip plus a disk write), and that is what
-the unimpaired cell asserts.
+round trips (a lost wake-up in their kernel's idle path), which the ping median does not
+see; there the model is an upper bound only (no protocol C write can beat one round trip plus
+a disk write), and that is what the unimpaired cell asserts.
 
 On an md-nbd pair the peer writes through ``nbd-server`` in user space, which adds its own
 service time to every write (0.2-0.8 ms on the lab): there the cells assert only that no

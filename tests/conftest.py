@@ -16,9 +16,9 @@ settings.register_profile("dev", max_examples=100, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
-#: ``@pytest.mark.reliability_row(N)`` names the row of reliability.md §4 a test covers
-#: (tests/RELIABILITY_CASES.md).  ``-m`` cannot select a marker by its argument, so each marked
-#: test also answers to the keyword ``rowNN`` (two digits): ``pytest tests -k row15``.
+#: ``@pytest.mark.reliability_row(N)`` names the fault or bad-input case of
+#: tests/RELIABILITY_CASES.md a test covers.  ``-m`` cannot select a marker by its argument,
+#: so each marked test also answers to the keyword ``rowNN`` (two digits): ``pytest tests -k row15``.
 _NAMED_ROW = re.compile(r"test_case_(\d\d)_")
 
 

@@ -176,7 +176,7 @@ def mutations(*runners: FakeRunner) -> list[str]:
 
 
 def forbidden(*runners: FakeRunner) -> list[str]:
-    """Commands carrying a DRBD repair/override token (SAFE-5)."""
+    """Commands carrying a DRBD repair/override token (the harness never repairs DRBD by itself)."""
     return [c for r in runners for c in r.calls if set(c.split()) & FORBIDDEN_TOKENS]
 
 

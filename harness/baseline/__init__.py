@@ -1,4 +1,4 @@
-"""Saved baselines and the comparison of a run against one (the CI gate of issue 6).
+"""Saved baselines and the comparison of a run against one (the CI gate: slower than before, or not).
 
 Split like pytest-benchmark's storage / compare / display, one concept per module; the
 tolerance rules they judge with are :mod:`harness.rules.tolerance`, below the inventory that parses them:

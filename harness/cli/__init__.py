@@ -303,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="check for crash/link-cut scenarios: risky DRBD or cluster configuration blocks instead of warning",
     )
-    pre.add_argument("--clean-leftovers", action="store_true", help="remove a crashed run's leftovers (row 19)")
+    pre.add_argument("--clean-leftovers", action="store_true", help="remove a crashed run's leftovers")
     clean = add(sub, "cleanup", _cleanup, "remove what a crashed run left on the nodes (faults, fio, watchers)")
     clean.add_argument("--inventory", required=True)
     clean.add_argument(

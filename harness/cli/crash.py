@@ -1,8 +1,8 @@
 """What the ``harness`` command does with an exception nobody expected: a bug, reported as one.
 
 A failure the harness can explain is a :class:`~harness.errors.HarnessError` with its own exit
-code.  Anything else used to print a traceback and exit 1, which the README gives to "not met /
-regressed", so a CI gate could read a crash as a verdict.  Now it exits with
+code.  Anything else would print a traceback and exit 1, which the README gives to "not met /
+regressed", so a CI gate could read a crash as a verdict.  So it exits with
 :data:`~harness.errors.INTERNAL_ERROR_EXIT_CODE`, says so in one line, and keeps the full
 traceback (redacted: tracebacks quote arguments and file contents) in a file for the bug report.
 """

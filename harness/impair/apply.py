@@ -1,6 +1,7 @@
 """Putting an impairment on a node, proving it took, and taking it off again — safely.
 
-The order matters and follows reliability.md §5.2:
+The order matters: a crash at any step leaves nothing that the ledger or the dead-man switch
+does not know of:
 
 1. read the interface's qdiscs; a foreign root or a harness leftover refuses (fail closed);
 2. write the intent to the ledger (harness side) *before* touching anything;
@@ -211,7 +212,7 @@ class Impairer:
             "iface": iface,
             "peer_ip": peer_ip,
             "port": port,
-            # the interface's root before the fault: a later cleanup checks it is back (row 19)
+            # the interface's root before the fault: a later cleanup checks it is back
             "pre_root": explain_root(qdiscs),
             "profile": profile.as_metadata(),
             "token": token,

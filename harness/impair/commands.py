@@ -26,13 +26,13 @@ Why this shape:
   put a packet into band 1.
 * **u32 on the peer's IP and the resource's port**, one rule with the port as destination and
   one as source: either node may have opened the DRBD sockets, so the port can be the source
-  on this side (ecosystem.md §2.3); another resource to the same peer is left alone (row 17).
+  on this side; another resource to the same peer is left alone.
   The whole path to the peer only when asked (``port=None``).  IPv4 only (``protocol ip``).
 * **``add``, never ``replace``**: ``tc qdisc add ... root`` replaces only the kernel's default
   root (handle ``0:``); over anything else it fails (``NLM_F_REPLACE needed to override``,
-  or ``Exclusivity flag on`` if a stale harness root is present) -- fail closed (pumba
-  PR#349, reliability.md §4 row 18).  The filter goes last, so steering starts only once the
-  whole chain exists.  After a partial failure, run :func:`teardown_commands`.
+  or ``Exclusivity flag on`` if a stale harness root is present) -- fail closed: a qdisc
+  someone else put there is never replaced.  The filter goes last, so steering starts only
+  once the whole chain exists.  After a partial failure, run :func:`teardown_commands`.
 * **Teardown names the handle**: ``tc qdisc del dev X root handle 4842:`` is refused by the
   kernel with ``Error: Invalid handle.`` unless the root *is* 4842:, so it can never delete a
   foreign root; deleting the root removes the children and filters and the kernel re-attaches

@@ -1,4 +1,4 @@
-"""A lint of an impairment against the DRBD resource it will hit (reliability.md §4 row 21, FAULT-7).
+"""A lint of an impairment against the DRBD resource it will hit: too much delay disconnects DRBD.
 
 :func:`lint_profile` weighs a :class:`~harness.impair.profile.NetemProfile`'s worst-case added
 round trip against DRBD's ping-timeout and timeout, and names the side effects of jitter and
@@ -51,7 +51,7 @@ def lint_profile(
     hz: int = DEFAULT_HZ,
     mtu: int = DEFAULT_MTU,
 ) -> list[LintFinding]:
-    """Check a profile against the DRBD resource it will hit (reliability.md §4 row 21, FAULT-7).
+    """Check a profile against the DRBD resource it will hit.
 
     ``ping_timeout_s`` and ``timeout_s`` are the resource's *effective* values in seconds
     (drbd.conf gives them in tenths).  The worst-case added round trip counts delay plus

@@ -55,7 +55,7 @@ Role = Literal["primary", "secondary"]
 
 # netem's own default queue length (packets); a limit below it is never useful.
 NETEM_DEFAULT_LIMIT = 1000
-# Queue headroom over the bandwidth-delay product (ecosystem.md §2.3: limit >= 1.5 * R * D / MTU).
+# Queue headroom over the bandwidth-delay product (limit >= 1.5 * R * D / MTU): below it netem tail-drops.
 BDP_HEADROOM = 1.5
 # Assumed line rate of the replication NIC when sizing netem's queue; a 10 Gbit/s guess
 # over-sizes the queue for slower links, which costs nothing (the limit is a cap, not memory

@@ -104,7 +104,7 @@ def classify_root(qdiscs: Sequence[Qdisc], *, allow_mq: bool = True) -> RootClas
     or ``mq`` whose per-queue children are all defaults); the harness may add its root.
     HARNESS_OWNED: a prio root with the reserved handle.  FOREIGN: anything else, including
     a read-back without exactly one root; the harness must not touch the interface.
-    ``allow_mq=False`` treats multiqueue roots as foreign (pumba's stricter rule; FAULT-2).
+    ``allow_mq=False`` treats multiqueue roots as foreign (pumba's stricter rule).
     """
     return _classify(qdiscs, allow_mq)[0]
 
@@ -271,7 +271,7 @@ def _check_filters(filters: Iterable[Filter], wanted: list[SteerRule], impaired_
 
 
 def verify_cleared(qdiscs: Sequence[Qdisc]) -> list[str]:
-    """Mismatches if anything with a harness handle is still on the interface (FAULT-6).
+    """Mismatches if anything with a harness handle is still on the interface.
 
     Comparing the remaining root with the pre-state recorded in the ledger is the caller's
     job; this only answers "did our objects go away".

@@ -1,12 +1,12 @@
 """Which packets the impairment catches: the u32 rules steering them into the impaired band.
 
-By default only the pair's own traffic (reliability.md §4 row 17): the resource's TCP port,
+By default only the pair's own traffic: the resource's TCP port,
 in either direction, to the peer's address.  Either node may have opened a DRBD connection
 (8.4 opens two, data and meta, and either side may be the one that connected), so this node
 sends the resource's packets either *to* the port (it connected) or *from* it (it accepted):
 one rule for each.  Another DRBD resource to the same peer uses another port and is not
 shaped; neither is SSH, corosync or anything else to that address.  A third rule catches ICMP
-to the peer, so that the ping the harness checks the fault with (row 20) crosses the same
+to the peer, so that the ping the harness checks the fault with crosses the same
 netem as the resource's packets; nothing else uses ICMP for replication.
 
 ``port=None`` shapes the whole path to the peer (one rule on the address only): an explicit

@@ -70,7 +70,7 @@ def _keep_repeats(pairs: list[tuple[str, object]]) -> dict[str, object]:
 
 def load_objects(text: str, what: str) -> list[Mapping[str, object]]:
     if not isinstance(text, str) or not text.strip():
-        # An empty read-back is a failed read, never "nothing there" (iota#11738).
+        # An empty read-back is a failed read, never "nothing there": a fault silently absent must not pass.
         raise TcParseError(f"empty output from {what}")
     try:
         data = json.loads(text, object_pairs_hook=_keep_repeats)

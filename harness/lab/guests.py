@@ -224,13 +224,13 @@ class LabGuests:
         """SIGKILL every host process of one guest at once, like pulling its power cord.
 
         The main UML process alone is not enough: its I/O helpers would keep the disk and tap
-        open (LAB-NOTES P4).  Returns the time (monotonic) of the kill."""
+        open (they are re-parented to pid 1).  Returns the time (monotonic) of the kill."""
         state = LabState.load(self.state_dir)
         if state is None or name not in state.pids:
             raise InfraError(f"lab guest {name} is not running")
         main = state.pids[name]
         killed_at = time.monotonic()
-        # the whole session: kernel process, its helpers and the guest's own processes (P4)
+        # the whole session: kernel process, its helpers and the guest's own processes
         kill_session(main, self.spec.guest_uid)
         # a busy host can take many seconds to tear down a killed guest's memory
         deadline = time.monotonic() + 30

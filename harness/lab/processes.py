@@ -2,9 +2,9 @@
 
 A UML guest is several host processes: the main kernel process, its ubd/SIGIO helper clones
 and one stub process per guest address space.  SIGKILL of the main process alone leaves the
-helpers running with the disk and tap open (LAB-NOTES P4).  Every guest is started in its own
-session (``setsid``), so all its processes share that session id; and every one carries our
-``umid=<netns>-<guest>`` and ``labdir=<state dir>`` on its command line.  We only ever signal
+helpers running with the disk and tap open (re-parented to pid 1).  Every guest is started
+in its own session (``setsid``), so all its processes share that session id; and every one
+carries our ``umid=<netns>-<guest>`` and ``labdir=<state dir>`` on its command line.  We only ever signal
 a process that matches both the session we recorded *and* (or, after a crash, only) that
 command-line signature, so a recycled pid is never killed by mistake.
 """

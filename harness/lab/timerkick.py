@@ -5,15 +5,15 @@ Why: a user-mode-linux guest keeps time with one host POSIX timer that raises SI
 and then the guest loses an expiry and is left with no timer armed; its idle loop then spins
 (``rt_sigprocmask``, ``timer_gettime``, ``getpid`` at 100 % of a host CPU) and nothing that
 waits for a timer ever runs again: sshd stops answering and every cell on that guest fails.
-Measured on the lab (2026-11-21), twice in one scenario run with a pair's guests on one host
-CPU; a single ``kill -ALRM`` brought the stuck guest back at once.  An extra SIGALRM is a
-spurious timer interrupt, which the guest's clock-event code handles by checking what is due
-and re-arming, so kicking a healthy guest costs a few microseconds and changes nothing.
+Seen on the lab with a pair's guests on one host CPU; a single ``kill -ALRM`` brought the
+stuck guest back at once.  An extra SIGALRM is a spurious timer interrupt, which the guest's
+clock-event code handles by checking what is due and re-arming, so kicking a healthy guest
+costs a few microseconds and changes nothing.
 
 A guest is only kicked while it has its SIGALRM handler installed: in the first milliseconds
 of ``linux.uml`` (and right after a guest reboot re-execs it) SIGALRM still has its default
-action and would kill the guest.  CI lost a booting router that way (2026-11-21): the kick
-started right after the last guest and caught it before its timer setup.
+action and would kill the guest, so a kick right after a guest starts could catch it before
+its timer setup.
 
 Signals go through pidfds opened after checking the process's uid and command line, so a
 guest's reused pid never receives one.  The pid list is re-read from the lab's state file

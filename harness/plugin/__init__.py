@@ -162,7 +162,7 @@ def pytest_configure(config: pytest.Config) -> None:
             progress.register(config)
     if not _is_worker(config):
         # Ctrl-C, SIGTERM (a CI runner cancelling) and SIGHUP (a closed terminal or SSH session):
-        # one interrupt, then a cleanup no further signal abandons (rows 27, 28)
+        # one interrupt, then a cleanup no further signal abandons
         guard = InterruptGuard(leftovers=session.unfinished)
         config.stash[INTERRUPT_KEY] = guard
         config.pluginmanager.register(guard, "harness-interrupt")
@@ -327,7 +327,7 @@ def measure(
 
     def _measure(spec: CellSpec, extra_checks: Callable[[CellContext], list[BoundResult]] | None = None) -> CellResult:
         spec = dataclasses.replace(spec, repeat=harness_repeat)
-        try:  # row 13: a cell needing what a node lacks is skipped, before any change; the rest goes on
+        try:  # a cell needing what a node lacks is skipped, before any change; the rest goes on
             harness_session.runner.check_features(spec)
         except FeatureMissing as exc:
             pytest.skip(str(exc))

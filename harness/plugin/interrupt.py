@@ -1,7 +1,7 @@
-"""Ctrl-C, SIGTERM and SIGHUP in the controller (reliability.md rows 27 and 28).
+"""Ctrl-C, SIGTERM and SIGHUP in the controller.
 
 * The **first** signal becomes pytest's Ctrl-C path (``KeyboardInterrupt``, which pytest does
-  not raise for SIGTERM itself: pytest#5243): each cell's undo runs (fio stopped, faults removed
+  not raise for SIGTERM itself): each cell's undo runs (fio stopped, faults removed
   and verified gone), then the fixtures' teardown, the lock's release, the run's record.
 * A **second** signal during that cleanup does not abandon it: it says "cleaning up, please
   wait" and the cleanup goes on (a CI runner sends SIGTERM after SIGINT; an impatient person

@@ -1,4 +1,4 @@
-"""pytest glue for a crashed run's leftovers (reliability.md §4 row 19): ``--clean-leftovers``.
+"""pytest glue for a crashed run's leftovers: ``--clean-leftovers``.
 
 Without the option, preflight BLOCKs on what an earlier run left on a node (a harness qdisc, a
 fault record, a fio) and the run does not start.  With it, preflight removes them and checks

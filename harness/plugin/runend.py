@@ -56,7 +56,7 @@ class RunEnd:
         guard = self.config.stash.get(INTERRUPT_KEY, None)
         if guard is not None and guard.interrupted:
             # every undo has run: free the cluster now, before the report is written (a CI
-            # runner may kill us any moment after its SIGTERM: rows 27, 28)
+            # runner may kill us any moment after its SIGTERM)
             hs.end_run()
             hs.interrupted = guard.describe()  # shown in run.json and the report's header
         self.baseline = BaselineStep.of(self.config, hs)

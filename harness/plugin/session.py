@@ -74,7 +74,7 @@ class HarnessSession:
     _predictor: CellPredictor | None = None
     _pool: ConnectionPool | None = None
     _lock: ClusterLock | None = None
-    #: the interrupted test and the signal (rows 27, 28), for run.json and the report's header
+    #: the interrupted test and the signal, for run.json and the report's header
     interrupted: str | None = None
     #: every node's clock offset read right after preflight; read again by :meth:`record`
     _clocks_at_start: dict[str, NodeClock] | None = None
@@ -217,7 +217,7 @@ class HarnessSession:
         self.run.ensure().preflight_txt.write_text(report.render() + "\n")
         if not report.ok:
             raise PreflightBlocked(report.render())
-        # row 13: what a node lacks refuses only the cells that need it, in every worker
+        # what a node lacks refuses only the cells that need it, in every worker
         write_missing(self.run.path, from_findings((f.node, f.check, f.status, f.detail) for f in report.findings))
         names = self.run_nodes()
         self._lock = ClusterLock(local_owner(self.run_id, str(self.inventory_path)))
@@ -233,7 +233,7 @@ class HarnessSession:
         )
 
     def read_clocks(self) -> dict[str, NodeClock]:
-        """Row 30: each run node's clock offset from this host, or why it could not be read."""
+        """Each run node's clock offset from this host, or why it could not be read."""
         return measure_offsets({name: functools.partial(self.pool.get, name) for name in self.run_nodes()})
 
     def unfinished(self) -> tuple[list[str], str]:

@@ -1,4 +1,4 @@
-"""A test that finds split brain stops the run (reliability.md row 32).
+"""A test that finds split brain stops the run.
 
 Split brain never heals by itself and the harness never resolves it (that throws away one
 side's writes); every later test on the pair would only wait for a health that cannot come

@@ -1,8 +1,8 @@
-"""Telling that a node rebooted: its ``boot_id`` changed (reliability.md §4 row 29).
+"""Telling that a node rebooted: its ``boot_id`` changed.
 
 The kernel draws ``/proc/sys/kernel/random/boot_id`` once per boot, so a different value means
 a different boot, however short the outage was.  Uptime and ``who -b`` do not tell reliably
-(Ansible's ``reboot`` module moved to boot_id for that reason, ansible/ansible#47017).
+(Ansible's ``reboot`` module moved to boot_id for that reason).
 
 What a reboot means depends on the scenario:
 

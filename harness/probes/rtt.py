@@ -3,7 +3,8 @@
 Used to check an impairment really took effect before fio starts, and for the lab's RTT
 matrix.  We keep every reply's time, not ping's summary line, because the summary's mean is
 dominated by outliers: the lab's UML guests show a 10 ms wake-up tail on guest-to-guest round
-trips (LAB-NOTES P5), so the *median* and the *minimum* are the robust figures.
+trips (a lost wake-up in their kernel's idle path), so the *median* and the *minimum* are
+the robust figures.
 """
 
 from __future__ import annotations

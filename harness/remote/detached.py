@@ -98,7 +98,7 @@ def stop_script(pid_file: str, *, grace_s: float | None = 1.0, one_group: bool =
     if one_group and grace_s is not None:
         raise ValueError("one_group stops with SIGTERM only (grace_s=None)")
     # the grace is a bound, not a wait: fio ends within ~0.1 s of SIGTERM, and the interrupt
-    # path has 7 s in all (row 28), so look every 0.1 s and go on once the session is gone
+    # path has 7 s in all before CI's SIGKILL, so look every 0.1 s and go on once the session is gone
     ticks = 0 if grace_s is None else max(1, math.ceil(float(_seconds(grace_s, "grace")) * 10))
     kill = (
         # (zombies do not count: they are gone for everything but their parent's wait)

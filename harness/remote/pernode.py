@@ -1,6 +1,6 @@
 """Run one undo step on several nodes at once (the interrupt path's time budget).
 
-A CI runner gives a cancelled job about 7 s between SIGTERM and SIGKILL (reliability.md row 28);
+A CI runner gives a cancelled job about 7 s between SIGTERM and SIGKILL;
 undoing node after node spends a round trip per node in series.  :func:`each_node` runs the
 steps in threads, one per node (each node has its own SSH connection), waits for all of them
 and raises what failed, every failure named, after all have run: one node's failure never

@@ -1,6 +1,7 @@
 """SSH transport to one node: a thin, strict wrapper over fabric 3 (:class:`SshNode`).
 
-Rules it enforces on every call (see ../shared/reference/ecosystem.md §1):
+Rules it enforces on every call (fabric's defaults would trust unknown host keys and leave
+timed-out commands running):
 
 * commands are argv lists rendered with :func:`~harness.remote.command.render_command`; shell
   syntax only through :meth:`SshNode.run_script`, where the caller writes the script on purpose;

@@ -3,7 +3,7 @@
 A cell is one point of the test matrix (scenario, pair, mode, workload, impairment).  With
 ``--repeat N`` it holds N measurements of every metric; every table, CSV row and baseline
 comparison reports the *median* of those, with their spread, because one noisy repeat must not
-move the number a verdict is read from (issue 6: "use medians and spread").
+move the number a verdict is read from.
 
 Pure: this module reads :class:`~harness.runfiles.samples.Sample` records and nothing else.
 """

@@ -86,7 +86,7 @@ def header_items(comparison: Comparison, run_info: RunInfo | None) -> list[tuple
     items.append(("result", result_summary(comparison)))
     if run_info is not None and run_info.interrupted:
         items.append(("interrupted", f"{run_info.interrupted}; its cleanup ran, the later tests did not"))
-    # row 30: only when a node's clock was surely off (node logs and the ledger will not line up)
+    # only when a node's clock was surely off (node logs and the ledger will not line up)
     skew = [] if run_info is None else skew_notes(run_info.clock_offsets)
     if skew:
         items.append((f"clock skew > {CLOCK_SKEW_WARN_S:g} s", "; ".join(skew)))

@@ -1,5 +1,5 @@
 """How well the model predicted a run: the share of predicted cells within a band of their
-prediction, and the worst cells with their binding limit (the figure issue 5 asks for).
+prediction, and the worst cells with their binding limit.
 
 Reads samples only (``model_ratio`` = measured / predicted bandwidth, written by
 :mod:`harness.prediction.cellmodel`); repeats of a cell are summarised by their median ratio.
@@ -16,7 +16,7 @@ from harness.runfiles.samples import Sample, cell_key
 
 __all__ = ["CellFit", "ModelFit", "model_fit"]
 
-#: a prediction within ±20 % of the measurement counts as a fit (issue 5's criterion)
+#: a prediction within ±20 % of the measurement counts as a fit (the sizing model's acceptance band)
 DEFAULT_BAND = 0.20
 
 

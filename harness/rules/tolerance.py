@@ -53,7 +53,7 @@ METRIC_DIRECTIONS: Final[Mapping[str, Direction]] = MappingProxyType(
     }
 )
 
-#: Rules used when the inventory says nothing (issue 6: bandwidth/IOPS -5 %, p99 +10 %).
+#: Rules used when the inventory says nothing (bandwidth/IOPS -5 %, p99 +10 %).
 DEFAULT_TOLERANCES: Final[Mapping[str, float]] = MappingProxyType({"bw": 0.05, "iops": 0.05, "clat_p99": 0.10})
 
 # "5%", "-5 %", "+10%", "2.5%": a percentage with an optional sign.

@@ -1,4 +1,4 @@
-"""Clock offsets of the nodes from the controller, as numbers and as a run's record (row 30).
+"""Clock offsets of the nodes from the controller, as numbers and as a run's record.
 
 Pure: no I/O.  :mod:`harness.safety.clock` reads the nodes' clocks; this module turns what it
 read into an offset ± uncertainty, judges it, and gives the form run.json keeps (``clock_offsets``:

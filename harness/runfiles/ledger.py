@@ -1,9 +1,9 @@
 """The harness-side write-ahead ledger of every change made to a node.
 
-Each change is recorded *before* it is made (Chaos Mesh #2449: record intent first), then
-its outcome.  The ledger is an append-only NDJSON file in the run's report directory; with
-the node-side fault records under ``/run/harness/<run>/`` it tells ``harness cleanup`` what
-a crashed run left, and it is the audit trail of the run (SEC-7).
+Each change is recorded *before* it is made (a crash between a change and its record would
+leave a change nobody knows of), then its outcome.  The ledger is an append-only NDJSON file
+in the run's report directory; with the node-side fault records under ``/run/harness/<run>/``
+it tells ``harness cleanup`` what a crashed run left, and it is the audit trail of the run.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""How far a node's clock is from the controller's (reliability.md row 30).
+"""How far a node's clock is from the controller's.
 
 No duration the harness reports mixes two clocks (the controller measures with its monotonic
 clock, fio's node-side duration comes from two stamps of the node's own clock), so skew does
@@ -55,6 +55,6 @@ def measure_offsets(
         except (HarnessError, ValueError) as exc:
             out[name] = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
-    # every node at once: the end of an interrupted run has 7 s in all (row 28)
+    # every node at once: the end of an interrupted run has 7 s in all before CI's SIGKILL
     each_node([(name, functools.partial(read, name, connect)) for name, connect in nodes.items()])
     return dict(sorted(out.items()))

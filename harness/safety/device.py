@@ -1,7 +1,7 @@
 """The device guard: fio only ever writes where the inventory said it may.
 
-The inspiration incident is a benchmark that wrote to ``/dev/vda`` and destroyed the root
-filesystem; fio's own guard only compares path strings with ``/etc/mtab``.  So before every
+A benchmark pointed at the wrong disk (``/dev/vda``) destroys the root filesystem, and
+fio's own guard only compares path strings with ``/etc/mtab``.  So before every
 write phase we resolve the target *on the node* and refuse, fail-closed, unless:
 
 * it is a block device whose real path is the replicated device of the inventory's pair, as

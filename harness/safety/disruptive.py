@@ -1,4 +1,4 @@
-"""Disruptive scenarios: who may run them, and on what they are refused (SAFE-4; reliability.md §4 row 15).
+"""Disruptive scenarios: who may run them, and on what they are refused.
 
 A scenario is *disruptive* when it crashes a node, cuts the replication link (``drbdadm
 disconnect``) or adds latency at DRBD's timeouts.  On a real cluster that can freeze or fail

@@ -191,7 +191,7 @@ class ClusterLock:
 
     def acquire(self, nodes: Iterable[Runner]) -> None:
         for node in sorted(nodes, key=lambda n: n.name):
-            # held before it is taken (CLEAN-1): an interrupt landing inside the round trip
+            # held before it is taken: an interrupt landing inside the round trip
             # must still release it; releasing checks the owner, so a lock of another run stays
             self.held.append(node)
             out = self._try(node)
@@ -234,7 +234,7 @@ class ClusterLock:
                     if attempt == 2:
                         failed.append(node.name)
 
-        # every node at once: an interrupted run has 7 s in all to exit (row 28)
+        # every node at once: an interrupted run has 7 s in all to exit before CI's SIGKILL
         each_node([(node.name, functools.partial(release_one, node)) for node in reversed(self.held)])
         self.held = []
         return sorted(failed)

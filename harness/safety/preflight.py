@@ -72,7 +72,7 @@ def _version(res: CommandResult) -> str:
 
 
 def _audit_findings(name: str, audits: Sequence[ConfigFindings], risky: Status) -> list[Finding]:
-    """Row 15: risky replication/cluster configuration warns, and blocks a disruptive run."""
+    """Risky replication/cluster configuration warns, and blocks a disruptive run."""
     out = []
     resources = {res: risks for audit in audits for res, risks in audit.resources.items()}
     for resource, risks in sorted(resources.items()):
@@ -100,7 +100,7 @@ def _pinned_identity(
     replications: Sequence[Replication],
     pairs: Sequence[str],
 ) -> list[Finding]:
-    """Row 35: the machine (/etc/machine-id) and the DRBD node (its node-id, its address) the
+    """The machine (/etc/machine-id) and the DRBD node (its node-id, its address) the
     inventory pins; a re-imaged or another machine under the same name blocks here."""
     spec = inv.nodes[name]
     out: list[Finding] = []
@@ -168,7 +168,7 @@ def _node_checks(
     if spec.drbd_node_id is not None:
         for replication in replications:
             commands.update(replication.node_identity_probes())
-    # row 19: a crashed run's leftovers block, or are removed (before the qdiscs are read) and
+    # a crashed run's leftovers block, or are removed (before the qdiscs are read) and
     # the pre-state restored with --clean-leftovers
     leftovers = Finding(name, "leftovers", *leftover_check(node, clean=clean_leftovers))
     sent = time.time()
@@ -249,7 +249,7 @@ def _node_checks(
         )
     else:
         out.append(Finding(name, "paths", "ok", "SSH and replication use different addresses"))
-    # row 17: who else talks to the peer over the replication path
+    # who else talks to the peer over the replication path (a fault there slows them too)
     out += [Finding(name, c, st, d) for c, st, d in shared_path_checks(res, pair_paths(inv, name, pairs))]
     try:
         qdiscs = parse_qdiscs(res["qdisc"].stdout)

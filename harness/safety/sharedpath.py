@@ -1,4 +1,4 @@
-"""What else uses the replication path to the peer (reliability.md §4 row 17), read-only.
+"""What else uses the replication path to the peer, read-only.
 
 LINBIT warns that a delay on the replication path "applies to all resources" using it; a
 cluster's corosync ring often runs there too.  A fault shapes only the pair's own port

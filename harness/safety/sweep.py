@@ -1,4 +1,4 @@
-"""Preflight's view of a crashed run's leftovers, and their removal when asked (reliability.md §4 row 19).
+"""Preflight's view of a crashed run's leftovers, and their removal when asked.
 
 Without ``--clean-leftovers`` leftovers are a BLOCK: the run does not start on a node where an
 earlier run's fault may still be shaping the path.  With it, preflight removes them itself,

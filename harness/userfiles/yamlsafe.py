@@ -2,15 +2,15 @@
 no file that can crash or hang it.
 
 PyYAML implements YAML 1.1, where ``no``/``on``/``off`` become booleans, ``010`` is octal and
-``8.4`` is a float (PyYAML issues #613, #744); and it silently keeps the last of two equal
-keys (#165).  An inventory where ``protocol: on`` turns into ``True`` or where a second
-``device:`` line wins is exactly the kind of mistake that writes to the wrong disk.  So
-:func:`load_yaml_text` builds plain data from the node tree itself, resolving plain scalars
-with the YAML 1.2 core schema only: ``true``/``false``, ``null``/``~``, decimal integers and
-finite floats; everything else is a string.  Every mapping value's source line is kept in a
-side table keyed by its path (a tuple of keys and list indexes) so validation errors can name
-``file:line``.  Files read with PyYAML's own constructors (Ansible's YAML 1.1 inventories with
-their ``!vault`` tags, the sizing catalog) go through :func:`construct_yaml_text`.
+``8.4`` is a float; and it silently keeps the last of two equal keys.  An inventory where
+``protocol: on`` turns into ``True`` or where a second ``device:`` line wins is exactly the kind
+of mistake that writes to the wrong disk.  So :func:`load_yaml_text` builds plain data from the
+node tree itself, resolving plain scalars with the YAML 1.2 core schema only:
+``true``/``false``, ``null``/``~``, decimal integers and finite floats; everything else is a
+string.  Every mapping value's source line is kept in a side table keyed by its path (a tuple of
+keys and list indexes) so validation errors can name ``file:line``.  Files read with PyYAML's
+own constructors (Ansible's YAML 1.1 inventories with their ``!vault`` tags, the sizing catalog)
+go through :func:`construct_yaml_text`.
 
 Both ways compose through :mod:`harness.userfiles.yamlguard`, which bounds depth, size and alias
 expansion and refuses complex keys, and files are read through :mod:`harness.userfiles.userfile`

@@ -1,5 +1,5 @@
-"""A typo'd device that does not exist is refused on the node and never created (reliability.md
-row 8): fio would otherwise create a regular file under /dev and measure the page cache."""
+"""A typo'd device that does not exist is refused on the node and never created: fio would
+otherwise create a regular file under /dev and measure the page cache."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def test_an_absent_drbd_device_is_refused_and_nothing_appears_under_dev(
             "something created /dev/drbd10"
         )
         assert a1.run(["pgrep", "-x", "fio"], timeout=30, check=False).stdout == ""
-        # the probe's batch left no temporary file behind (row 8's bug)
+        # the probe's batch left no temporary file behind (an `exit` inside the batch would leave one)
         assert a1.run(["sh", "-c", "ls /tmp"], timeout=30).stdout == before
     finally:
         runner.pool.close_all()

@@ -1,5 +1,5 @@
 """Two runs against one cluster: the second is refused at once naming the first, changes
-nothing, and the first finishes undisturbed (reliability.md row 31)."""
+nothing, and the first finishes undisturbed."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Killing the harness mid-cell leaves nothing behind (reliability.md rows 26-28, 25).
+"""Killing the harness mid-cell leaves nothing behind.
 
 SIGINT and SIGTERM: pytest's teardown removes the impairment, stops fio and releases the
 lock before the process exits.  SIGKILL: nothing runs on the harness side; the node-side
@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.lab]
 
 
 #: GitHub Actions gives a cancelled step 7.5 s after SIGINT, then 2.5 s after SIGTERM, before
-#: SIGKILL (reliability.md row 28): the interrupt path is built to fit in 7 s.  That is a speed,
+#: SIGKILL: the interrupt path is built to fit in 7 s.  That is a speed,
 #: measured by `harness killcheck` and printed here; on a loaded 2-core host one trial took 9 s
 #: with the nodes already clean, so the test asserts only what a hang would break.
 CI_EXIT_BUDGET_S = 7.0
@@ -71,7 +71,7 @@ def test_interrupted_run_cleans_up_before_exit(
     assert trial.exit_code is not None, "the run did not exit within 60 s of the signal"
     assert trial.leftovers_at_exit == []
     assert trial.exit_s < HANG_S, f"exited {trial.exit_s:.1f} s after {sig.name}"
-    # a signal inside a test: JUnit names that test as interrupted (row 27)
+    # a signal inside a test: JUnit names that test as interrupted
     assert trial.run_dir is not None
     if phase in ("impairment", "fio"):
         junit = ET.parse(trial.run_dir / "junit.xml").getroot()
@@ -105,7 +105,7 @@ def test_dropped_ssh_connection_mid_cell(cell_runner: CellRunner) -> None:
     killer.close_all()
     error = cell.error(timeout_s=120)
     # the measurement is lost: the cell fails, after reconnecting and holding a1's faults
-    # against the ledger (row 25); its undo then reconnects too and leaves nothing
+    # against the ledger; its undo then reconnects too and leaves nothing
     message = str(error)
     print(f"the cell said: {message}")
     assert message.startswith("a1: SSH connection lost while fio ran"), message

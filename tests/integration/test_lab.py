@@ -137,7 +137,8 @@ def test_cross_az_rtt_exceeds_single_az_by_the_configured_delay(lab: Lab) -> Non
 
 
 def test_guests_cannot_write_root_owned_host_files(lab: Lab) -> None:
-    """Guests run as uid 4242: hostfs gives them no more than that uid's rights (LAB-NOTES P2)."""
+    """Guests run as uid 4242: hostfs gives them no more than that uid's rights (as root,
+    a guest could write the host's files)."""
     with lab.connections((lab.topology.guest("a1"),)) as conns:
         res = conns["a1"].run_script(
             "mkdir -p /mnt/hostroot && mount -t hostfs none /mnt/hostroot -o /etc && "
@@ -192,7 +193,7 @@ def test_down_leaves_nothing_and_is_idempotent(lab: Lab) -> None:
 
 
 def test_down_cleans_a_crashed_lab() -> None:
-    """SIGKILL of a guest's main process leaves its helpers running (P4); down finds them."""
+    """SIGKILL of a guest's main process leaves its helpers running (re-parented to pid 1); down finds them."""
     lab = Lab(_test_inventory(), None)
     lab.up()
     state = lab.state()

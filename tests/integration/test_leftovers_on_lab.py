@@ -1,4 +1,4 @@
-"""Row 19 on the lab: a fault left by a SIGKILLed run blocks the next run; with
+"""On the lab: a fault left by a SIGKILLed run blocks the next run; with
 ``--clean-leftovers`` preflight removes it, checks the interface is back to the root recorded
 before the fault, and the run goes on with the removal in its JUnit report."""
 

@@ -1,4 +1,4 @@
-"""The scenario matrix on the lab posing as a cloud cluster (issue 19).
+"""The scenario matrix on the lab posing as a cloud cluster.
 
 The lab's own inventory (root, a ``lab:`` section, scratch disks everywhere, both placements)
 hides every path a real cluster takes.  Here the running lab is reached through the

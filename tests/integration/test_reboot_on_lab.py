@@ -1,4 +1,4 @@
-"""A node that reboots in the middle of a cell (reliability.md row 29), on the lab.
+"""A node that reboots in the middle of a cell, on the lab.
 
 The secondary of the single-az pair is crashed (SIGKILL of its guest: a power cut) and booted
 again while fio writes through an impairment on both nodes.  The cell must fail with

@@ -1,4 +1,4 @@
-"""Row 17 on the lab: a second DRBD resource to the same peer is named by preflight and is not
+"""On the lab: a second DRBD resource to the same peer is named by preflight and is not
 shaped by a fault on the pair (only the pair's port is), unless the pair asks for the whole path.
 
 The lab's pairs use distinct peers, so the test adds a temporary DRBD resource between a1 and

@@ -1,4 +1,4 @@
-"""Split brain reproduced on the lab (reliability.md row 32, LINBIT's pattern, the lab only).
+"""Split brain reproduced on the lab (LINBIT's pattern, the lab only).
 
 The test cuts single-az's replication path with the harness's own partition fault, writes on
 the primary, then promotes the secondary, writes there and demotes it: both sides moved on

@@ -1,4 +1,4 @@
-"""Online verify catches replicas that differ (reliability.md row 33, LINBIT's pattern).
+"""Online verify catches replicas that differ (LINBIT's pattern).
 
 The test, not the harness, overwrites one 4 KiB block of the secondary's *backing* disk on the
 lab's scratch resource, under DRBD's feet: the replicas now differ where DRBD does not know it.

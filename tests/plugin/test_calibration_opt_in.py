@@ -1,4 +1,4 @@
-"""Row 15: calibration disconnects DRBD for its disk-alone cells, so outside the lab it needs
+"""Calibration disconnects DRBD for its disk-alone cells, so outside the lab it needs
 the disruptive opt-in like any disruptive scenario; without it, cells run unpredicted and say why."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""--calibration-max-age and --recalibrate (issue 15): an age that is not one is a usage error."""
+"""--calibration-max-age and --recalibrate: an age that is not one is a usage error."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Row 15 through pytest itself: ``--allow-disruptive`` and the ``disruptive`` marker (pytester).
+"""Through pytest itself: ``--allow-disruptive`` and the ``disruptive`` marker (pytester).
 
 The inner runs use inventories without a ``lab:`` section.  Their conftest stubs out what
 would reach a node: the run's preflight and lock (``HarnessSession.start_run``) and the
@@ -124,7 +124,7 @@ def test_a_disruptive_scenario_without_a_pair_of_its_placement_is_skipped_with_t
     project: pytest.Pytester,
 ) -> None:
     """Every pair of the inventory is same-AZ or crosses AZs; a disruptive scenario for the
-    placement it lacks is one skipped placeholder, never an error in the gate (issue 19)."""
+    placement it lacks is one skipped placeholder, never an error in the gate."""
     project.makepyfile(
         test_placement=textwrap.dedent(
             """

@@ -1,6 +1,6 @@
 """Every example inventory the project ships collects the real scenarios, as a new user first
-runs them (issue 19: `pytest scenarios/ --inventory inventories/multi_az.yaml` crashed at
-collection because no node had scratch devices)."""
+runs them (`pytest scenarios/ --inventory inventories/multi_az.yaml`), even where no node has
+scratch devices."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Row 19 through pytest: leftovers preflight removed (``--clean-leftovers``) are a warning the
+"""Through pytest: leftovers preflight removed (``--clean-leftovers``) are a warning the
 JUnit report carries (a testsuite property, kept by the strict copy) and the terminal shows."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Row 13 through pytest: what a node lacks (recorded by the controller's preflight) skips only
+"""Through pytest: what a node lacks (recorded by the controller's preflight) skips only
 the cells that need it, naming the node and the module, before any change; the rest run."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A pytest run refuses an inventory whose instance types or volumes the sizing catalog lacks,
-as a usage error before anything touches a node (issue 19)."""
+as a usage error before anything touches a node."""
 
 from __future__ import annotations
 

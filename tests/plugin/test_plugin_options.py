@@ -1,4 +1,4 @@
-"""Numeric pytest options are refused when parsed (issue 19): ``--deadman-grace inf`` would
+"""Numeric pytest options are refused when parsed: ``--deadman-grace inf`` would
 render ``sleep inf`` on the nodes, a dead-man switch that never fires."""
 
 from __future__ import annotations

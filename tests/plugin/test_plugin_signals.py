@@ -1,6 +1,6 @@
 """SIGTERM (a CI runner cancelling) and SIGHUP (the terminal of the person running it closing)
-take pytest's Ctrl-C path: the teardown that removes faults runs, and the run ends interrupted
-(reliability.md row 28)."""
+take pytest's Ctrl-C path: the teardown that removes faults runs, and the run ends
+interrupted."""
 
 from __future__ import annotations
 

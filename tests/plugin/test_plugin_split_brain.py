@@ -1,4 +1,4 @@
-"""Row 32: the first test that finds split brain stops the run (this process's tests)."""
+"""The first test that finds split brain stops the run (this process's tests)."""
 
 from __future__ import annotations
 

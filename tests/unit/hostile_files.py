@@ -1,4 +1,4 @@
-"""Hostile files for the loader tests (issue 18 item 4): one writer per class the issue lists,
+"""Hostile files for the loader tests: one writer per class of file that must not crash or hang it,
 and hypothesis strategies that generate more of each class.
 
 A writer puts the file at the path it is given (a regular file, or a FIFO, a directory or a

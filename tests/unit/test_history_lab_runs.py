@@ -1,4 +1,4 @@
-"""The done-when of issue 17 on its recorded runs: three lab runs, then one with the AZ link slowed.
+"""The history gate on recorded runs: three lab runs, then one with the AZ link slowed.
 
 tests/data/runs/history-lab4 holds four real runs of replicated_write on the lab; before the
 fourth the AZ link went from 1 to 3 ms each way (``harness lab set-link --delay 3ms``).  Imported

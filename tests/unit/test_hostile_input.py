@@ -1,4 +1,4 @@
-"""No file can crash or hang the harness (issue 18 item 4).
+"""No file can crash or hang the harness.
 
 Every entry point that reads a user's YAML (``harness inventory check``, ``harness inventory
 from-ansible`` for the Ansible inventory and for the mapping, ``harness sizing --catalog``,

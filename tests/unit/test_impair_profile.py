@@ -160,7 +160,7 @@ def test_limit_examples() -> None:
     # 1 ms at the assumed 10 Gbit/s: 1.5 * 1.25e9 B/s * 1e-3 s / 1500 B = 1250 packets.
     assert NetemProfile("a", delay_s=0.001).limit_packets() == 1250
     assert NetemProfile("a", delay_s=0.0001).limit_packets() == NETEM_DEFAULT_LIMIT
-    # 20 ms at 1 Gbit/s (ecosystem.md: ~1700 packets of BDP) -> 2500 with headroom.
+    # 20 ms at 1 Gbit/s (~1700 packets of BDP) -> 2500 with headroom.
     assert NetemProfile("a", delay_s=0.02).limit_packets(1e9) == 2500
     assert DEFAULT_LINK_RATE_BITS == 10e9
 

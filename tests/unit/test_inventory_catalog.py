@@ -1,4 +1,4 @@
-"""Issue 19: node instance types and volumes are checked against the sizing catalog (the
+"""Node instance types and volumes are checked against the sizing catalog (the
 built-in one plus the inventory's own ``catalog:`` files) by ``harness inventory check`` and at
 the start of a pytest run, not discovered after the disruptive calibration ran."""
 

@@ -1,4 +1,4 @@
-"""Issue 19: SSH hosts and replication addresses are compared as what they mean, not as
+"""SSH hosts and replication addresses are compared as what they mean, not as
 strings: one host written two ways is one endpoint; invalid addresses, legacy IPv4 shorthands
 and replication addresses no peer can use are refused."""
 

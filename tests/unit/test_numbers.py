@@ -1,4 +1,4 @@
-"""Issue 19: nonsense numbers are refused where they enter — inventory thresholds and every
+"""Nonsense numbers are refused where they enter — inventory thresholds and every
 other inventory number, command-line options, sizing JSON, and measurements read back from
 samples files (``harness compare``, ``harness baseline save``)."""
 

@@ -1,4 +1,4 @@
-"""``-o`` and ``--reports`` that cannot be written fail in one line (issue 18 item 4): a missing
+"""``-o`` and ``--reports`` that cannot be written fail in one line: a missing
 directory, a file where a directory should be, a directory, a FIFO, a read-only and a full file
 system.  The last two mount a small tmpfs in a private mount namespace (``unshare -m``, as root:
 the harness's CI runs as root on Debian 12); elsewhere they are skipped, saying why."""

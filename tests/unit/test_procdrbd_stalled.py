@@ -64,7 +64,7 @@ PUBLIC = Path(__file__).resolve().parents[1] / "data" / "drbd" / "public"
     ],
 )
 def test_public_8_3_m_layout_is_read(name: str, cs: str, want: int | None) -> None:
-    # DRBD 8.3.11 pasted in ganeti/ganeti#843 (tests/data/drbd/public/SOURCES.md)
+    # DRBD 8.3.11 output pasted in a public bug report (source: tests/data/drbd/public/SOURCES.md)
     proc = parse_proc_drbd((PUBLIC / name).read_text())
     assert (proc.version, proc.api) == ("8.3.11", 88)
     assert [m.cs for m in proc.minors] == ["Unconfigured", cs]

@@ -1,4 +1,4 @@
-"""Secret redaction and the inventory's refusal of literal secrets (reliability row 34)."""
+"""Secret redaction and the inventory's refusal of literal secrets."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def test_inventory_refuses_a_pasted_private_key() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# Issue 19: every error the CLI prints is redacted at its source, Vault tokens and Jinja
+# Every error the CLI prints is redacted at its source, Vault tokens and Jinja
 # lookups included.
 
 _TOKEN_BODY = st.text(
@@ -108,7 +108,7 @@ def test_the_cli_never_prints_a_refused_vault_token(tmp_path: Path, capsys: pyte
 
 
 # --------------------------------------------------------------------------------------------
-# Issue 19: verdict reasons and sample metadata are redacted where they are made, so every
+# Verdict reasons and sample metadata are redacted where they are made, so every
 # writer downstream (samples.ndjson, report.html, comparison.csv/.md, baselines, JUnit) gets
 # redacted text.
 

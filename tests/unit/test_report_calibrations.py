@@ -1,4 +1,4 @@
-"""The report names the calibrations a run's predictions used (issue 15): recorded lab runs."""
+"""The report names the calibrations a run's predictions used: recorded lab runs."""
 
 from __future__ import annotations
 

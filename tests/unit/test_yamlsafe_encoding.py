@@ -1,5 +1,5 @@
-"""Files in another encoding than UTF-8 are refused with the place and the cause (issue 19:
-a Latin-1 or UTF-16 inventory ended in a UnicodeDecodeError traceback)."""
+"""Files in another encoding than UTF-8 are refused with the place and the cause (a
+Latin-1 or UTF-16 inventory would otherwise end in a UnicodeDecodeError traceback)."""
 
 from __future__ import annotations
 

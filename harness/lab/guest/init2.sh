@@ -16,20 +16,20 @@ mount -t tmpfs tmpfs /dev/shm
 mount -t tmpfs -o mode=755 tmpfs /run
 mkdir -p /run/lock /run/sshd
 mount -t tmpfs -o mode=1777 tmpfs /tmp
-# The host's /root (and its shell rc files, P1 in LAB-NOTES) must not leak in: 22 ms per fork.
+# The host's /root (and its shell rc files, with their many forks) must not leak in: 22 ms per fork.
 mount -t tmpfs -o mode=700 tmpfs /root
 mine="$labdir/guests/$labnode"
 hostname "$labnode"
 echo "$labnode" >/etc/hostname
 printf '127.0.0.1 localhost\n' >/etc/hosts
 # Root logs in with the lab key only.  rm first: an overlay copy-up would need to read the
-# host's /etc/shadow, which this unprivileged guest cannot (P2).
+# host's /etc/shadow, which this unprivileged guest cannot.
 rm -f /etc/shadow
 printf 'root:*:19000:0:99999:7:::\n' >/etc/shadow
 chmod 640 /etc/shadow
 # A non-root operator with passwordless sudo, as cloud clusters have (`harness lab inventory`
 # writes inventories that reach the lab as such a cluster).  The host's sudoers is 0440 root and
-# so unreadable to this guest (P2): the guest gets its own, without the host's includes.
+# so unreadable to this guest: the guest gets its own, without the host's includes.
 printf 'harness:x:4243:4243:harness operator:/home/harness:/bin/sh\n' >>/etc/passwd
 printf 'harness:x:4243:\n' >>/etc/group
 printf 'harness:*:19000:0:99999:7:::\n' >>/etc/shadow

@@ -1,4 +1,4 @@
-"""Row 30: each node's clock offset from the controller, shown by preflight."""
+"""Each node's clock offset from the controller, shown by preflight."""
 
 from __future__ import annotations
 

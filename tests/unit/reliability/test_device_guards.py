@@ -1,8 +1,8 @@
 """The write target: only the resource's own, unused, large-enough DRBD device, reached by a safe
-path (rows 6, 7, 8, 16).
+path (cases 6, 7, 8, 16).
 
-Rows of reliability.md §4 (see tests/RELIABILITY_CASES.md); each test is marked
-``reliability_row(N)`` and named ``test_case_NN_*``; select a row with ``-k rowNN``.
+Cases of tests/RELIABILITY_CASES.md, the fault and bad-input map; each test is marked
+``reliability_row(N)`` and named ``test_case_NN_*``; select a case with ``-k rowNN``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """A node the inventory pins by machine-id or by its DRBD identity is checked before anything
-changes (row 35, issue 18 item 5): ``uname -n`` alone lets a re-imaged machine of the same name,
+changes (case 35): ``uname -n`` alone lets a re-imaged machine of the same name,
 or another machine answering at the address, pass.
 
-Rows of reliability.md §4 (see tests/RELIABILITY_CASES.md); each test is marked
-``reliability_row(N)`` and named ``test_case_NN_*``; select a row with ``-k rowNN``.
+Cases of tests/RELIABILITY_CASES.md, the fault and bad-input map; each test is marked
+``reliability_row(N)`` and named ``test_case_NN_*``; select a case with ``-k rowNN``.
 """
 
 from __future__ import annotations

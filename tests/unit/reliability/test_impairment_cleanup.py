@@ -1,8 +1,8 @@
 """Leftovers and cleanup: owned leftovers are found and removed, node-side deadlines and undo
-survive a killed or interrupted harness (rows 19, 26-28).
+survive a killed or interrupted harness (cases 19, 26-28).
 
-Rows of reliability.md §4 (see tests/RELIABILITY_CASES.md); each test is marked
-``reliability_row(N)`` and named ``test_case_NN_*``; select a row with ``-k rowNN``.
+Cases of tests/RELIABILITY_CASES.md, the fault and bad-input map; each test is marked
+``reliability_row(N)`` and named ``test_case_NN_*``; select a case with ``-k rowNN``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The impairment: foreign qdiscs are left alone, an applied fault is read back, latency near DRBD's
-timeouts is linted (rows 18, 20, 21).
+timeouts is linted (cases 18, 20, 21).
 
-Rows of reliability.md §4 (see tests/RELIABILITY_CASES.md); each test is marked
-``reliability_row(N)`` and named ``test_case_NN_*``; select a row with ``-k rowNN``.
+Cases of tests/RELIABILITY_CASES.md, the fault and bad-input map; each test is marked
+``reliability_row(N)`` and named ``test_case_NN_*``; select a case with ``-k rowNN``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Ctrl-C and SIGTERM (rows 27, 28): one interrupt, a cleanup no later signal abandons, a forced
+"""Ctrl-C and SIGTERM: one interrupt, a cleanup no later signal abandons, a forced
 exit that names what is left, and undo steps that run on every node at once.
 
 The signal handling end to end (a pytest run signalling itself) is in
@@ -163,8 +163,8 @@ class _SignalledDuringLock(FakeRunner):
 
 @pytest.mark.reliability_row(27)
 def test_case_27_a_lock_taken_while_interrupted_is_released() -> None:
-    # found by the SIGINT-during-setup trial's design: the node used to join the held list only
-    # after its lock round trip answered, so an interrupt inside it left the lock behind
+    # a node joins the held list before its lock round trip answers, so an interrupt inside
+    # the round trip cannot leave the lock behind
     a1 = FakeRunner("a1", scripts=[("if mkdir /run/harness/lock", Answer("ACQUIRED\n")), ("grep -qF", Answer())])
     a2 = _SignalledDuringLock("a2", scripts=[("grep -qF", Answer())])
     lock = ClusterLock(local_owner(RUN_ID, "inv.yaml"))

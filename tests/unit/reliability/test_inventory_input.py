@@ -1,7 +1,7 @@
-"""Bad inventory input is refused at parse time, naming the file and line (rows 1-5).
+"""Bad inventory input is refused at parse time, naming the file and line (cases 1-5).
 
-Rows of reliability.md §4 (see tests/RELIABILITY_CASES.md); each test is marked
-``reliability_row(N)`` and named ``test_case_NN_*``; select a row with ``-k rowNN``.
+Cases of tests/RELIABILITY_CASES.md, the fault and bad-input map; each test is marked
+``reliability_row(N)`` and named ``test_case_NN_*``; select a case with ``-k rowNN``.
 """
 
 from __future__ import annotations
@@ -62,7 +62,8 @@ def test_case_02_duplicate_keys(index: int) -> None:
 @pytest.mark.reliability_row(2)
 def test_case_02_duplicate_device_would_silently_win_in_plain_pyyaml() -> None:
     text = MINI.replace("    device: /dev/drbd0\n", "    device: /dev/drbd0\n    device: /dev/vda\n")
-    assert yaml.safe_load(text)["pairs"]["single-az"]["device"] == "/dev/vda"  # the hazard (pyyaml#165)
+    # the hazard: plain PyYAML keeps the last of two equal keys
+    assert yaml.safe_load(text)["pairs"]["single-az"]["device"] == "/dev/vda"
     with pytest.raises(ConfigError, match=r"inv.yaml:17: duplicate key 'device' \(first at line 16\)"):
         parse_inventory(text, "inv.yaml")
 

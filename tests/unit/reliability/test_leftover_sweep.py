@@ -1,7 +1,7 @@
-"""Preflight removes a crashed run's leftovers only when asked, and restores the pre-state (row 19).
+"""Preflight removes a crashed run's leftovers only when asked, and restores the pre-state (case 19).
 
-Rows of reliability.md §4 (see tests/RELIABILITY_CASES.md); each test is marked
-``reliability_row(N)`` and named ``test_case_NN_*``; select a row with ``-k rowNN``.
+Cases of tests/RELIABILITY_CASES.md, the fault and bad-input map; each test is marked
+``reliability_row(N)`` and named ``test_case_NN_*``; select a case with ``-k rowNN``.
 """
 
 from __future__ import annotations

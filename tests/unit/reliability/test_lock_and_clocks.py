@@ -1,7 +1,7 @@
-"""Concurrent runs are refused by the cluster lock, and durations never mix clocks (rows 30, 31).
+"""Concurrent runs are refused by the cluster lock, and durations never mix clocks (cases 30, 31).
 
-Rows of reliability.md §4 (see tests/RELIABILITY_CASES.md); each test is marked
-``reliability_row(N)`` and named ``test_case_NN_*``; select a row with ``-k rowNN``.
+Cases of tests/RELIABILITY_CASES.md, the fault and bad-input map; each test is marked
+``reliability_row(N)`` and named ``test_case_NN_*``; select a case with ``-k rowNN``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Row 5: one machine under two names.  The inventory cannot tell that two SSH addresses (or
+"""One machine under two names.  The inventory cannot tell that two SSH addresses (or
 DNS names) reach one host; their pinned host keys can: connections are made against those
 keys, so two nodes pinning one key are one machine, and preflight blocks."""
 

@@ -1,8 +1,8 @@
 """Preflight blocks a node with missing tools, a replication path that is the SSH path, or the wrong
-identity (rows 13, 17, 35).
+identity (cases 13, 17, 35).
 
-Rows of reliability.md §4 (see tests/RELIABILITY_CASES.md); each test is marked
-``reliability_row(N)`` and named ``test_case_NN_*``; select a row with ``-k rowNN``.
+Cases of tests/RELIABILITY_CASES.md, the fault and bad-input map; each test is marked
+``reliability_row(N)`` and named ``test_case_NN_*``; select a case with ``-k rowNN``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Row 32: split brain after a partition is found from both nodes' data generations (DRBD's own
+"""Split brain after a partition is found from both nodes' data generations (DRBD's own
 rule), named, never resolved, and it stops the run.  The get-gi lines were recorded on the lab
 after both nodes of single-az wrote while the replication path was cut (tests/data/drbd/README.md)."""
 
