@@ -50,6 +50,7 @@ from harness.replication import Replication
 from harness.rules.bounds import BoundResult
 from harness.runfiles.samples import METRICS, Sample
 from harness.safety.device import guard_replicated_device
+from harness.units import MIB
 
 __all__ = [
     "Crasher",
@@ -62,7 +63,6 @@ __all__ = [
     "verify_workload",
 ]
 
-MIB = 1024 * 1024
 SCENARIO = "failover_integrity"
 
 

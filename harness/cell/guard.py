@@ -15,12 +15,13 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from harness.cell.spec import CellSpec, Progress
+from harness.cell.spec import CellSpec
 from harness.errors import CommandFailed, RefusedError, SplitBrain
 from harness.impair.apply import root_probe
 from harness.inventory.models import Inventory, NodeSpec, PairSpec
 from harness.probes.reach import probe_reach
 from harness.probes.reboot import boot_id_argv
+from harness.progress import Progress
 from harness.remote import CommandResult, Runner, Shell, run_batch
 from harness.remote.pool import ConnectionPool
 from harness.replication import Replication, replication_for

@@ -18,6 +18,7 @@ from harness.inventory.models import ThresholdSpec
 from harness.probes.rtt import RttStats
 from harness.replication import WindowVerdict
 from harness.rules.bounds import BoundResult, absolute_bounds_for, check_absolute, combine, inconclusive
+from harness.units import MIB
 
 __all__ = ["Judgement", "fio_values", "judge", "validity"]
 
@@ -32,7 +33,7 @@ def fio_values(stats: DirectionStats, *, wall: float, fio_wall: float | None) ->
     """The metrics every cell records from fio's report and its own timing (MiB/s, IOPS,
     completion latencies in ms, fio's runtime, the cell's wall time and harness overhead)."""
     return {
-        "bw": stats.bytes_per_s / 2**20,
+        "bw": stats.bytes_per_s / MIB,
         "iops": stats.iops,
         "clat_mean": _ms(stats.clat_mean_us),
         "clat_p50": _ms(stats.clat_p50_us),

@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from harness.cell.fault import ImpairedPath
 from harness.cell.guard import Target
 from harness.cell.reconnect import check_faults, with_reconnect
-from harness.cell.spec import CellSpec, Progress
+from harness.cell.spec import CellSpec
 from harness.errors import ConnectionLost, HarnessError, InfraError
 from harness.fio.result import FioResult
 from harness.fio.runner import FioFailed, FioRun, FioRunner, fio_deadline_s
 from harness.probes.rtt import RttStats, parse_ping, ping_argv
+from harness.progress import Progress
 from harness.remote import CommandResult, Shell
 from harness.remote.nodefiles import safe_token
 from harness.replication import EventWatch, Replication, WindowVerdict

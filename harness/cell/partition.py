@@ -42,13 +42,13 @@ from harness.replication import ReplicaStatus, Replication
 from harness.rules.bounds import BoundResult
 from harness.runfiles.samples import METRICS, Sample
 from harness.safety.device import guard_replicated_device
+from harness.units import MIB
 
 __all__ = ["CUTS", "PARTITION", "Cut", "PartitionResult", "cut_seconds", "run_partition", "wait_resynced"]
 
 SCENARIO = "partition"
 Cut = Literal["below-timeout", "above-timeout"]
 CUTS: tuple[Cut, ...] = ("below-timeout", "above-timeout")
-MIB = 1024 * 1024
 #: the written range: large enough that a run at queue depth 1 never wraps around it
 REGION_BYTES = 256 * MIB
 LEAD_S = 2  # fio writes this long before the cut

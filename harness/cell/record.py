@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.cell.spec import CellSpec, Progress
+from harness.cell.spec import CellSpec
 from harness.errors import ConfigError
 from harness.inventory.models import Inventory
 from harness.probes.rtt import RttStats
 from harness.probes.toolversions import PROBES, node_versions
+from harness.progress import Progress
 from harness.remote import CommandResult, run_batch
 from harness.remote.pool import ConnectionPool
 from harness.replication import read_product_version, version_probe

@@ -33,6 +33,7 @@ from harness.remote.endpoints import endpoint, replication_ip
 from harness.remote.spec import SshSpec
 from harness.rules.bounds import check_band
 from harness.rules.tolerance import TOLERANCES_JSON_SCHEMA, parse_tolerances
+from harness.units import GIB, MIB
 
 __all__ = [
     "AzLinkSpec",
@@ -240,10 +241,10 @@ class LabSpec(FrozenModel):
     netns: Annotated[StrictStr, Field(pattern=r"^[a-z][a-z0-9-]{0,14}$")] = "hlab"
     state_dir: AbsPath = Path("/run/harness-lab")
     guest_uid: StrictInt = Field(4242, ge=1000, le=65000, description="unprivileged host uid the guests run as")
-    guest_memory: Size = Field(256 * 1024**2, ge=64 * 1024**2)
-    disk_size: Size = Field(2 * 1024**3, ge=64 * 1024**2, description="sparse DRBD backing disk per node")
+    guest_memory: Size = Field(256 * MIB, ge=64 * MIB)
+    disk_size: Size = Field(2 * GIB, ge=64 * MIB, description="sparse DRBD backing disk per node")
     extra_disks: StrictInt = Field(2, ge=0, le=8, description="additional raw scratch disks per node")
-    disk_tmpfs_size: Size = Field(12 * 1024**3, ge=64 * 1024**2, description="cap on host RAM the disks may use")
+    disk_tmpfs_size: Size = Field(12 * GIB, ge=64 * MIB, description="cap on host RAM the disks may use")
     boot_timeout: Duration = Field(60.0, gt=0)
     host_latency_hold: StrictBool = Field(
         True,

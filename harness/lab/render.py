@@ -14,7 +14,7 @@ from harness.lab.roots import STAGE0_PATH, node_root
 from harness.lab.topology import GUEST_LABDIR, REPLICATION_IFACE, ROUTER, Guest, LabTopology, lab_spec
 from harness.lab.xstate import XSTATE_SHIM
 from harness.mdnbd.provision import boot_lines as md_nbd_boot_lines
-from harness.units import format_duration, format_rate_bits
+from harness.units import MIB, format_duration, format_rate_bits
 
 __all__ = ["render_boot_script", "router_link_commands", "uml_argv"]
 
@@ -149,7 +149,7 @@ def uml_argv(
         linux,
         f"umid={guest.umid(topo.netns)}",
         f"uml_dir={state / 'uml'}",
-        f"mem={spec.guest_memory // (1024 * 1024)}M",
+        f"mem={spec.guest_memory // MIB}M",
         "rootfstype=hostfs",
     ]
     # The host's own root, or a built one (harness.lab.roots) whose stage 0 reaches the lab's files

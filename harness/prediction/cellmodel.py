@@ -26,10 +26,11 @@ from harness.prediction.calibrate import CALIBRATION_SCENARIO, PairCalibration, 
 from harness.prediction.calstore import CalibrationStore
 from harness.probes.rtt import RttStats
 from harness.sizing.catalog import Catalog, load_catalog
-from harness.sizing.inputs import MIB, Calibration, NodeSpec, Scenario, VolumeSpec, Workload, parse_volume
+from harness.sizing.inputs import Calibration, NodeSpec, Scenario, VolumeSpec, Workload, parse_volume
 from harness.sizing.model import predict
 from harness.sizing.prediction import Prediction
 from harness.sizing.volumes import volume_performance
+from harness.units import MIB
 
 __all__ = [
     "CellPrediction",
