@@ -15,13 +15,14 @@
    cell of a run writes with its own seed (:func:`cell_seed`), so the blocks an earlier cell
    wrote carry another seed in their verify headers and fail the check.
 5. The crashed node comes back, resyncs, and the original roles are restored.  Its boot_id
-   must have changed (else the crash did not happen) and the peer's must not (row 29).
+   must have changed (else the crash did not happen) and the peer's must not (a peer that rebooted
+   too lost its tc state and its fio, and the cell would not be the single-node crash it claims).
 
 The replication protocol the cell runs with comes from the pair's :class:`ProtocolSwitch`: the
 lab may set A, B or C for the cell (and restores the inventory's afterwards); a real cluster
 runs only the inventory's (:class:`InventoryProtocol`), its configuration is never changed.
-Protocol C promises zero loss of acknowledged writes on a single-node crash (LINBIT UG:
-"loss of a single node is guaranteed not to lead to any data loss").
+Protocol C promises zero loss of acknowledged writes on a single-node crash (in DRBD's own
+words, "loss of a single node is guaranteed not to lead to any data loss").
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Step 4 of a cell, the judge: the measurement's numbers, its validity and its verdict.
 
 A window in which the replication did not stay healthy is *inconclusive*, never a pass and
-never a regression (DESIGN.md "A number is only as good as its validity"); otherwise the
+never a regression (a number is only as good as its validity); otherwise the
 inventory's absolute bounds and the scenario's own checks decide.
 """
 

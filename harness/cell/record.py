@@ -1,6 +1,7 @@
 """Step 5 of a cell, the record: metadata with provenance, samples, the ledger, the series.
 
-Every sample carries its provenance (DESIGN.md): fio, kernel and replication versions read on
+Every sample carries its provenance, so a number can be traced to what produced it: fio, kernel and
+replication versions read on
 the primary once per process, protocol, AZs, instance types, the measured RTT and the run id.
 """
 

@@ -156,7 +156,7 @@ class CellRunner:
                 self.inventory, self.pool, widest, health_timeout_s=self.health_timeout_s, progress=self.progress
             )
             marks["guarded"] = time.time()
-            # a node that reboots mid-cell loses its qdiscs and fio: the cell must say so (row 29);
+            # a node that reboots mid-cell loses its qdiscs and fio: the cell must say so;
             # checked after the undo below has run
             try:
                 with (
@@ -175,7 +175,7 @@ class CellRunner:
                         marks["undone"] = time.time()  # the last cell's is the fault's undo, above
             except NodeRebooted as rebooted:
                 # the undo ran without the rebooted node's tc state; what did it leave on the
-                # nodes, the one that did not reboot above all (row 29)?
+                # nodes, the one that did not reboot above all?
                 recheck = recheck_after_reboot([target.primary, target.secondary], self.run_id)
                 raise NodeRebooted(f"{rebooted}; {recheck}") from rebooted.__cause__
             end = time.monotonic()

@@ -1,4 +1,4 @@
-"""Which DRBD resources a Pacemaker cluster manages, from its CIB (reliability.md §4 row 15).
+"""Which DRBD resources a Pacemaker cluster manages, from its CIB.
 
 Pacemaker running on a node matters to a disruptive test only for the DRBD resources it
 manages: it promotes, demotes, fences or restarts those by itself when the test cuts or

@@ -25,7 +25,19 @@ from pydantic import (
 )
 
 from harness.errors import ConfigError
-from harness.fields import AbsPath, Duration, FrozenModel, Rate, Size
+from harness.fields import (
+    DRBD_DEVICE_PATTERN,
+    NBD_DEVICE_PATTERN,
+    REPLICATED_DEVICE_PATTERN,
+    RESOURCE_PATTERN,
+    AbsPath,
+    Duration,
+    FrozenModel,
+    Rate,
+    ReplicationProtocol,
+    Size,
+    reserved_resource_name,
+)
 from harness.fio.spec import WorkloadSpec
 from harness.impair.profile import NetemProfile
 from harness.redact import looks_secret
@@ -49,14 +61,9 @@ __all__ = [
 ]
 
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"
-# No leading '-' (drbdadm would read an option) and not `all` (drbdadm's every-resource word).
-RESOURCE_PATTERN = r"^[A-Za-z0-9_.+][A-Za-z0-9_.+-]{0,63}$"
 # The kernel's rule, as harness.impair.commands.validate_ifname: no ':' (an address label, not
 # a device tc can shape) and no leading '-'.
 IFACE_PATTERN = r"^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,14}$"
-DRBD_DEVICE_PATTERN = r"^/dev/drbd[0-9]{1,4}$"
-MD_DEVICE_PATTERN = r"^/dev/md/[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$"
-REPLICATED_DEVICE_PATTERN = r"^(/dev/drbd[0-9]{1,4}|/dev/md/[A-Za-z0-9][A-Za-z0-9_.-]{0,31})$"
 # Raw scratch devices for disk-only studies: plain kernel names only, never aliases that could
 # resolve somewhere else (by-id/by-uuid links are resolved and checked on the node instead).
 SCRATCH_DEVICE_PATTERN = r"^/dev/[a-z][a-z0-9]{1,31}$"
@@ -70,7 +77,7 @@ Name = Annotated[StrictStr, Field(pattern=NAME_PATTERN)]
 
 
 def _not_all(name: str) -> str:
-    if name == "all":
+    if reserved_resource_name(name):
         raise ValueError("'all' means every resource to drbdadm; name one resource")
     return name
 
@@ -127,16 +134,16 @@ class PairSpec(FrozenModel):
     replication: Literal["drbd", "md-nbd"] = "drbd"
     resource: Annotated[StrictStr, Field(pattern=RESOURCE_PATTERN), AfterValidator(_not_all)]
     device: Annotated[StrictStr, Field(pattern=REPLICATED_DEVICE_PATTERN)]
-    protocol: Literal["A", "B", "C"] = "C"
+    protocol: ReplicationProtocol = "C"
     port: StrictInt = Field(7789, ge=1, le=65535, description="TCP port of the replication (DRBD or the NBD export)")
     disk: Annotated[StrictStr, Field(pattern=r"^/dev/[A-Za-z0-9/_.-]{1,64}$")] | None = Field(
         None, description="md-nbd: each node's leg (the same path on both nodes)"
     )
-    nbd: Annotated[StrictStr, Field(pattern=r"^/dev/nbd[0-9]{1,3}$")] = Field(
+    nbd: Annotated[StrictStr, Field(pattern=NBD_DEVICE_PATTERN)] = Field(
         "/dev/nbd0", description="md-nbd: the primary's NBD device connected to the peer's export"
     )
     nbd_timeout: StrictInt = Field(5, ge=1, le=600, description="md-nbd: nbd-client request timeout, seconds")
-    # row 17: by default a fault shapes only this resource's port to the peer; `path` shapes
+    # by default a fault shapes only this resource's port to the peer; `path` shapes
     # everything to the peer's address (other resources, corosync on it) and must be asked for
     shape: Literal["resource", "path"] = Field(
         "resource", description="what a fault shapes: the resource's port (default) or the whole path to the peer"

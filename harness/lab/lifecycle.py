@@ -139,7 +139,7 @@ class Lab:
             )
         uid = self.spec.guest_uid
         self.state_dir.mkdir(mode=0o755, parents=True, exist_ok=True)
-        os.chmod(self.state_dir, 0o755)  # guests read their files through hostfs as `uid` (P15)
+        os.chmod(self.state_dir, 0o755)  # guests read their files through hostfs as `uid`
         (self.state_dir / MARKER).write_text("embedded lab state directory; removed by `harness lab down`\n")
         state.save()
         for sub in ("keys", "guest", "guests"):

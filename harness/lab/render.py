@@ -25,7 +25,7 @@ def _netem_args(spec: LabSpec) -> list[str]:
         args.append(format_duration(spec.az_link.jitter))
     if spec.az_link.rate:
         args += ["rate", format_rate_bits(spec.az_link.rate)]
-    # Large limit: at 1 ms and multi-Gbit/s the default 1000 packets would tail-drop (P11).
+    # Large limit: at 1 ms and multi-Gbit/s the default 1000 packets would tail-drop.
     return [*args, "limit", "20000"]
 
 
@@ -163,7 +163,8 @@ def uml_argv(
         "con0=fd:0,fd:1",
     ]
     for i, nic in enumerate(guest.nics):
-        # gro=1 is required: without it GSO frames from the bridge are dropped (LAB-NOTES P3).
+        # gro=1 is required: without it GSO frames from the bridge are dropped ("Incoming GSO frames and
+        # GRO disabled" on the guest console).
         argv.append(f"vec{i}:transport=tap,ifname={nic.tap},gro=1")
     for i, disk in enumerate(guest.disks):
         argv.append(f"ubd{i}d={state / 'disks' / disk}")

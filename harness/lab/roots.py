@@ -2,7 +2,7 @@
 
 By default a guest boots the host's own root (``rootflags=/``).  A node with ``lab.nodes.<node>.root:
 bullseye`` (or ``bookworm``, ``trixie``) boots a minimal root of that release instead, so that the
-harness meets the tool versions real clusters run (issue 14).  A root is:
+harness meets the tool versions real clusters run.  A root is:
 
 * built with ``debootstrap --variant=minbase`` and exactly :data:`NODE_PACKAGES`, from the mirror
   of the host's apt sources (:mod:`harness.lab.mirror`);

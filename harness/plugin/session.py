@@ -218,7 +218,7 @@ class HarnessSession:
         self.run.ensure().preflight_txt.write_text(report.render() + "\n")
         if not report.ok:
             raise PreflightBlocked(report.render())
-        # row 13: what a node lacks refuses only the cells that need it, in every worker
+        # what a node lacks refuses only the cells that need it (not the whole run), in every worker
         write_missing(self.run.path, from_findings((f.node, f.check, f.status, f.detail) for f in report.findings))
         names = self.run_nodes()
         self._lock = ClusterLock(local_owner(self.run_id, str(self.inventory_path)))

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from harness.cell import CellRunner, CellSpec
 from harness.errors import ConfigError
+from harness.fields import ReplicationProtocol
 from harness.fio.profiles import Profile
 from harness.fio.spec import WorkloadSpec
 from harness.inventory.loader import locate
@@ -185,7 +186,7 @@ def predict_cell(
     assert primary.instance_type is not None and secondary.instance_type is not None
     # the protocol the cell ran: a scenario may switch it for the cell (scenarios/test_protocols.py)
     chosen = protocol or spec.protocol or pair.protocol
-    if chosen not in ("A", "B", "C"):
+    if chosen not in get_args(ReplicationProtocol):
         raise ConfigError(f"{spec.id}: unknown DRBD protocol {chosen!r}")
     scenario = Scenario(
         primary=NodeSpec(primary.instance_type, _volume(primary.volume)),
