@@ -23,12 +23,12 @@ from harness.lab.processes import (
     find_lab_processes,
     find_orphan_guest_processes,
     kill_session,
-    process_alive,
     session_of,
 )
 from harness.lab.render import uml_argv
 from harness.lab.state import LabState
 from harness.lab.topology import Guest, LabTopology, guest_dir
+from harness.probes.process import process_alive
 from harness.remote import SshNode
 from harness.remote.netns import connect_in_netns
 from harness.remote.spec import SshSpec
@@ -224,13 +224,13 @@ class LabGuests:
         """SIGKILL every host process of one guest at once, like pulling its power cord.
 
         The main UML process alone is not enough: its I/O helpers would keep the disk and tap
-        open (LAB-NOTES P4).  Returns the time (monotonic) of the kill."""
+        open.  Returns the time (monotonic) of the kill."""
         state = LabState.load(self.state_dir)
         if state is None or name not in state.pids:
             raise InfraError(f"lab guest {name} is not running")
         main = state.pids[name]
         killed_at = time.monotonic()
-        # the whole session: kernel process, its helpers and the guest's own processes (P4)
+        # the whole session: kernel process, its helpers and the guest's own processes
         kill_session(main, self.spec.guest_uid)
         # a busy host can take many seconds to tear down a killed guest's memory
         deadline = time.monotonic() + 30

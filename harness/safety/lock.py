@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness.errors import RefusedError
+from harness.probes.process import process_alive
 from harness.remote import DetachedJob, Runner
 from harness.remote.nodefiles import NODE_ROOT
 from harness.remote.pernode import each_node
@@ -114,17 +115,7 @@ def local_owner(run_id: str, inventory: str) -> LockOwner:
     )
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def is_stale(owner: LockOwner, *, host: str, boot_id: str, pid_alive: Callable[[int], bool] = _pid_alive) -> bool:
+def is_stale(owner: LockOwner, *, host: str, boot_id: str, pid_alive: Callable[[int], bool] = process_alive) -> bool:
     """True only when the owner is provably dead: same host, same boot, process gone."""
     return owner.host == host and owner.boot_id == boot_id and not pid_alive(owner.pid)
 
@@ -191,7 +182,7 @@ class ClusterLock:
 
     def acquire(self, nodes: Iterable[Runner]) -> None:
         for node in sorted(nodes, key=lambda n: n.name):
-            # held before it is taken (CLEAN-1): an interrupt landing inside the round trip
+            # held before it is taken: an interrupt landing inside the round trip
             # must still release it; releasing checks the owner, so a lock of another run stays
             self.held.append(node)
             out = self._try(node)
@@ -234,7 +225,7 @@ class ClusterLock:
                     if attempt == 2:
                         failed.append(node.name)
 
-        # every node at once: an interrupted run has 7 s in all to exit (row 28)
+        # every node at once: an interrupted run has 7 s in all to exit
         each_node([(node.name, functools.partial(release_one, node)) for node in reversed(self.held)])
         self.held = []
         return sorted(failed)
