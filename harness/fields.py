@@ -4,18 +4,58 @@ A duration, size or rate may be written as a number or with a unit (``2ms``, ``4
 ``128mbit``; :mod:`harness.units`); a path must be absolute.  :class:`FrozenModel` is the base
 of every spec: frozen, unknown keys refused (a misspelled key is an error naming the key, never
 a silently ignored setting) and every number finite.
+
+The names of a replicated pair (its resource, its devices, its replication protocol) are checked
+twice, by the inventory when it is read and by the product's command builders before a name
+reaches a node; both take the patterns here, so a name one accepts the other never refuses.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Final, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
 
 from harness.units import UnitError, parse_duration, parse_rate_bits, parse_size
 
-__all__ = ["AbsPath", "Duration", "FrozenModel", "Rate", "Size"]
+__all__ = [
+    "ARRAY_NAME_PATTERN",
+    "DRBD_DEVICE_PATTERN",
+    "MD_DEVICE_PATTERN",
+    "NBD_DEVICE_PATTERN",
+    "REPLICATED_DEVICE_PATTERN",
+    "RESOURCE_PATTERN",
+    "AbsPath",
+    "Duration",
+    "FrozenModel",
+    "Rate",
+    "ReplicationProtocol",
+    "Size",
+    "reserved_resource_name",
+]
+
+#: a replicated write is acknowledged once it is on the local disk and sent (A), received by
+#: the peer (B), or on the peer's disk too (C)
+ReplicationProtocol = Literal["A", "B", "C"]
+
+# A resource: no leading '-' (drbdadm and drbdsetup would read the name as an option).
+RESOURCE_PATTERN: Final = r"^[A-Za-z0-9_.+][A-Za-z0-9_.+-]{0,63}$"
+_ARRAY_NAME: Final = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}"
+_DRBD_DEVICE: Final = r"/dev/drbd[0-9]{1,4}"
+_MD_DEVICE: Final = rf"/dev/md/{_ARRAY_NAME}"
+#: an md array's name, the last part of its /dev/md/ device
+ARRAY_NAME_PATTERN: Final = rf"^{_ARRAY_NAME}$"
+DRBD_DEVICE_PATTERN: Final = rf"^{_DRBD_DEVICE}$"
+MD_DEVICE_PATTERN: Final = rf"^{_MD_DEVICE}$"
+NBD_DEVICE_PATTERN: Final = r"^/dev/nbd[0-9]{1,3}$"
+REPLICATED_DEVICE_PATTERN: Final = rf"^({_DRBD_DEVICE}|{_MD_DEVICE})$"
+
+
+def reserved_resource_name(name: str) -> bool:
+    """Whether ``name`` is drbdadm's word for every resource (``all``, in any case), which must
+    never be reachable from a typo (``drbdadm down all``)."""
+    return name.lower() == "all"
 
 
 def _duration(value: object) -> float:

@@ -16,8 +16,13 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Final
 
 __all__ = [
+    "GIB",
+    "KIB",
+    "MIB",
+    "TIB",
     "UnitError",
     "format_bytes",
     "format_duration",
@@ -26,6 +31,13 @@ __all__ = [
     "parse_rate_bits",
     "parse_size",
 ]
+
+
+#: the binary multiples, fio's ``k``/``m``/``g``/``t`` and ``KiB``/``MiB``/``GiB``/``TiB``
+KIB: Final = 1024
+MIB: Final = 1024**2
+GIB: Final = 1024**3
+TIB: Final = 1024**4
 
 
 class UnitError(ValueError):
@@ -37,14 +49,14 @@ _NUMBER = r"(?P<num>\d+(?:\.\d+)?)"
 _SIZE_FACTORS: dict[str, int] = {
     "": 1,
     "b": 1,
-    "k": 1024,
-    "kib": 1024,
-    "m": 1024**2,
-    "mib": 1024**2,
-    "g": 1024**3,
-    "gib": 1024**3,
-    "t": 1024**4,
-    "tib": 1024**4,
+    "k": KIB,
+    "kib": KIB,
+    "m": MIB,
+    "mib": MIB,
+    "g": GIB,
+    "gib": GIB,
+    "t": TIB,
+    "tib": TIB,
     # Decimal spellings, as cloud vendors publish volume sizes and throughput.
     "kb": 1000,
     "mb": 1000**2,

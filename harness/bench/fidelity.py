@@ -5,18 +5,17 @@ Used by ``harness bench`` and ``harness bench overhead``."""
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
 from typing import Any
 
 from harness.cell import CellRunner, CellSpec
 from harness.fio.profiles import PROFILES
 from harness.fio.report import parse_fio_json
 from harness.fio.workloads import for_profile, write_job
+from harness.progress import Progress
 from harness.remote.nodefiles import node_run_dir
+from harness.units import MIB
 
 __all__ = ["fidelity_runs"]
-
-Progress = Callable[[str], None]
 
 
 def _harness_argv(runner: CellRunner, output: str) -> list[str]:
@@ -33,7 +32,7 @@ def fidelity_runs(runner: CellRunner, pair: str, repeats: int, progress: Progres
 
     10 s runs: on a noisy 2-core host a 5 s run moves ±5 % by itself, which would hide any
     systematic difference the harness makes."""
-    workload = for_profile(PROFILES["quick"], write_job("write", 1024 * 1024, iodepth=16)).replace(runtime_s=10)
+    workload = for_profile(PROFILES["quick"], write_job("write", MIB, iodepth=16)).replace(runtime_s=10)
     primary = runner.pool.get(runner.inventory.pairs[pair].primary)
     out = []
     for i in range(repeats):
@@ -41,7 +40,7 @@ def fidelity_runs(runner: CellRunner, pair: str, repeats: int, progress: Progres
 
         def by_hand_run(path: str = path) -> float:
             primary.run(_harness_argv(runner, path), timeout=120)
-            return parse_fio_json(primary.run(["cat", path], timeout=30).stdout).write.bytes_per_s / 2**20
+            return parse_fio_json(primary.run(["cat", path], timeout=30).stdout).write.bytes_per_s / MIB
 
         # odd runs go by hand first (with the previous harness cell's argv)
         by_hand = by_hand_run() if i % 2 else 0.0

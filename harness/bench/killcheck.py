@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from tabulate import tabulate
@@ -13,6 +13,7 @@ from harness.bench.killtrial import CellKind, KillTrial, Phase, run_kill_trial
 from harness.errors import HarnessError
 from harness.inventory import load_inventory
 from harness.lab.lifecycle import Lab
+from harness.progress import Progress
 
 __all__ = ["run_killcheck"]
 
@@ -22,7 +23,7 @@ def run_killcheck(
     *,
     trials: int,
     signals: Sequence[str],
-    progress: Callable[[str], None],
+    progress: Progress,
     cells: Sequence[CellKind] = ("impaired",),
     deadman_grace_s: float | None = None,
 ) -> int:

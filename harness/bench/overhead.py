@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,11 +28,11 @@ from harness.fio.profiles import PROFILES
 from harness.fio.workloads import for_profile, write_job
 from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory
+from harness.progress import Progress
 from harness.runfiles.ledger import Ledger
 
 __all__ = ["OverheadReport", "fidelity_summary", "phases_from_run", "run_overhead_bench"]
 
-Progress = Callable[[str], None]
 
 #: the impaired cells' fault: small enough for any resource's timeouts, large enough to prove
 IMPAIRED_RTT_S = 0.002

@@ -13,7 +13,6 @@ Printed, never asserted (a noisy 2-core host moves every figure):
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -30,11 +29,10 @@ from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory
 from harness.probes.pathrate import has_iperf3, measure_path_rate
 from harness.probes.rtt import parse_ping, ping_argv
+from harness.progress import Progress
 from harness.userfiles.jsonsafe import dumps
 
 __all__ = ["BenchReport", "bench_command", "run_harness_bench"]
-
-Progress = Callable[[str], None]
 
 
 @dataclass

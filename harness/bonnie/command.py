@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from harness.errors import ConfigError
+from harness.units import MIB
 
 __all__ = ["BonnieJob", "job_for_memory", "meminfo_total_kib"]
 
@@ -49,7 +50,7 @@ class BonnieJob:
     @property
     def footprint_bytes(self) -> int:
         """What the run needs on the filesystem: the I/O file, plus room for the small files."""
-        return self.size_mib * 2**20 + self.files_k * 1024 * 4096
+        return self.size_mib * MIB + self.files_k * 1024 * 4096
 
     def argv(self) -> list[str]:
         # -u 0:0: bonnie++ refuses to run as root without being told whom to run as; the

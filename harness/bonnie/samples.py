@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Final
 
 from harness.bonnie.result import BonnieResult
+from harness.units import MIB
 
 __all__ = ["BONNIE_ENGINE", "bonnie_values", "phase_workload"]
 
@@ -32,7 +33,7 @@ def bonnie_values(result: BonnieResult) -> dict[str, dict[str, float]]:
         values: dict[str, float] = {}
         if phase.rate is not None:
             if phase.kind == "throughput":
-                values["bw"] = phase.rate / 2**20
+                values["bw"] = phase.rate / MIB
             else:
                 values["ops"] = phase.rate
         if phase.cpu_pct is not None:

@@ -1,9 +1,13 @@
 """The acknowledged-writes oracle shared by the failover and the partition cells: replay a
 write job's first N writes with fio ``verify_only`` on a node and count the blocks that are
-missing or wrong (reliability.md row 33)."""
+missing or wrong (a write the primary acknowledged must be on the surviving replica).
+
+Each cell writes with a seed of its own (:func:`cell_seed`): the blocks an earlier cell left on
+the device carry another seed in their verify headers, so they can never pass for this cell's."""
 
 from __future__ import annotations
 
+import hashlib
 import shlex
 from dataclasses import replace
 
@@ -12,7 +16,14 @@ from harness.fio.runner import FioFailed
 from harness.fio.spec import WorkloadSpec
 from harness.remote import Runner
 
-__all__ = ["verify_written"]
+__all__ = ["cell_seed", "verify_written"]
+
+
+def cell_seed(*cell: str | int) -> int:
+    """The write pattern's seed of one cell of a run, named by its parts (run id, pair, ...):
+    the same for the same cell, and different cells almost never share one."""
+    digest = hashlib.sha256("/".join(str(part) for part in cell).encode()).digest()
+    return 4242 + int.from_bytes(digest[:4], "big") % 1_000_000
 
 
 def verify_written(

@@ -12,28 +12,28 @@
    are "indeterminate" and excluded).
 4. Negative control: verifying far past what was written must fail, or the oracle proves
    nothing.  That holds only if no earlier cell left the same pattern there: every failover
-   cell of a run writes with its own seed (:func:`cell_seed`), so the blocks an earlier cell
-   wrote carry another seed in their verify headers and fail the check.
+   cell of a run writes with its own seed (:func:`~harness.cell.ackverify.cell_seed`), so the
+   blocks an earlier cell wrote carry another seed in their verify headers and fail the check.
 5. The crashed node comes back, resyncs, and the original roles are restored.  Its boot_id
-   must have changed (else the crash did not happen) and the peer's must not (row 29).
+   must have changed (else the crash did not happen) and the peer's must not (a peer that rebooted
+   too lost its tc state and its fio, and the cell would not be the single-node crash it claims).
 
 The replication protocol the cell runs with comes from the pair's :class:`ProtocolSwitch`: the
 lab may set A, B or C for the cell (and restores the inventory's afterwards); a real cluster
 runs only the inventory's (:class:`InventoryProtocol`), its configuration is never changed.
-Protocol C promises zero loss of acknowledged writes on a single-node crash (LINBIT UG:
-"loss of a single node is guaranteed not to lead to any data loss").
+Protocol C promises zero loss of acknowledged writes on a single-node crash (in DRBD's own
+words, "loss of a single node is guaranteed not to lead to any data loss").
 """
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from harness.cell.ackverify import verify_written
+from harness.cell.ackverify import cell_seed, verify_written
 from harness.cell.outcome import CellOutcome
 from harness.cell.roles import restore_other_pairs
 from harness.cell.runner import CellRunner
@@ -50,6 +50,7 @@ from harness.replication import Replication
 from harness.rules.bounds import BoundResult
 from harness.runfiles.samples import METRICS, Sample
 from harness.safety.device import guard_replicated_device
+from harness.units import MIB
 
 __all__ = [
     "Crasher",
@@ -57,12 +58,10 @@ __all__ = [
     "FailoverResult",
     "InventoryProtocol",
     "ProtocolSwitch",
-    "cell_seed",
     "run_failover",
     "verify_workload",
 ]
 
-MIB = 1024 * 1024
 SCENARIO = "failover_integrity"
 
 
@@ -146,12 +145,6 @@ class FailoverResult(CellOutcome):
     def lost_writes(self) -> int:
         """Acknowledged writes not found intact on the promoted peer (0 when verify passed)."""
         return 0 if self.verify_ok else max(self.bad_blocks, 1)
-
-
-def cell_seed(run_id: str, pair: str, protocol: str, repeat: int) -> int:
-    """The write pattern's seed, one per failover cell of a run (stable for the same cell)."""
-    digest = hashlib.sha256(f"{run_id}/{pair}/{protocol}/{repeat}".encode()).digest()
-    return 4242 + int.from_bytes(digest[:4], "big") % 1_000_000
 
 
 def verify_workload(size: int, *, seed: int = 4242, iodepth: int = 16) -> WorkloadSpec:

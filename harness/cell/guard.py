@@ -3,7 +3,7 @@ the replication is healthy, before anything changes.
 
 One round trip to the primary carries the device guard's probes (:mod:`harness.safety.device`),
 the replication's state and the node's boot id (a node that reboots mid-cell loses its qdiscs
-and its fio: the cell must notice, reliability.md row 29); the secondary's boot id is read at
+and its fio: the cell must notice); the secondary's boot id is read at
 the same time, over its own connection.  An impaired cell's first look at each node's
 replication interface (a foreign or leftover qdisc refuses the fault) rides the same round
 trips.  Only when the state is not healthy does the guard wait, bounded, for it to become so.
@@ -15,12 +15,13 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from harness.cell.spec import CellSpec, Progress
+from harness.cell.spec import CellSpec
 from harness.errors import CommandFailed, RefusedError, SplitBrain
 from harness.impair.apply import root_probe
 from harness.inventory.models import Inventory, NodeSpec, PairSpec
 from harness.probes.reach import probe_reach
 from harness.probes.reboot import boot_id_argv
+from harness.progress import Progress
 from harness.remote import CommandResult, Runner, Shell, run_batch
 from harness.remote.pool import ConnectionPool
 from harness.replication import Replication, replication_for

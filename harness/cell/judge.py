@@ -1,7 +1,7 @@
 """Step 4 of a cell, the judge: the measurement's numbers, its validity and its verdict.
 
 A window in which the replication did not stay healthy is *inconclusive*, never a pass and
-never a regression (DESIGN.md "A number is only as good as its validity"); otherwise the
+never a regression (a number is only as good as its validity); otherwise the
 inventory's absolute bounds and the scenario's own checks decide.
 """
 
@@ -18,6 +18,7 @@ from harness.inventory.models import ThresholdSpec
 from harness.probes.rtt import RttStats
 from harness.replication import WindowVerdict
 from harness.rules.bounds import BoundResult, absolute_bounds_for, check_absolute, combine, inconclusive
+from harness.units import MIB
 
 __all__ = ["Judgement", "fio_values", "judge", "validity"]
 
@@ -32,7 +33,7 @@ def fio_values(stats: DirectionStats, *, wall: float, fio_wall: float | None) ->
     """The metrics every cell records from fio's report and its own timing (MiB/s, IOPS,
     completion latencies in ms, fio's runtime, the cell's wall time and harness overhead)."""
     return {
-        "bw": stats.bytes_per_s / 2**20,
+        "bw": stats.bytes_per_s / MIB,
         "iops": stats.iops,
         "clat_mean": _ms(stats.clat_mean_us),
         "clat_p50": _ms(stats.clat_p50_us),

@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from harness.cell.fault import ImpairedPath
 from harness.cell.guard import Target
 from harness.cell.reconnect import check_faults, with_reconnect
-from harness.cell.spec import CellSpec, Progress
+from harness.cell.spec import CellSpec
 from harness.errors import ConnectionLost, HarnessError, InfraError
 from harness.fio.result import FioResult
 from harness.fio.runner import FioFailed, FioRun, FioRunner, fio_deadline_s
 from harness.probes.rtt import RttStats, parse_ping, ping_argv
+from harness.progress import Progress
 from harness.remote import CommandResult, Shell
 from harness.remote.nodefiles import safe_token
 from harness.replication import EventWatch, Replication, WindowVerdict
@@ -48,7 +49,7 @@ class Measurement:
 def with_replication_state(exc: FioFailed, replication: Replication) -> FioFailed:
     """A fio that hit its deadline is most often writing to a frozen device (fencing, lost
     quorum, suspended I/O): the error says what the replication was doing then.  Nothing is
-    resumed (reliability.md row 24)."""
+    resumed: resuming frozen I/O overrides the product's own safety decision."""
     if "deadline" not in str(exc) and "did not finish" not in str(exc):
         return exc
     try:
@@ -111,7 +112,7 @@ class Measurer:
             cell,
             bw_log=True,
             preamble=preamble,
-            # registered before fio (and the watcher) start on the node (CLEAN-1)
+            # registered before fio (and the watcher) start on the node: an interrupt at any point stops them
             on_planned=register_stop,
         )
         if proof is not None:
@@ -141,7 +142,7 @@ class Measurer:
                 rc, out = self.fio.wait_exit(primary, run, progress=self.progress, after_exit=collect)
             except ConnectionLost as lost:
                 # fio's output and the window's events may be incomplete: the cell fails, after
-                # holding the node's faults against the ledger (row 25); the undo then stops fio
+                # holding the node's faults against the ledger (so none is forgotten); the undo then stops fio
                 active = self.fio.ledger.open_faults()
                 raise InfraError(
                     f"{primary.name}: SSH connection lost while fio ran for {spec.id} ({lost}); the measurement "
@@ -156,7 +157,7 @@ class Measurer:
         except FioFailed as exc:
             if finished and watch is not None and "events" in out:
                 # beside fio's log tail and the kernel's: what the replication did meanwhile
-                # (row 23), from the watch's capture the exit round trip brought back
+                # (a frozen device explains a stuck fio), from the watch's capture the exit round trip brought back
                 exc = FioFailed(
                     f"{exc}; replication events on {primary.name}: {watch.judge(out['events'].stdout).reason}"
                 )

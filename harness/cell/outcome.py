@@ -14,6 +14,7 @@ from harness.fio.result import DirectionStats
 from harness.redact import redact_obj
 from harness.rules.bounds import BoundResult
 from harness.runfiles.samples import Sample
+from harness.units import MIB
 
 __all__ = ["CellOutcome", "MeasuredRates"]
 
@@ -25,7 +26,7 @@ class MeasuredRates:
 
     @property
     def bw_mib_s(self) -> float:
-        return self.stats.bytes_per_s / 2**20
+        return self.stats.bytes_per_s / MIB
 
     @property
     def iops(self) -> float:

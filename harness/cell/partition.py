@@ -20,14 +20,13 @@ replication report it anyway, the resync wait fails at once and names it, never 
 
 from __future__ import annotations
 
-import hashlib
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from harness.cell.ackverify import verify_written
+from harness.cell.ackverify import cell_seed, verify_written
 from harness.cell.outcome import CellOutcome
 from harness.cell.runner import CellRunner
 from harness.errors import InfraError, RefusedError, SplitBrain
@@ -42,13 +41,13 @@ from harness.replication import ReplicaStatus, Replication
 from harness.rules.bounds import BoundResult
 from harness.runfiles.samples import METRICS, Sample
 from harness.safety.device import guard_replicated_device
+from harness.units import MIB
 
 __all__ = ["CUTS", "PARTITION", "Cut", "PartitionResult", "cut_seconds", "run_partition", "wait_resynced"]
 
 SCENARIO = "partition"
 Cut = Literal["below-timeout", "above-timeout"]
 CUTS: tuple[Cut, ...] = ("below-timeout", "above-timeout")
-MIB = 1024 * 1024
 #: the written range: large enough that a run at queue depth 1 never wraps around it
 REGION_BYTES = 256 * MIB
 LEAD_S = 2  # fio writes this long before the cut
@@ -61,11 +60,6 @@ def cut_seconds(cut: Cut, tolerated_s: float, detected_s: float) -> float:
     """How long the path is cut: 0.4 × the tolerated silence (TCP's retransmission backoff
     after the heal can double a silence), or twice what is always detected, plus 2 s."""
     return round(0.4 * tolerated_s, 2) if cut == "below-timeout" else round(2 * detected_s + 2.0, 2)
-
-
-def cell_seed(run_id: str, pair: str, cut: str, repeat: int) -> int:
-    digest = hashlib.sha256(f"partition/{run_id}/{pair}/{cut}/{repeat}".encode()).digest()
-    return 4242 + int.from_bytes(digest[:4], "big") % 1_000_000
 
 
 @dataclass
@@ -182,7 +176,7 @@ def run_partition(runner: CellRunner, pair_name: str, *, cut: Cut, repeat: int =
     pair = runner.inventory.pairs[pair_name]
     nodes = [pair.primary, pair.secondary]
     with runner.locked(nodes), runner.host_slot(nodes, exclusive=True):
-        result = _partition(runner, pair_name, cut, cell_seed(runner.run_id, pair_name, cut, repeat))
+        result = _partition(runner, pair_name, cut, cell_seed("partition", runner.run_id, pair_name, cut, repeat))
     return _record(runner, result, repeat)
 
 

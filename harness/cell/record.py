@@ -1,6 +1,7 @@
 """Step 5 of a cell, the record: metadata with provenance, samples, the ledger, the series.
 
-Every sample carries its provenance (DESIGN.md): fio, kernel and replication versions read on
+Every sample carries its provenance, so a number can be traced to what produced it: fio, kernel and
+replication versions read on
 the primary once per process, protocol, AZs, instance types, the measured RTT and the run id.
 """
 
@@ -10,11 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.cell.spec import CellSpec, Progress
+from harness.cell.spec import CellSpec
 from harness.errors import ConfigError
 from harness.inventory.models import Inventory
 from harness.probes.rtt import RttStats
 from harness.probes.toolversions import PROBES, node_versions
+from harness.progress import Progress
 from harness.remote import CommandResult, run_batch
 from harness.remote.pool import ConnectionPool
 from harness.replication import read_product_version, version_probe

@@ -31,13 +31,14 @@ from harness.cell.reconnect import recheck_after_reboot
 from harness.cell.record import NodeFacts, Recorder, fault_windows
 from harness.cell.result import CellResult
 from harness.cell.slots import CellSlots, is_heavy
-from harness.cell.spec import Annotator, CellContext, CellSpec, Progress
+from harness.cell.spec import Annotator, CellContext, CellSpec
 from harness.errors import ConfigError
 from harness.fio.runner import FioRunner
 from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S
 from harness.inventory.models import Inventory
 from harness.probes.reboot import NodeRebooted, watch_reboots
 from harness.probes.rtt import RttStats
+from harness.progress import Progress, quiet
 from harness.remote import CommandResult, Runner
 from harness.remote.pool import ConnectionPool
 from harness.replication import Replication
@@ -47,10 +48,6 @@ from harness.runfiles.samples import SampleStore
 from harness.runfiles.series import FaultWindow
 
 __all__ = ["CellRunner"]
-
-
-def _quiet(_message: str) -> None:
-    pass
 
 
 class CellRunner:
@@ -66,7 +63,7 @@ class CellRunner:
         store: SampleStore,
         ledger: Ledger,
         lock_dir: Path,
-        progress: Progress = _quiet,
+        progress: Progress = quiet,
         health_timeout_s: float = 120.0,
         deadman_grace_s: float = DEFAULT_DEADMAN_GRACE_S,
         host_guard: Path | None = None,
@@ -159,7 +156,7 @@ class CellRunner:
                 self.inventory, self.pool, widest, health_timeout_s=self.health_timeout_s, progress=self.progress
             )
             marks["guarded"] = time.time()
-            # a node that reboots mid-cell loses its qdiscs and fio: the cell must say so (row 29);
+            # a node that reboots mid-cell loses its qdiscs and fio: the cell must say so;
             # checked after the undo below has run
             try:
                 with (
@@ -178,7 +175,7 @@ class CellRunner:
                         marks["undone"] = time.time()  # the last cell's is the fault's undo, above
             except NodeRebooted as rebooted:
                 # the undo ran without the rebooted node's tc state; what did it leave on the
-                # nodes, the one that did not reboot above all (row 29)?
+                # nodes, the one that did not reboot above all?
                 recheck = recheck_after_reboot([target.primary, target.secondary], self.run_id)
                 raise NodeRebooted(f"{rebooted}; {recheck}") from rebooted.__cause__
             end = time.monotonic()

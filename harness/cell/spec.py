@@ -15,10 +15,9 @@ from harness.fio.spec import WorkloadSpec
 from harness.impair.profile import NetemProfile
 from harness.probes.rtt import RttStats
 
-__all__ = ["Annotator", "CellContext", "CellSpec", "Mode", "Progress"]
+__all__ = ["Annotator", "CellContext", "CellSpec", "Mode"]
 
 Mode = Literal["replicated", "disconnected"]
-Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)

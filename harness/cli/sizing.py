@@ -19,18 +19,18 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, get_args
 
 from harness.argtypes import number
 from harness.cli.catalog import add_catalog_commands, run_catalog
 from harness.errors import ConfigError
+from harness.fields import ReplicationProtocol
 from harness.sizing.catalog import Catalog, load_catalog
 from harness.sizing.clouds import CLOUDS, DEFAULT_VOLUMES, bare_name, placement_for
 from harness.sizing.explain import explain, render_prediction, render_search
 from harness.sizing.inputs import (
     Calibration,
     NodeSpec,
-    Protocol,
     Scenario,
     parse_placement,
     parse_volume,
@@ -98,7 +98,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="RW:BS[:numjobs=N][:iodepth=D]",
         help="fio-style workload, e.g. randwrite:4k:numjobs=8 (also :rwmixread=P for rw/randrw)",
     )
-    parser.add_argument("--protocol", choices=["A", "B", "C"], default="C", help="DRBD protocol (default C)")
+    parser.add_argument(
+        "--protocol", choices=get_args(ReplicationProtocol), default="C", help="DRBD protocol (default C)"
+    )
     parser.add_argument(
         "--peers",
         type=number(int, 1, 31, what="peers"),
@@ -175,7 +177,7 @@ def _scenario_factory(args: argparse.Namespace) -> tuple[Callable[[str], Scenari
     except UnitError as exc:
         raise ConfigError(f"--duration: {exc}") from None
     calibration = _calibration(args)
-    protocol: Protocol = args.protocol
+    protocol: ReplicationProtocol = args.protocol
     try:
         sndbuf = float(parse_size(args.sndbuf)) if args.sndbuf else None
     except UnitError as exc:

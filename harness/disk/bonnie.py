@@ -24,10 +24,10 @@ from harness.errors import ConfigError, InfraError
 from harness.redact import redact_obj
 from harness.rules.bounds import BoundResult
 from harness.runfiles.samples import METRICS, Sample
+from harness.units import MIB
 
 __all__ = ["BonnieCellResult", "BonnieCellRunner", "BonnieCellSpec"]
 
-MIB = 2**20
 #: room a fresh filesystem needs beside bonnie++'s files (journal, metadata)
 _FS_SLACK = 64 * MIB
 #: the slowest disk the node-side deadline allows for: bonnie++ passes over its file five

@@ -37,10 +37,10 @@ from harness.rules.bounds import BoundResult
 from harness.runfiles.samples import METRICS, Sample
 from harness.runfiles.series import bw_logs_script
 from harness.safety.device import guard_scratch_device
+from harness.units import MIB
 
 __all__ = ["DiskCellResult", "DiskCellRunner", "DiskCellSpec", "PreparedTarget", "StudySpec"]
 
-MIB = 2**20
 #: room a fresh filesystem needs beside the fio file (journal, metadata)
 _FS_SLACK = 64 * MIB
 

@@ -16,6 +16,7 @@ from typing import Literal
 
 from harness.errors import ConfigError
 from harness.remote.nodefiles import MD_PREFIX
+from harness.units import MIB
 
 __all__ = ["MD_PREFIX", "DiskLayout", "LayoutKind", "fill_argv"]
 
@@ -139,7 +140,7 @@ def fill_argv(device: str, fill_bytes: int, output: str) -> list[str]:
     device before random writes, as the studies filled theirs to 99 %)."""
     if not _DEVICE.match(device):
         raise ConfigError(f"fill target {device!r} is not a plain /dev path")
-    if fill_bytes < 1024 * 1024:
+    if fill_bytes < MIB:
         raise ConfigError(f"fill size {fill_bytes} is below 1 MiB")
     return [
         "fio",
@@ -152,7 +153,7 @@ def fill_argv(device: str, fill_bytes: int, output: str) -> list[str]:
         "--rw=write",
         "--bs=1M",
         "--iodepth=16",
-        f"--size={fill_bytes // (1024 * 1024)}M",
+        f"--size={fill_bytes // MIB}M",
         "--output-format=json",
         f"--output={output}",
     ]

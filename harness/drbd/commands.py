@@ -1,21 +1,19 @@
 """The DRBD commands the harness may run, as argv lists (pure), and parsers for version output.
 
 Every builder validates the resource name first and returns a list the remote layer quotes
-with ``shlex`` — so nothing from an inventory can become a second word or an option.  On top
-of the inventory's pattern (``^[A-Za-z0-9_.+-]{1,64}$``) two names are refused here because
-drbdadm would read them as something else:
+with ``shlex`` — so nothing from an inventory can become a second word or an option.  The name
+follows the inventory's own rule (:mod:`harness.fields`: 1-64 of letters, digits and ``_.+-``),
+which refuses the two names drbdadm would read as something else:
 
-* a leading ``-`` (``--discard-my-data`` matches the character class, and drbdadm would take
-  it as an option);
+* a leading ``-`` (``--discard-my-data`` would be taken as an option);
 * ``all``, drbdadm's keyword for *every* configured resource — ``drbdadm down all`` on a
   production cluster must be impossible to reach from a typo.
 
-What is deliberately missing (reliability.md §5.1 SAFE-5, §4 row 14): builders for
-``--discard-my-data``, ``invalidate``/``invalidate-remote``, ``primary --force``,
-``secondary --force``, ``resume-io``, ``new-current-uuid --clear-bitmap``.  Those repair or
-override DRBD's own safety decisions and may throw data away; the harness reports the state and
-leaves the decision to a human.  ``tests/unit/test_drbd_commands.py`` asserts that no builder
-can emit them.
+What is deliberately missing: builders for ``--discard-my-data``,
+``invalidate``/``invalidate-remote``, ``primary --force``, ``secondary --force``, ``resume-io``,
+``new-current-uuid --clear-bitmap``.  Those repair or override DRBD's own safety decisions and
+may throw data away; the harness reports the state and leaves the decision to a human.
+``tests/unit/test_drbd_commands.py`` asserts that no builder can emit them.
 """
 
 from __future__ import annotations
@@ -28,11 +26,11 @@ from typing import Final
 
 from harness.drbd.errors import DrbdOutputError
 from harness.errors import ConfigError
+from harness.fields import RESOURCE_PATTERN, reserved_resource_name
 
 __all__ = [
     "FORBIDDEN_TOKENS",
     "READ_ONLY_BUILDERS",
-    "RESOURCE_PATTERN",
     "STATE_CHANGE_BUILDERS",
     "DrbdVersion",
     "check_resource_name",
@@ -63,13 +61,11 @@ __all__ = [
     "version_argv",
 ]
 
-RESOURCE_PATTERN: Final = r"^[A-Za-z0-9_.+-]{1,64}$"
-_RESOURCE_RE: Final = re.compile(r"\A[A-Za-z0-9_.+-]{1,64}\Z")
-#: drbdadm keywords that are not resource names.
-_RESERVED: Final = frozenset({"all"})
+_RESOURCE_RE: Final = re.compile(RESOURCE_PATTERN)
 
-#: Tokens no builder may ever produce (SAFE-5).  ``--force`` covers ``primary --force`` and
-#: ``secondary --force``; the others are DRBD's repair/override commands.
+#: Tokens no builder may ever produce: they override DRBD's own safety decisions and may throw
+#: data away.  ``--force`` covers ``primary --force`` and ``secondary --force``; the others are
+#: DRBD's repair/override commands.
 FORBIDDEN_TOKENS: Final = frozenset(
     {
         "--discard-my-data",
@@ -85,11 +81,11 @@ FORBIDDEN_TOKENS: Final = frozenset(
 
 def check_resource_name(name: str) -> str:
     """Return ``name`` if it is a DRBD resource name safe to pass to drbdadm/drbdsetup."""
-    if not isinstance(name, str) or not _RESOURCE_RE.match(name):
-        raise ConfigError(f"DRBD resource name {name!r} is not allowed: use 1-64 of letters, digits and '_.+-'")
-    if name.startswith("-"):
+    if isinstance(name, str) and name.startswith("-"):
         raise ConfigError(f"DRBD resource name {name!r} starts with '-'; drbdadm would read it as an option")
-    if name.lower() in _RESERVED:
+    if not isinstance(name, str) or not _RESOURCE_RE.fullmatch(name):
+        raise ConfigError(f"DRBD resource name {name!r} is not allowed: use 1-64 of letters, digits and '_.+-'")
+    if reserved_resource_name(name):
         raise ConfigError(f"DRBD resource name {name!r} is drbdadm's keyword for every resource; refused")
     return name
 
@@ -210,7 +206,8 @@ def verify_argv(resource: str, start_sector: int = 0, stop_sector: int | None = 
     return ["drbdadm", "--", *opts, "verify", check_resource_name(resource)]
 
 
-#: Every builder that takes a resource, by name: the SAFE-5 test walks these.
+#: Every builder that takes a resource, by name: the test that no builder emits a forbidden token
+#: walks these.
 READ_ONLY_BUILDERS: Final[Mapping[str, Callable[[str], list[str]]]] = {
     "events2_now": events2_now_argv,
     "events2_watch": events2_watch_argv,

@@ -1,4 +1,4 @@
-"""Which DRBD resources a Pacemaker cluster manages, from its CIB (reliability.md §4 row 15).
+"""Which DRBD resources a Pacemaker cluster manages, from its CIB.
 
 Pacemaker running on a node matters to a disruptive test only for the DRBD resources it
 manages: it promotes, demotes, fences or restarts those by itself when the test cuts or
@@ -21,13 +21,14 @@ from typing import Final
 
 from harness.drbd.errors import DrbdOutputError
 from harness.remote import CommandResult
+from harness.units import MIB
 
 __all__ = ["CIB_RESOURCES_ARGV", "PacemakerView", "managed_drbd_resources", "pacemaker_view"]
 
 #: read-only: the CIB's resources section as XML (no status, no constraints)
 CIB_RESOURCES_ARGV: Final = ("cibadmin", "--query", "--scope", "resources")
 #: a CIB far larger than any real resources section is refused before parsing
-_MAX_CIB_BYTES: Final = 4 * 1024 * 1024
+_MAX_CIB_BYTES: Final = 4 * MIB
 _DRBD_AGENT: Final = ("ocf", "linbit", "drbd")
 _CONTAINERS: Final = ("clone", "master", "group", "bundle")
 
@@ -57,7 +58,7 @@ def managed_drbd_resources(xml_text: str) -> dict[str, str]:
     WebData-clone``), from the XML ``cibadmin --query`` prints (the whole CIB or its
     ``<resources>`` section).  Raises :class:`DrbdOutputError` on anything unreadable."""
     if len(xml_text.encode()) > _MAX_CIB_BYTES:
-        raise DrbdOutputError(f"the CIB is larger than {_MAX_CIB_BYTES // (1024 * 1024)} MiB")
+        raise DrbdOutputError(f"the CIB is larger than {_MAX_CIB_BYTES // MIB} MiB")
     if "<!DOCTYPE" in xml_text or "<!ENTITY" in xml_text:
         # a CIB never declares entities; refusing them keeps expansion attacks out of the parser
         raise DrbdOutputError("the CIB declares a DOCTYPE or entities, which Pacemaker never writes")

@@ -5,7 +5,7 @@ Nothing here is ever run against a real cluster.  The boot lines are rendered in
 guest's ``boot.sh`` (:mod:`harness.lab.render`), which runs them on disks the lab has just
 created as all-zero sparse files; that is why they may do what :mod:`harness.drbd.commands`
 deliberately cannot (``create-md --force``, ``new-current-uuid --clear-bitmap``: skipping the
-initial sync is correct only for blank disks, LAB-NOTES §4).  The protocol switch edits the
+initial sync is correct only for blank disks).  The protocol switch edits the
 guest's own ``/etc/drbd.conf``, which lives in its tmpfs overlay, so a guest restart goes back
 to the protocol the lab was rendered with.
 """
@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from typing import Literal
+from typing import get_args
 
 from harness.drbd.commands import check_resource_name
+from harness.fields import ReplicationProtocol
 from harness.inventory.models import Inventory
 from harness.remote import Runner
 
-__all__ = ["Protocol", "adjust_argv", "boot_lines", "render_conf", "set_protocol"]
-
-Protocol = Literal["A", "B", "C"]
+__all__ = ["adjust_argv", "boot_lines", "render_conf", "set_protocol"]
 
 
 def render_conf(inv: Inventory, *, disk: str = "/dev/ubda") -> str:
@@ -32,11 +31,11 @@ def render_conf(inv: Inventory, *, disk: str = "/dev/ubda") -> str:
         "global { usage-count no; }",
         "common {",
         # ping-int 1 / ping-timeout 1 s: a lost peer is noticed in about 2 s instead of 11-20 s
-        # (LAB-NOTES P7), which the failover scenario relies on.
+        # (the default ping-int is 10 s), which the failover scenario relies on.
         # verify-alg: online verify (the partition scenario's oracle, --verify-after) needs one.
         "  net { ping-int 1; ping-timeout 10; verify-alg crc32c; }",
         # The 8.4 default resync controller manages ~250 KiB/s to ~24 MiB/s here; after a
-        # failover the old primary must catch up in seconds, not minutes (P7).
+        # failover the old primary must catch up in seconds, not minutes.
         "  disk { c-plan-ahead 0; resync-rate 1000M; }",
         "}",
     ]
@@ -83,9 +82,9 @@ def adjust_argv(resource: str) -> list[str]:
     return ["drbdadm", "adjust", check_resource_name(resource)]
 
 
-def set_protocol(nodes: Sequence[Runner], resource: str, protocol: Protocol) -> None:
+def set_protocol(nodes: Sequence[Runner], resource: str, protocol: ReplicationProtocol) -> None:
     """Rewrite the resource's ``protocol`` in every node's ``/etc/drbd.conf``, then adjust it."""
-    if protocol not in ("A", "B", "C"):
+    if protocol not in get_args(ReplicationProtocol):
         raise ValueError(f"protocol must be A, B or C, got {protocol!r}")
     block = f"/^resource {check_resource_name(resource)} {{/,/^}}/"
     for node in nodes:

@@ -3,7 +3,7 @@
 :class:`DrbdReplication` works through a :class:`~harness.remote.Runner` (the real one is
 :class:`~harness.remote.SshNode`; unit tests use doubles that replay recorded output).  It only
 ever runs the argv lists of :mod:`harness.drbd.commands`, so nothing here can discard data or
-force a role (SAFE-5).  Every question a caller may want to ask inside a round trip of its own
+force a role.  Every question a caller may want to ask inside a round trip of its own
 (the state, the device's identity, the configuration audit) comes as read-only commands plus a
 reader of their output; :meth:`DrbdReplication.state` and :meth:`DrbdReplication.audit` ask them
 in a round trip of their own.
@@ -28,14 +28,14 @@ from harness.drbd.state import ResourceState
 from harness.drbd.verify import SECTOR, ConnectionTimeouts, VerifyReport, parse_timeouts, wait_verified
 from harness.drbd.watch import EventWatch, watch_paths
 from harness.errors import CommandFailed, CommandTimeout, ConfigError, RefusedError
+from harness.fields import DRBD_DEVICE_PATTERN
 from harness.remote import CommandResult, Runner, run_batch
 from harness.remote.nodefiles import NODE_ROOT
 from harness.remote.polling import backoff
 
-__all__ = ["DRBD_DEVICE_PATTERN", "DrbdReplication"]
+__all__ = ["DrbdReplication"]
 
-DRBD_DEVICE_PATTERN: Final = r"^/dev/drbd[0-9]{1,4}$"
-_DRBD_DEVICE_RE: Final = re.compile(r"\A/dev/drbd[0-9]{1,4}\Z")
+_DRBD_DEVICE_RE: Final = re.compile(DRBD_DEVICE_PATTERN)
 #: names of the identity probes in a caller's batch
 DEVICE_PROBE: Final = "replica_device"
 BACKING_PROBE: Final = "replica_backing"
@@ -63,7 +63,7 @@ class DrbdReplication:
     ) -> None:
         self._runner = runner
         self.resource = commands.check_resource_name(resource)
-        if device is not None and not _DRBD_DEVICE_RE.match(device):
+        if device is not None and not _DRBD_DEVICE_RE.fullmatch(device):
             raise ConfigError(f"{runner.name}: {device!r} is not a DRBD device path (expected /dev/drbdN)")
         self._device = device
         self.protocol = protocol
@@ -93,9 +93,10 @@ class DrbdReplication:
         return self._device
 
     def resolve_device(self) -> str:
-        """``drbdadm sh-dev`` on the node; must equal the inventory's device (SAFE-1)."""
+        """``drbdadm sh-dev`` on the node; must equal the inventory's device (else the harness
+        would write to a device that is not the pair's)."""
         out = self._run(commands.sh_dev_argv(self.resource)).stdout.strip()
-        if not _DRBD_DEVICE_RE.match(out):
+        if not _DRBD_DEVICE_RE.fullmatch(out):
             raise DrbdOutputError(f"{self.node}: drbdadm sh-dev {self.resource} printed {out!r}, not /dev/drbdN")
         if self._device is not None and out != self._device:
             raise RefusedError(
@@ -194,10 +195,11 @@ class DrbdReplication:
     def wait_healthy(self, deadline_s: float, *, max_out_of_sync_kib: int | None = None) -> ResourceState:
         """Poll ``events2 --now`` until healthy, or raise :class:`DrbdNotReady` at the deadline.
 
-        ``max_out_of_sync_kib`` also requires out-of-sync to be back at a baseline (CLEAN-6).
+        ``max_out_of_sync_kib`` also requires out-of-sync to be back at a baseline (the
+        resync a fault caused has finished before the next cell).
         Failed or timed-out probes are retried until the deadline; a lost SSH connection is
         not (the node is gone, waiting will not help).  Split brain fails at once: it never
-        heals by itself and the harness does not resolve it (reliability.md §4 row 32).
+        heals by itself and the harness does not resolve it (that discards one side's data).
         """
         end = self._clock() + max(deadline_s, 0.0)
         last_state: ResourceState | None = None

@@ -31,6 +31,7 @@ from prometheus_client.registry import Collector, CollectorRegistry
 
 from harness.report.aggregate import VERDICTS, Cell
 from harness.runfiles.runinfo import RunInfo
+from harness.units import MIB
 
 __all__ = [
     "CELL_LABELS",
@@ -65,12 +66,11 @@ class Measure:
         return value / (1.0 / self.scale) if self.scale < 1 else value * self.scale
 
 
-MIB: Final = 2.0**20
 MS: Final = 1e-3
 
 #: harness metric → export.  A metric not listed here is not exported (it has no agreed unit).
 MEASURES: Final[Mapping[str, Measure]] = {
-    "bw": Measure("bandwidth_bytes_per_second", MIB, "Measured bandwidth (median over repeats)"),
+    "bw": Measure("bandwidth_bytes_per_second", float(MIB), "Measured bandwidth (median over repeats)"),
     "iops": Measure("io_operations_per_second", 1.0, "Measured I/O operations per second"),
     "clat_mean": Measure("completion_latency_seconds", MS, "fio completion latency", "mean"),
     "clat_p50": Measure("completion_latency_seconds", MS, "fio completion latency", "p50"),
@@ -80,7 +80,9 @@ MEASURES: Final[Mapping[str, Measure]] = {
     "runtime": Measure("fio_runtime_seconds", 1.0, "fio's own runtime of the cell"),
     "wall": Measure("cell_wall_seconds", 1.0, "Wall time of the whole cell"),
     "overhead": Measure("harness_overhead_seconds", 1.0, "Cell wall time not spent in fio"),
-    "predicted_bw": Measure("predicted_bandwidth_bytes_per_second", MIB, "The sizing model's predicted bandwidth"),
+    "predicted_bw": Measure(
+        "predicted_bandwidth_bytes_per_second", float(MIB), "The sizing model's predicted bandwidth"
+    ),
     "predicted_iops": Measure("predicted_io_operations_per_second", 1.0, "The sizing model's predicted IOPS"),
     "model_ratio": Measure("model_ratio", 1.0, "Measured over predicted bandwidth"),
     "ss_attained": Measure("steady_state_attained", 1.0, "1 when fio's steady-state criterion was met"),

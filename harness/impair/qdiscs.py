@@ -51,6 +51,7 @@ from harness.impair.tcjson import (
     one,
     parse_tc_id,
 )
+from harness.units import GIB, KIB, MIB
 
 __all__ = ["PSCHED_TICKS_PER_US", "NetemOptions", "PrioOptions", "Qdisc", "TbfOptions", "parse_qdiscs"]
 
@@ -170,7 +171,7 @@ class Qdisc:
 
 
 _SIZE_RE = re.compile(r"\A(\d+(?:\.\d+)?)(b|Kb|Mb|Gb)?(?:/\d+)?\Z")
-_SIZE_UNITS = {None: 1, "b": 1, "Kb": 1024, "Mb": 1024**2, "Gb": 1024**3}
+_SIZE_UNITS = {None: 1, "b": 1, "Kb": KIB, "Mb": MIB, "Gb": GIB}
 
 
 def _size(value: object, what: str) -> int:

@@ -25,7 +25,19 @@ from pydantic import (
 )
 
 from harness.errors import ConfigError
-from harness.fields import AbsPath, Duration, FrozenModel, Rate, Size
+from harness.fields import (
+    DRBD_DEVICE_PATTERN,
+    NBD_DEVICE_PATTERN,
+    REPLICATED_DEVICE_PATTERN,
+    RESOURCE_PATTERN,
+    AbsPath,
+    Duration,
+    FrozenModel,
+    Rate,
+    ReplicationProtocol,
+    Size,
+    reserved_resource_name,
+)
 from harness.fio.spec import WorkloadSpec
 from harness.impair.profile import NetemProfile
 from harness.redact import looks_secret
@@ -33,6 +45,7 @@ from harness.remote.endpoints import endpoint, replication_ip
 from harness.remote.spec import SshSpec
 from harness.rules.bounds import check_band
 from harness.rules.tolerance import TOLERANCES_JSON_SCHEMA, parse_tolerances
+from harness.units import GIB, MIB
 
 __all__ = [
     "AzLinkSpec",
@@ -48,14 +61,9 @@ __all__ = [
 ]
 
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"
-# No leading '-' (drbdadm would read an option) and not `all` (drbdadm's every-resource word).
-RESOURCE_PATTERN = r"^[A-Za-z0-9_.+][A-Za-z0-9_.+-]{0,63}$"
 # The kernel's rule, as harness.impair.commands.validate_ifname: no ':' (an address label, not
 # a device tc can shape) and no leading '-'.
 IFACE_PATTERN = r"^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,14}$"
-DRBD_DEVICE_PATTERN = r"^/dev/drbd[0-9]{1,4}$"
-MD_DEVICE_PATTERN = r"^/dev/md/[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$"
-REPLICATED_DEVICE_PATTERN = r"^(/dev/drbd[0-9]{1,4}|/dev/md/[A-Za-z0-9][A-Za-z0-9_.-]{0,31})$"
 # Raw scratch devices for disk-only studies: plain kernel names only, never aliases that could
 # resolve somewhere else (by-id/by-uuid links are resolved and checked on the node instead).
 SCRATCH_DEVICE_PATTERN = r"^/dev/[a-z][a-z0-9]{1,31}$"
@@ -69,7 +77,7 @@ Name = Annotated[StrictStr, Field(pattern=NAME_PATTERN)]
 
 
 def _not_all(name: str) -> str:
-    if name == "all":
+    if reserved_resource_name(name):
         raise ValueError("'all' means every resource to drbdadm; name one resource")
     return name
 
@@ -126,12 +134,12 @@ class PairSpec(FrozenModel):
     replication: Literal["drbd", "md-nbd"] = "drbd"
     resource: Annotated[StrictStr, Field(pattern=RESOURCE_PATTERN), AfterValidator(_not_all)]
     device: Annotated[StrictStr, Field(pattern=REPLICATED_DEVICE_PATTERN)]
-    protocol: Literal["A", "B", "C"] = "C"
+    protocol: ReplicationProtocol = "C"
     port: StrictInt = Field(7789, ge=1, le=65535, description="TCP port of the replication (DRBD or the NBD export)")
     disk: Annotated[StrictStr, Field(pattern=r"^/dev/[A-Za-z0-9/_.-]{1,64}$")] | None = Field(
         None, description="md-nbd: each node's leg (the same path on both nodes)"
     )
-    nbd: Annotated[StrictStr, Field(pattern=r"^/dev/nbd[0-9]{1,3}$")] = Field(
+    nbd: Annotated[StrictStr, Field(pattern=NBD_DEVICE_PATTERN)] = Field(
         "/dev/nbd0", description="md-nbd: the primary's NBD device connected to the peer's export"
     )
     nbd_timeout: StrictInt = Field(5, ge=1, le=600, description="md-nbd: nbd-client request timeout, seconds")
@@ -240,10 +248,10 @@ class LabSpec(FrozenModel):
     netns: Annotated[StrictStr, Field(pattern=r"^[a-z][a-z0-9-]{0,14}$")] = "hlab"
     state_dir: AbsPath = Path("/run/harness-lab")
     guest_uid: StrictInt = Field(4242, ge=1000, le=65000, description="unprivileged host uid the guests run as")
-    guest_memory: Size = Field(256 * 1024**2, ge=64 * 1024**2)
-    disk_size: Size = Field(2 * 1024**3, ge=64 * 1024**2, description="sparse DRBD backing disk per node")
+    guest_memory: Size = Field(256 * MIB, ge=64 * MIB)
+    disk_size: Size = Field(2 * GIB, ge=64 * MIB, description="sparse DRBD backing disk per node")
     extra_disks: StrictInt = Field(2, ge=0, le=8, description="additional raw scratch disks per node")
-    disk_tmpfs_size: Size = Field(12 * 1024**3, ge=64 * 1024**2, description="cap on host RAM the disks may use")
+    disk_tmpfs_size: Size = Field(12 * GIB, ge=64 * MIB, description="cap on host RAM the disks may use")
     boot_timeout: Duration = Field(60.0, gt=0)
     host_latency_hold: StrictBool = Field(
         True,

@@ -19,8 +19,10 @@ from tabulate import tabulate
 
 from harness.fio import FioResult, WorkloadSpec, build_fio_argv, parse_fio_json
 from harness.inventory import load_inventory
-from harness.lab.lifecycle import Lab, Progress
+from harness.lab.lifecycle import Lab
 from harness.lab.status import guest_memory_mib, measure_rtt_matrix
+from harness.progress import Progress, quiet
+from harness.units import MIB
 
 __all__ = ["run_bench"]
 
@@ -28,7 +30,7 @@ _BENCH_OUTPUT = "/tmp/harness-lab-bench.json"
 
 
 def _scratch_write(lab: Lab, node: str, device: str) -> FioResult:
-    spec = WorkloadSpec(name="lab-bench", rw="write", bs=1024 * 1024, size=256 * 1024 * 1024, iodepth=16)
+    spec = WorkloadSpec(name="lab-bench", rw="write", bs=MIB, size=256 * MIB, iodepth=16)
     argv = build_fio_argv(spec, device, _BENCH_OUTPUT)
     with lab.connections((lab.topology.guest(node),)) as conns:
         conns[node].run(argv, timeout=120)
@@ -54,13 +56,13 @@ def _one_cycle(lab: Lab, progress: Progress) -> dict[str, Any]:
         "down_s": round(down_s, 2),
         "memory_mib": {k: round(v, 1) if v is not None else None for k, v in memory.items()},
         "rtt_ms": rtt,
-        "scratch_write_mib_s": round(disk.write.bytes_per_s / 2**20, 1) if disk else None,
+        "scratch_write_mib_s": round(disk.write.bytes_per_s / MIB, 1) if disk else None,
         "leftovers": leftovers,
     }
 
 
 def run_bench(inventory: Path, *, cycles: int, as_json: bool, progress: Progress) -> int:
-    lab = Lab(load_inventory(inventory), inventory, progress=lambda _m: None)
+    lab = Lab(load_inventory(inventory), inventory, progress=quiet)
     if lab.state() is not None:
         progress("bench: a lab is up; taking it down first")
         lab.down()

@@ -4,7 +4,10 @@ replication protocol of a pair (the lab's ``Crasher`` and ``ProtocolSwitch``,
 
 from __future__ import annotations
 
-from harness.drbd.provision import Protocol, set_protocol
+from typing import get_args
+
+from harness.drbd.provision import set_protocol
+from harness.fields import ReplicationProtocol
 from harness.inventory.models import PairSpec
 from harness.lab.lifecycle import Lab
 from harness.mdnbd.commands import write_mode_script
@@ -12,8 +15,8 @@ from harness.remote.pool import ConnectionPool
 
 __all__ = ["LabCrasher", "LabProtocols"]
 
-PROTOCOLS: tuple[Protocol, ...] = ("A", "B", "C")
-MD_NBD_PROTOCOLS: tuple[Protocol, ...] = ("A", "C")
+PROTOCOLS: tuple[ReplicationProtocol, ...] = get_args(ReplicationProtocol)
+MD_NBD_PROTOCOLS: tuple[ReplicationProtocol, ...] = ("A", "C")
 
 
 class LabCrasher:

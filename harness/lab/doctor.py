@@ -21,8 +21,8 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.lab.lifecycle import Lab
-from harness.lab.processes import process_alive
 from harness.lab.topology import ROUTER, Guest, Nic
+from harness.probes.process import process_alive
 from harness.probes.reach import Reach, probe_reach
 from harness.remote import Runner, SshNode
 

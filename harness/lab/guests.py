@@ -23,12 +23,12 @@ from harness.lab.processes import (
     find_lab_processes,
     find_orphan_guest_processes,
     kill_session,
-    process_alive,
     session_of,
 )
 from harness.lab.render import uml_argv
 from harness.lab.state import LabState
 from harness.lab.topology import Guest, LabTopology, guest_dir
+from harness.probes.process import process_alive
 from harness.remote import SshNode
 from harness.remote.netns import connect_in_netns
 from harness.remote.spec import SshSpec

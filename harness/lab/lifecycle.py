@@ -17,7 +17,6 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -34,25 +33,20 @@ from harness.lab.roots import ensure_roots
 from harness.lab.state import LATENCY_QOS_DEVICE, MARKER, LabState, check_host, mounted, run_host
 from harness.lab.topology import ROUTER, Guest, LabTopology, build_topology, guest_cpus, guest_dir
 from harness.lab.xstate import XSTATE_SHIM, build_xstate_shim
+from harness.progress import Progress, quiet
 from harness.remote import SshNode
 from harness.remote.netns import netns_exists
 from harness.remote.spec import SshSpec
 
-__all__ = ["Lab", "Progress"]
+__all__ = ["Lab"]
 
 GUEST_FILES = Path(__file__).with_name("guest")
-
-Progress = Callable[[str], None]
-
-
-def _quiet(_: str) -> None:
-    pass
 
 
 class Lab:
     """The embedded lab described by an inventory with a ``lab:`` section."""
 
-    def __init__(self, inventory: Inventory, inventory_path: Path | None = None, progress: Progress = _quiet) -> None:
+    def __init__(self, inventory: Inventory, inventory_path: Path | None = None, progress: Progress = quiet) -> None:
         if inventory.lab is None:
             raise ConfigError(f"inventory {inventory.name!r} has no `lab:` section")
         self.inventory = inventory

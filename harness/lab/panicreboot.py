@@ -17,8 +17,8 @@ from pathlib import Path
 
 from harness.inventory import load_inventory
 from harness.lab.lifecycle import Lab
-from harness.lab.processes import process_alive
 from harness.lab.state import LabState
+from harness.probes.process import process_alive
 
 __all__ = ["PANIC_REBOOT_DELAY_S", "main", "panicked", "reboot_forever"]
 

@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.probes.process import process_alive
+
 __all__ = [
     "LabProcess",
     "catches_signal",
@@ -26,7 +28,6 @@ __all__ = [
     "find_lab_processes",
     "find_orphan_guest_processes",
     "kill_session",
-    "process_alive",
     "session_of",
     "stop_processes",
     "uid_of",
@@ -143,26 +144,6 @@ def kill_session(sid: int, uid: int) -> None:
     members = [pid for pid in _pids() if _session_id(pid) == sid and uid_of(pid) == uid]
     members.sort(key=lambda pid: pid != sid)
     _signal(members, signal.SIGKILL)
-
-
-def process_alive(pid: int) -> bool:
-    """True while ``pid`` runs; a zombie counts as gone (``/proc/<pid>`` still exists for it)."""
-    # When this process started the guest (pytest boots the lab in-process), reap it so it
-    # does not linger as our zombie.
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie still answers kill(0); it is gone for our purposes.
-    try:
-        state = (_PROC / str(pid) / "stat").read_text()
-    except OSError:
-        return False
-    return state[state.rfind(")") + 2 :].split()[0] != "Z"
 
 
 def catches_signal(pid: int, sig: signal.Signals) -> bool:

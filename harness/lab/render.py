@@ -14,7 +14,7 @@ from harness.lab.roots import STAGE0_PATH, node_root
 from harness.lab.topology import GUEST_LABDIR, REPLICATION_IFACE, ROUTER, Guest, LabTopology, lab_spec
 from harness.lab.xstate import XSTATE_SHIM
 from harness.mdnbd.provision import boot_lines as md_nbd_boot_lines
-from harness.units import format_duration, format_rate_bits
+from harness.units import MIB, format_duration, format_rate_bits
 
 __all__ = ["render_boot_script", "router_link_commands", "uml_argv"]
 
@@ -149,7 +149,7 @@ def uml_argv(
         linux,
         f"umid={guest.umid(topo.netns)}",
         f"uml_dir={state / 'uml'}",
-        f"mem={spec.guest_memory // (1024 * 1024)}M",
+        f"mem={spec.guest_memory // MIB}M",
         "rootfstype=hostfs",
     ]
     # The host's own root, or a built one (harness.lab.roots) whose stage 0 reaches the lab's files
@@ -163,7 +163,8 @@ def uml_argv(
         "con0=fd:0,fd:1",
     ]
     for i, nic in enumerate(guest.nics):
-        # gro=1 is required: the vector driver's receive buffer is too small for the bridge's GSO frames.
+        # gro=1 is required: without it GSO frames from the bridge are dropped ("Incoming GSO frames and
+        # GRO disabled" on the guest console).
         argv.append(f"vec{i}:transport=tap,ifname={nic.tap},gro=1")
     for i, disk in enumerate(guest.disks):
         argv.append(f"ubd{i}d={state / 'disks' / disk}")

@@ -29,7 +29,7 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -40,6 +40,7 @@ from harness.errors import InfraError
 from harness.inventory.models import LabRoot, LabSpec
 from harness.lab.mirror import MIRROR_ENV, host_mirror, mirror_serves
 from harness.lab.userland import PROBE_SCRIPT, Userland, parse_probe
+from harness.progress import Progress
 
 __all__ = [
     "NODE_PACKAGES",
@@ -105,8 +106,6 @@ exec /bin/sh /lab/guest/init1.sh
 """
 #: bump when the way a root is built changes in a way its inputs do not show
 _FORMAT: Final = 1
-
-Progress = Callable[[str], None]
 
 
 def root_cache() -> Path:

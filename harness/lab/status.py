@@ -24,11 +24,12 @@ from typing import Any
 from tabulate import tabulate
 
 from harness.lab.lifecycle import Lab
-from harness.lab.processes import find_lab_processes, process_alive
+from harness.lab.processes import find_lab_processes
 from harness.lab.resources import PairRow
 from harness.lab.state import LabState
 from harness.lab.topology import ROUTER, Guest
 from harness.lab.userland import KEY_TOOLS, PROBE_SCRIPT, Userland, parse_probe
+from harness.probes.process import process_alive
 from harness.probes.rtt import parse_ping, ping_argv
 from harness.remote import SshNode
 

@@ -16,11 +16,10 @@ import shlex
 from typing import Final
 
 from harness.errors import ConfigError
+from harness.fields import ARRAY_NAME_PATTERN, NBD_DEVICE_PATTERN
 
 __all__ = [
     "EXPORT_DIR",
-    "MD_DEVICE_PATTERN",
-    "NBD_DEVICE_PATTERN",
     "array_device",
     "check_array_name",
     "check_nbd_device",
@@ -37,10 +36,8 @@ __all__ = [
     "write_mode_script",
 ]
 
-MD_DEVICE_PATTERN: Final = r"^/dev/md/[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$"
-NBD_DEVICE_PATTERN: Final = r"^/dev/nbd[0-9]{1,3}$"
-_NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,31}\Z")
-_NBD = re.compile(r"\A/dev/nbd[0-9]{1,3}\Z")
+_NAME = re.compile(ARRAY_NAME_PATTERN)
+_NBD = re.compile(NBD_DEVICE_PATTERN)
 _DISK = re.compile(r"\A/dev/[A-Za-z0-9/_.-]{1,64}\Z")
 _IP = re.compile(r"\A[0-9a-fA-F.:]{2,45}\Z")
 #: where the harness keeps an export's configuration and pid file on a node (tmpfs: a reboot
@@ -49,13 +46,13 @@ EXPORT_DIR: Final = "/run/harness-mdnbd"
 
 
 def check_array_name(name: str) -> str:
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise ConfigError(f"md-nbd array name {name!r} must be 1-32 of [A-Za-z0-9_.-]")
     return name
 
 
 def check_nbd_device(device: str) -> str:
-    if not _NBD.match(device):
+    if not _NBD.fullmatch(device):
         raise ConfigError(f"{device!r} is not an NBD device path (expected /dev/nbdN)")
     return device
 

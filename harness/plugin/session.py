@@ -29,6 +29,7 @@ from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S
 from harness.inventory import Inventory, load_inventory
 from harness.prediction.calstore import DEFAULT_MAX_AGE_S, CalibrationStore
 from harness.prediction.cellmodel import CellPredictor, inventory_catalog
+from harness.progress import quiet
 from harness.remote.pool import ConnectionPool
 from harness.runfiles.clockskew import NodeClock, offsets_record
 from harness.runfiles.ledger import Ledger
@@ -129,7 +130,7 @@ class HarnessSession:
                 store=SampleStore(run.samples_ndjson),
                 ledger=Ledger(run.ledger_ndjson, self.run_id),
                 lock_dir=self.reports_root / ".locks",
-                progress=_progress_line if os.environ.get("CI") else lambda _m: None,
+                progress=_progress_line if os.environ.get("CI") else quiet,
                 deadman_grace_s=self.deadman_grace_s,
                 host_guard=self.reports_root / ".locks" / "lab-host.lock" if self.inventory.lab is not None else None,
                 node_cpus=self._lab_cpus(),

@@ -57,6 +57,7 @@ from harness.prediction.calibration import CALIBRATION_BS, PairCalibration
 from harness.prediction.calstore import CalibrationStore, inventory_hash
 from harness.prediction.tcpwindow import read_window
 from harness.probes.pathrate import has_iperf3, measure_path_rate
+from harness.units import MIB
 
 __all__ = [
     "CALIBRATION_SCENARIO",
@@ -101,7 +102,7 @@ QUICK_CALIBRATION_RUNTIME_S = 2
 #: disconnected cell's writes before the next cell (on the lab ~1.9 s per 64 MiB, 3.5-7.3 s of
 #: a 7.8-11.7 s cell at 64 MiB a job, 2026-11-28), and on the lab's disks the local per-I/O
 #: time and rates do not depend on the footprint
-QUICK_LOCAL_SIZE = 16 * 1024 * 1024
+QUICK_LOCAL_SIZE = 16 * MIB
 #: seconds of iperf3 (after its 1 s omitted slow start): on the lab's cross-AZ path 2 s read a
 #: median 973 Mbit/s against 983 for 3 s, three alternated runs each spreading 3-7 %
 #: (2026-11-28); other profiles keep 3 s
@@ -194,7 +195,7 @@ def calibrate_pair(
     local_cells = [alone("QD1 4k writes", write_job("randwrite", CALIBRATION_BS))] if cached is None else []
     if full:
         local_cells += [
-            alone("1M writes QD16", write_job("write", 1024 * 1024, iodepth=16)),
+            alone("1M writes QD16", write_job("write", MIB, iodepth=16)),
             alone("4k writes 4x QD2", write_job("randwrite", CALIBRATION_BS, numjobs=4, iodepth=2)),
         ]
     runner.progress(f"calibrating {pair}: {', '.join(w for w, _ in local_cells)} (disconnected)")
@@ -251,7 +252,7 @@ def _complete(
     replicated_big = cell(
         "1M writes QD16",
         "replicated",
-        CellSpec(CALIBRATION_SCENARIO, pair, window_profile.apply(write_job("write", 1024 * 1024, iodepth=16))),
+        CellSpec(CALIBRATION_SCENARIO, pair, window_profile.apply(write_job("write", MIB, iodepth=16))),
     )
     nodes = runner.inventory.pairs[pair]
     primary, secondary = runner.pool.get(nodes.primary), runner.pool.get(nodes.secondary)

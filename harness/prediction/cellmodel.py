@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from harness.cell import CellRunner, CellSpec
 from harness.errors import ConfigError
+from harness.fields import ReplicationProtocol
 from harness.fio.profiles import Profile
 from harness.fio.spec import WorkloadSpec
 from harness.inventory.loader import locate
@@ -26,10 +27,11 @@ from harness.prediction.calibrate import CALIBRATION_SCENARIO, PairCalibration, 
 from harness.prediction.calstore import CalibrationStore
 from harness.probes.rtt import RttStats
 from harness.sizing.catalog import Catalog, load_catalog
-from harness.sizing.inputs import MIB, Calibration, NodeSpec, Scenario, VolumeSpec, Workload, parse_volume
+from harness.sizing.inputs import Calibration, NodeSpec, Scenario, VolumeSpec, Workload, parse_volume
 from harness.sizing.model import predict
 from harness.sizing.prediction import Prediction
 from harness.sizing.volumes import volume_performance
+from harness.units import MIB
 
 __all__ = [
     "CellPrediction",
@@ -184,7 +186,7 @@ def predict_cell(
     assert primary.instance_type is not None and secondary.instance_type is not None
     # the protocol the cell ran: a scenario may switch it for the cell (scenarios/test_protocols.py)
     chosen = protocol or spec.protocol or pair.protocol
-    if chosen not in ("A", "B", "C"):
+    if chosen not in get_args(ReplicationProtocol):
         raise ConfigError(f"{spec.id}: unknown DRBD protocol {chosen!r}")
     scenario = Scenario(
         primary=NodeSpec(primary.instance_type, _volume(primary.volume)),

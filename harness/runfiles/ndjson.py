@@ -10,6 +10,7 @@ from typing import Final, TypeVar
 from filelock import FileLock
 
 from harness.errors import ConfigError
+from harness.units import GIB
 from harness.userfiles.userfile import read_config_text
 
 __all__ = ["NdjsonFile", "read_ndjson"]
@@ -17,7 +18,7 @@ __all__ = ["NdjsonFile", "read_ndjson"]
 T = TypeVar("T")
 
 #: A run's samples or series: far more than any configuration file, still not the whole memory.
-NDJSON_MAX_BYTES: Final = 1024 * 1024 * 1024
+NDJSON_MAX_BYTES: Final = GIB
 
 
 class NdjsonFile:

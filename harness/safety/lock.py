@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness.errors import RefusedError
+from harness.probes.process import process_alive
 from harness.remote import DetachedJob, Runner
 from harness.remote.nodefiles import NODE_ROOT
 from harness.remote.pernode import each_node
@@ -114,17 +115,7 @@ def local_owner(run_id: str, inventory: str) -> LockOwner:
     )
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def is_stale(owner: LockOwner, *, host: str, boot_id: str, pid_alive: Callable[[int], bool] = _pid_alive) -> bool:
+def is_stale(owner: LockOwner, *, host: str, boot_id: str, pid_alive: Callable[[int], bool] = process_alive) -> bool:
     """True only when the owner is provably dead: same host, same boot, process gone."""
     return owner.host == host and owner.boot_id == boot_id and not pid_alive(owner.pid)
 

@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Final
 
 from harness.errors import ConfigError
+from harness.units import MIB
 
 __all__ = ["MAX_FILE_BYTES", "read_config_text"]
 
 #: The harness's own files are kilobytes (the built-in sizing catalog is about 40 KiB); 4 MiB
 #: leaves room for an Ansible inventory of thousands of hosts and refuses anything that would
 #: take the YAML parser minutes.
-MAX_FILE_BYTES: Final = 4 * 1024 * 1024
+MAX_FILE_BYTES: Final = 4 * MIB
 
 _KINDS: Final = (
     (stat.S_ISDIR, "a directory"),
@@ -50,7 +51,7 @@ def _read_bounded(path: Path, what: str, limit: int) -> bytes:
         os.close(fd)
         raise ConfigError(f"{path}: the {what} is {_kind(info.st_mode)}, not a regular file")
     with os.fdopen(fd, "rb") as f:
-        size = f"{limit >> 20} MiB" if limit % (1 << 20) == 0 else f"{limit} bytes"
+        size = f"{limit // MIB} MiB" if limit % MIB == 0 else f"{limit} bytes"
         too_big = f"{path}: the {what} is larger than {size}; the harness refuses to read it"
         if info.st_size > limit:
             raise ConfigError(f"{too_big} ({info.st_size} bytes)")

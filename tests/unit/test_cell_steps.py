@@ -13,7 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.cell import CellContext, CellSpec
-from harness.cell.failover import InventoryProtocol, cell_seed
+from harness.cell.ackverify import cell_seed
+from harness.cell.failover import InventoryProtocol
 from harness.cell.judge import judge, validity
 from harness.cell.measure import Measurement
 from harness.cell.slots import is_heavy
@@ -111,6 +112,12 @@ def test_each_failover_cell_writes_its_own_pattern(p1: str, p2: str, r1: int, r2
     if (p1, r1) != (p2, r2):
         # a collision would let an earlier cell's blocks pass this cell's negative control
         assert seed != cell_seed("20261121-101500-ab12", "single-az", p2, r2)
+
+
+def test_the_seeds_of_earlier_runs_stay_the_same() -> None:
+    # a seed names the cell's fio jobs and its dumped blocks: a run reads the same as before
+    assert cell_seed("20261121-101500-ab12", "single-az", "C", 0) == 752547
+    assert cell_seed("partition", "20261121-101500-ab12", "single-az", "below-timeout", 1) == 623852
 
 
 def test_a_real_cluster_runs_only_the_inventorys_protocol() -> None:

@@ -1,4 +1,5 @@
-"""DRBD argv builders, name validation, SAFE-5 and version parsing (harness.drbd.commands)."""
+"""DRBD argv builders, name validation, the refused repair commands and version parsing
+(harness.drbd.commands)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from harness.drbd import commands
 from harness.drbd.commands import (
@@ -23,6 +25,7 @@ from harness.drbd.commands import (
 )
 from harness.drbd.errors import DrbdOutputError
 from harness.errors import ConfigError
+from harness.inventory.models import PairSpec
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "drbd"
 ALL_BUILDERS: dict[str, Callable[[str], list[str]]] = {**READ_ONLY_BUILDERS, **STATE_CHANGE_BUILDERS}
@@ -94,6 +97,48 @@ def test_bad_resource_names_are_refused_by_every_builder(name: str) -> None:
             build(name)
 
 
+def _inventory_accepts(name: str) -> bool:
+    try:
+        PairSpec(primary="a1", secondary="a2", resource=name, device="/dev/drbd1")
+    except ValidationError:
+        return False
+    return True
+
+
+def _builders_accept(name: str) -> bool:
+    accepted = set()
+    for build in ALL_BUILDERS.values():
+        try:
+            build(name)
+        except ConfigError:
+            accepted.add(False)
+        else:
+            accepted.add(True)
+    assert len(accepted) == 1, f"the builders disagree about {name!r}"
+    return accepted.pop()
+
+
+# names near every edge of the rule: a leading '-', drbdadm's 'all', the length, a newline
+edge_names = st.text(alphabet="aAlL0_.+- \n;/é", max_size=66) | st.sampled_from(
+    ["all", "ALL", "All", "x" * 64, "x" * 65]
+)
+
+
+@given(edge_names | names)
+@example("-r0")
+@example("r0-")
+@example("r0\n")
+def test_the_inventory_and_every_builder_agree_on_a_resource_name(name: str) -> None:
+    # a name the inventory takes must never fail later at a node, and one it refuses must never
+    # reach a node through another door (a test, the lab, a replication built by hand)
+    assert _inventory_accepts(name) is _builders_accept(name)
+
+
+def test_a_leading_dash_is_refused_by_both_and_a_dash_inside_taken_by_both() -> None:
+    assert not _inventory_accepts("-r0") and not _builders_accept("-r0")
+    assert _inventory_accepts("r-0-") and _builders_accept("r-0-")
+
+
 @given(names)
 def test_valid_names_become_exactly_one_last_token(name: str) -> None:
     for build in ALL_BUILDERS.values():
@@ -102,7 +147,7 @@ def test_valid_names_become_exactly_one_last_token(name: str) -> None:
         assert argv[:-1] == build("r0")[:-1]  # the name never changes the command itself
 
 
-# -- SAFE-5: no repair or override command can be built ----------------------------------------
+# -- no repair or override command can be built -----------------------------------------------
 @given(names)
 def test_no_builder_emits_a_forbidden_token(name: str) -> None:
     emitted = [tok for build in ALL_BUILDERS.values() for tok in build(name)]
@@ -111,12 +156,12 @@ def test_no_builder_emits_a_forbidden_token(name: str) -> None:
     assert not any(tok.startswith("--force") or "discard" in tok for tok in emitted)
 
 
-def test_forbidden_token_list_covers_safe5() -> None:
+def test_forbidden_token_list_covers_the_repair_commands() -> None:
     assert {"--discard-my-data", "invalidate", "--force", "resume-io"} <= FORBIDDEN_TOKENS
 
 
 def test_every_argv_builder_is_registered_and_none_is_a_repair_command() -> None:
-    # A builder added later cannot dodge the SAFE-5 test above: all *_argv functions taking a
+    # A builder added later cannot dodge the forbidden-token test above: all *_argv functions taking a
     # resource must be in the registries the test walks.
     builders = {
         n: f

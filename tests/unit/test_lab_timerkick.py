@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.lab.processes import catches_signal, process_alive
+from harness.lab.processes import catches_signal
 from harness.lab.timerkick import _open_guests, kick_forever
+from harness.probes.process import process_alive
 
 MARKER = "labdir=/run/test-timerkick"
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import paramiko
@@ -11,7 +15,7 @@ from hypothesis import strategies as st
 from harness.remote.spec import SshSpec
 from harness.remote.trust import fingerprint, pin_host_key, trust_status
 from harness.safety.leftovers import parse_listing
-from harness.safety.lock import LockOwner, is_stale
+from harness.safety.lock import LockOwner, is_stale, local_owner
 
 KEY_A = paramiko.Ed25519Key.from_private_key_file
 
@@ -61,6 +65,23 @@ owners = st.builds(
 def test_stale_only_when_provably_dead(owner: LockOwner, host: str, boot: str, alive: bool) -> None:
     stale = is_stale(owner, host=host, boot_id=boot, pid_alive=lambda _p: alive)
     assert stale == (owner.host == host and owner.boot_id == boot and not alive)
+
+
+def test_a_lock_of_this_host_is_stale_once_its_process_has_ended() -> None:
+    owner = local_owner("20261121-101500-ab12", "inv.yaml")
+    host, boot = owner.host, owner.boot_id
+    assert not is_stale(owner, host=host, boot_id=boot)  # this very process holds it
+    # a real process that has ended but was not waited for yet: a zombie is gone all the same
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    stat = Path(f"/proc/{child.pid}/stat")
+    deadline = time.monotonic() + 30
+    while stat.read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        assert time.monotonic() < deadline, "the child did not end"
+        time.sleep(0.01)
+    ended = dataclasses.replace(owner, pid=child.pid)
+    assert is_stale(ended, host=host, boot_id=boot)
+    assert not is_stale(ended, host=f"{host}-elsewhere", boot_id=boot)
+    child.wait()
 
 
 @given(owners)

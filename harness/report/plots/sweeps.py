@@ -14,6 +14,7 @@ from harness.report.formatting import format_number
 from harness.report.plot_data import LatencySweep, NumjobsSweep, latency_sweeps, numjobs_sweeps
 from harness.report.plots.canvas import COLUMNS, SPREAD_NOTE, colours_of, grid, minmax, new_figure, png_of
 from harness.rules.bounds import expected_sync_iops
+from harness.units import MIB
 
 __all__ = ["plot_latency_sweep", "plot_numjobs_sweep"]
 
@@ -136,7 +137,7 @@ def _draw_numjobs(ax: Axes, sweeps: Sequence[NumjobsSweep], colours: dict[str, s
     size = bs.pop() if len(bs) == 1 else None
     if size is not None:
         # One block size: IOPS is bandwidth rescaled, so it gets an axis rather than a panel.
-        per_mib = 2**20 / size
+        per_mib = MIB / size
 
         def to_iops(mib_s: Any) -> Any:  # numpy arrays in, numpy arrays out
             return mib_s * per_mib
