@@ -11,9 +11,6 @@ fio's figure.  Printed, never asserted (a noisy host moves every number).
 
 from __future__ import annotations
 
-import itertools
-import statistics
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +18,7 @@ from typing import Any
 from tabulate import tabulate
 
 from harness.bench.cellphases import CellPhases, cell_phases, phase_table
-from harness.bench.fidelity import fidelity_runs
+from harness.bench.fidelity import fidelity_runs, fidelity_summary, render_fidelity
 from harness.cell import CellRunner, CellSpec
 from harness.errors import ConfigError
 from harness.fio.profiles import PROFILES
@@ -31,29 +28,11 @@ from harness.inventory import Inventory
 from harness.progress import Progress
 from harness.runfiles.ledger import Ledger
 
-__all__ = ["OverheadReport", "fidelity_summary", "phases_from_run", "run_overhead_bench"]
+__all__ = ["OverheadReport", "phases_from_run", "run_overhead_bench"]
 
 
 #: the impaired cells' fault: small enough for any resource's timeouts, large enough to prove
 IMPAIRED_RTT_S = 0.002
-
-
-def _pct(a: float, b: float) -> float:
-    return 100.0 * abs(a - b) / b if b else float("nan")
-
-
-def fidelity_summary(runs: Sequence[dict[str, Any]]) -> dict[str, float]:
-    """Median |Δ| % harness vs by hand, and the run-to-run spread of each side alone (median
-    |Δ| % between consecutive runs of the same side: the host's own noise)."""
-    if not runs:
-        return {}
-    hand = [r["by_hand_mib_s"] for r in runs]
-    harness = [r["harness_mib_s"] for r in runs]
-    out = {"median_abs_delta_pct": statistics.median(abs(r["delta_pct"]) for r in runs)}
-    if len(runs) > 1:
-        out["by_hand_spread_pct"] = statistics.median(_pct(b, a) for a, b in itertools.pairwise(hand))
-        out["harness_spread_pct"] = statistics.median(_pct(b, a) for a, b in itertools.pairwise(harness))
-    return out
 
 
 @dataclass
@@ -77,15 +56,7 @@ class OverheadReport:
         if not parts:
             parts.append("no finished cell with phase marks in the ledger (a run of an older harness?)")
         if self.fidelity:
-            rows = [[f["run"], f["harness_mib_s"], f["by_hand_mib_s"], f["delta_pct"]] for f in self.fidelity]
-            parts.append(
-                tabulate(rows, headers=["fidelity run", "harness MiB/s", "by hand MiB/s", "Δ %"], floatfmt=".2f")
-            )
-            summary = fidelity_summary(self.fidelity)
-            parts.append(
-                "\n".join(f"{key.replace('_', ' ')}: {value:.2f}" for key, value in summary.items())
-                + "\n(spread: median |Δ| between consecutive runs of the same side, the host's own noise)"
-            )
+            parts.append(render_fidelity(self.fidelity))
         return "\n\n".join(parts)
 
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from tabulate import tabulate
 
-from harness.bench.fidelity import fidelity_runs
+from harness.bench.fidelity import fidelity_runs, render_fidelity
 from harness.cell import CellRunner, CellSpec
 from harness.errors import ConfigError
 from harness.fio.profiles import PROFILES
@@ -46,40 +46,41 @@ class BenchReport:
         return {"overhead": self.overhead, "fidelity": self.fidelity, "rtt": self.rtt, "rate": self.rate}
 
     def render(self) -> str:
-        tables: list[tuple[list[str], list[list[Any]]]] = []
+        parts: list[str] = []
         if self.overhead:
-            rows = [
-                [o["cell"], o["wall_s"], o["fio_wall_s"], o["harness_s"], o["fio_startup_s"]] for o in self.overhead
-            ]
-            rows.append(
-                [
-                    "median",
-                    "",
-                    "",
-                    statistics.median(o["harness_s"] for o in self.overhead),
-                    statistics.median(o["fio_startup_s"] for o in self.overhead),
-                ]
-            )
-            tables.append((["cell", "wall s", "fio wall s", "harness overhead s", "fio start-up/tear-down s"], rows))
+            parts.append(self._table(*self._overhead_table()))
         if self.fidelity:
-            rows = [[f["run"], f["harness_mib_s"], f["by_hand_mib_s"], f["delta_pct"]] for f in self.fidelity]
-            rows.append(["mean |Δ|", "", "", statistics.fmean(abs(f["delta_pct"]) for f in self.fidelity)])
-            tables.append((["fidelity run", "harness MiB/s", "by hand MiB/s", "Δ %"], rows))
+            parts.append(render_fidelity(self.fidelity))
         if self.rtt:
             keys = ["configured_added_ms", "baseline_ms", "measured_ms", "measured_added_ms", "error_ms", "within_spec"]
-            tables.append(
-                (
-                    ["added RTT ms", "baseline ms", "measured ms", "measured added ms", "error ms", "±10 %+0.3 ms"],
-                    [[r[k] for k in keys] for r in self.rtt],
-                )
-            )
+            headers = ["added RTT ms", "baseline ms", "measured ms", "measured added ms", "error ms", "±10 %+0.3 ms"]
+            parts.append(self._table(headers, [[r[k] for k in keys] for r in self.rtt]))
         if self.rate:
             rows = [
                 [r["configured_mbit"], r.get("measured_mbit", "n/a"), r.get("ratio", "n/a"), r.get("note", "")]
                 for r in self.rate
             ]
-            tables.append((["rate cap Mbit/s", "iperf3 Mbit/s", "measured/cap", "note"], rows))
-        return "\n\n".join(tabulate(rows, headers=headers, floatfmt=".3g") for headers, rows in tables)
+            parts.append(self._table(["rate cap Mbit/s", "iperf3 Mbit/s", "measured/cap", "note"], rows))
+        return "\n\n".join(parts)
+
+    @staticmethod
+    def _table(headers: list[str], rows: list[list[Any]]) -> str:
+        return tabulate(rows, headers=headers, floatfmt=".3g")
+
+    def _overhead_table(self) -> tuple[list[str], list[list[Any]]]:
+        rows: list[list[Any]] = [
+            [o["cell"], o["wall_s"], o["fio_wall_s"], o["harness_s"], o["fio_startup_s"]] for o in self.overhead
+        ]
+        rows.append(
+            [
+                "median",
+                "",
+                "",
+                statistics.median(o["harness_s"] for o in self.overhead),
+                statistics.median(o["fio_startup_s"] for o in self.overhead),
+            ]
+        )
+        return ["cell", "wall s", "fio wall s", "harness overhead s", "fio start-up/tear-down s"], rows
 
 
 def _overhead(runner: CellRunner, pair: str, repeats: int, progress: Progress) -> list[dict[str, Any]]:

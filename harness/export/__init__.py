@@ -4,10 +4,9 @@ textfile for node_exporter's textfile collector and a push to a Pushgateway
 (:mod:`~harness.export.delivery`)."""
 
 from harness.export.delivery import PushError, push_to_pushgateway, write_textfile
-from harness.export.metrics import METRIC_PREFIX, RunMetrics, metric_name, render_openmetrics, render_prometheus
+from harness.export.metrics import RunMetrics, metric_name, render_openmetrics, render_prometheus
 
 __all__ = [
-    "METRIC_PREFIX",
     "PushError",
     "RunMetrics",
     "metric_name",

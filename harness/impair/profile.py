@@ -55,7 +55,8 @@ Role = Literal["primary", "secondary"]
 
 # netem's own default queue length (packets); a limit below it is never useful.
 NETEM_DEFAULT_LIMIT = 1000
-# Queue headroom over the bandwidth-delay product (limit >= 1.5 * R * D / MTU): below it netem tail-drops.
+# Queue headroom over the bandwidth-delay product: netem's limit >= 1.5 * R * D / MTU packets,
+# so netem does not tail-drop what the link can deliver into it while it holds the delay.
 BDP_HEADROOM = 1.5
 # Assumed line rate of the replication NIC when sizing netem's queue; a 10 Gbit/s guess
 # over-sizes the queue for slower links, which costs nothing (the limit is a cap, not memory
@@ -123,28 +124,9 @@ class NetemProfile:
         jitter = finite_number(f"{where}: jitter_s", self.jitter_s)
         loss = finite_number(f"{where}: loss_pct", self.loss_pct)
         rate = None if self.rate_bits is None else finite_number(f"{where}: rate_bits", self.rate_bits)
-        if delay < 0 or jitter < 0:
-            raise ConfigError(f"{where}: delay and jitter must not be negative (delay {delay}, jitter {jitter})")
-        if delay > MAX_DELAY_S:
-            raise ConfigError(f"{where}: delay {delay:g}s is beyond the {MAX_DELAY_S:g}s the harness allows")
-        for label, value in (("delay", delay), ("jitter", jitter)):
-            if 0 < value < MIN_TIME_S:
-                # tc takes whole microseconds; a smaller value would silently become 0.
-                raise ConfigError(f"{where}: {label} {value:g}s is below tc's resolution of 1us")
-        if jitter > delay:
-            # netem would clamp negative delays and reorder heavily; it is never what was meant.
-            raise ConfigError(f"{where}: jitter ({jitter:g}s) must not exceed delay ({delay:g}s)")
-        if self.distribution is not None and self.distribution not in _DISTRIBUTIONS:
-            raise ConfigError(
-                f"{where}: distribution must be one of {', '.join(_DISTRIBUTIONS)} or unset, got {self.distribution!r}"
-            )
-        if self.distribution is not None and jitter == 0:
-            # tc refuses it too: "distribution specified but no latency and jitter values".
-            raise ConfigError(f"{where}: a jitter distribution needs a non-zero jitter")
-        if not 0 <= loss <= 100:
-            raise ConfigError(f"{where}: loss_pct must be between 0 and 100, got {loss:g}")
-        if 0 < loss < MIN_LOSS_PCT:
-            raise ConfigError(f"{where}: loss_pct {loss:g} is below netem's resolution ({MIN_LOSS_PCT:g}%)")
+        _check_times(where, delay, jitter)
+        self._check_distribution(where, jitter)
+        _check_loss(where, loss)
         if rate is not None and not MIN_RATE_BITS <= rate <= MAX_RATE_BITS:
             raise ConfigError(
                 f"{where}: rate must be between {format_rate_bits(MIN_RATE_BITS)} and "
@@ -159,6 +141,15 @@ class NetemProfile:
         object.__setattr__(self, "rate_bits", rate)
         # Fail at build time, not at apply time, if the derived tbf sizes cannot be expressed.
         self.tbf_limit_bytes()
+
+    def _check_distribution(self, where: str, jitter: float) -> None:
+        if self.distribution is not None and self.distribution not in _DISTRIBUTIONS:
+            raise ConfigError(
+                f"{where}: distribution must be one of {', '.join(_DISTRIBUTIONS)} or unset, got {self.distribution!r}"
+            )
+        if self.distribution is not None and jitter == 0:
+            # tc refuses it too: "distribution specified but no latency and jitter values".
+            raise ConfigError(f"{where}: a jitter distribution needs a non-zero jitter")
 
     # -- constructors -----------------------------------------------------------------------
 
@@ -322,6 +313,27 @@ class NetemProfile:
             "direction": self.direction,
             "added_rtt_s": self.added_rtt_s,
         }
+
+
+def _check_times(where: str, delay: float, jitter: float) -> None:
+    if delay < 0 or jitter < 0:
+        raise ConfigError(f"{where}: delay and jitter must not be negative (delay {delay}, jitter {jitter})")
+    if delay > MAX_DELAY_S:
+        raise ConfigError(f"{where}: delay {delay:g}s is beyond the {MAX_DELAY_S:g}s the harness allows")
+    for label, value in (("delay", delay), ("jitter", jitter)):
+        if 0 < value < MIN_TIME_S:
+            # tc takes whole microseconds; a smaller value would silently become 0.
+            raise ConfigError(f"{where}: {label} {value:g}s is below tc's resolution of 1us")
+    if jitter > delay:
+        # netem would clamp negative delays and reorder heavily; it is never what was meant.
+        raise ConfigError(f"{where}: jitter ({jitter:g}s) must not exceed delay ({delay:g}s)")
+
+
+def _check_loss(where: str, loss: float) -> None:
+    if not 0 <= loss <= 100:
+        raise ConfigError(f"{where}: loss_pct must be between 0 and 100, got {loss:g}")
+    if 0 < loss < MIN_LOSS_PCT:
+        raise ConfigError(f"{where}: loss_pct {loss:g} is below netem's resolution ({MIN_LOSS_PCT:g}%)")
 
 
 def _parse_loss(where: str, loss: str | float) -> float:

@@ -172,6 +172,54 @@ def _check_tbf(problems: list[str], tbf: TbfOptions, expected: NetemProfile, hz:
         problems.append("tbf has a peakrate the harness never sets")
 
 
+def _check_prio(root: Qdisc) -> list[str]:
+    try:
+        prio = root.prio()
+    except TcParseError as exc:
+        return [f"root prio options unreadable: {exc}"]
+    if prio.bands != PRIO_BANDS or prio.priomap != PRIOMAP or prio.multiqueue:
+        return [
+            f"root prio: expected bands {PRIO_BANDS} priomap all 0, read back bands {prio.bands} "
+            f"priomap {' '.join(map(str, prio.priomap))}{' multiqueue' if prio.multiqueue else ''}"
+        ]
+    return []
+
+
+def _check_netem_qdisc(
+    problems: list[str], netems: Sequence[Qdisc], expected: NetemProfile, link_rate_bits: float, mtu: int
+) -> None:
+    """Exactly one netem, under the impaired band, with the expected options."""
+    if len(netems) != 1:
+        problems.append(f"netem {NETEM_MAJOR:x}: expected once under {IMPAIRED_CLASS}, found {len(netems)}")
+        return
+    netem_q = netems[0]
+    if netem_q.kind != "netem" or netem_q.parent != parse_tc_id(IMPAIRED_CLASS):
+        problems.append(f"netem: expected netem {NETEM_MAJOR:x}: parent {IMPAIRED_CLASS}, found {netem_q.label()}")
+        return
+    try:
+        _check_netem(problems, netem_q.netem(), expected, expected.limit_packets(link_rate_bits, mtu))
+    except TcParseError as exc:
+        problems.append(f"netem options unreadable: {exc}")
+
+
+def _check_tbf_qdisc(problems: list[str], tbfs: Sequence[Qdisc], expected: NetemProfile, hz: int, mtu: int) -> None:
+    """No tbf without a rate in the profile; with one, exactly one tbf under netem with the expected options."""
+    if expected.rate_bits is None:
+        problems.extend(f"unexpected rate limiter (profile has no rate): {q.label()}" for q in tbfs)
+        return
+    if len(tbfs) != 1:
+        problems.append(f"tbf {TBF_MAJOR:x}: expected once under {TBF_PARENT}, found {len(tbfs)}")
+        return
+    tbf_q = tbfs[0]
+    if tbf_q.kind != "tbf" or tbf_q.parent != parse_tc_id(TBF_PARENT):
+        problems.append(f"tbf: expected tbf {TBF_MAJOR:x}: parent {TBF_PARENT}, found {tbf_q.label()}")
+        return
+    try:
+        _check_tbf(problems, tbf_q.tbf(), expected, hz, mtu)
+    except TcParseError as exc:
+        problems.append(f"tbf options unreadable: {exc}")
+
+
 def verify_applied(
     expected: NetemProfile,
     qdiscs: Sequence[Qdisc],
@@ -197,51 +245,17 @@ def verify_applied(
     state, why = _classify(qdiscs, allow_mq=True)
     if state is not RootClass.HARNESS_OWNED:
         return [f"root: expected the harness prio root {ROOT_MAJOR:x}:, found {why}"]
-    problems: list[str] = []
-    root = next(q for q in qdiscs if q.is_root)
-    try:
-        prio = root.prio()
-        if prio.bands != PRIO_BANDS or prio.priomap != PRIOMAP or prio.multiqueue:
-            problems.append(
-                f"root prio: expected bands {PRIO_BANDS} priomap all 0, read back bands {prio.bands} "
-                f"priomap {' '.join(map(str, prio.priomap))}{' multiqueue' if prio.multiqueue else ''}"
-            )
-    except TcParseError as exc:
-        problems.append(f"root prio options unreadable: {exc}")
-
+    problems = _check_prio(next(q for q in qdiscs if q.is_root))
     in_tree = [q for q in qdiscs if not q.is_root and q.parent_major in _HARNESS_MAJORS]
+    problems.extend(
+        f"unexpected qdisc in the harness tree: {q.label()}"
+        for q in in_tree
+        if q.major not in (NETEM_MAJOR, TBF_MAJOR) and q.major != 0
+    )
     netems = [q for q in in_tree if q.major == NETEM_MAJOR]
-    tbfs = [q for q in in_tree if q.major == TBF_MAJOR]
-    impaired_class = parse_tc_id(IMPAIRED_CLASS)
-    tbf_parent = parse_tc_id(TBF_PARENT)
-    for q in in_tree:
-        if q.major not in (NETEM_MAJOR, TBF_MAJOR) and q.major != 0:
-            problems.append(f"unexpected qdisc in the harness tree: {q.label()}")
-    if len(netems) != 1:
-        problems.append(f"netem {NETEM_MAJOR:x}: expected once under {IMPAIRED_CLASS}, found {len(netems)}")
-    else:
-        netem_q = netems[0]
-        if netem_q.kind != "netem" or netem_q.parent != impaired_class:
-            problems.append(f"netem: expected netem {NETEM_MAJOR:x}: parent {IMPAIRED_CLASS}, found {netem_q.label()}")
-        else:
-            try:
-                _check_netem(problems, netem_q.netem(), expected, expected.limit_packets(link_rate_bits, mtu))
-            except TcParseError as exc:
-                problems.append(f"netem options unreadable: {exc}")
-    if expected.rate_bits is None:
-        problems.extend(f"unexpected rate limiter (profile has no rate): {q.label()}" for q in tbfs)
-    elif len(tbfs) != 1:
-        problems.append(f"tbf {TBF_MAJOR:x}: expected once under {TBF_PARENT}, found {len(tbfs)}")
-    else:
-        tbf_q = tbfs[0]
-        if tbf_q.kind != "tbf" or tbf_q.parent != tbf_parent:
-            problems.append(f"tbf: expected tbf {TBF_MAJOR:x}: parent {TBF_PARENT}, found {tbf_q.label()}")
-        else:
-            try:
-                _check_tbf(problems, tbf_q.tbf(), expected, hz, mtu)
-            except TcParseError as exc:
-                problems.append(f"tbf options unreadable: {exc}")
-    problems.extend(_check_filters(filters, steering_rules(peer, port), impaired_class))
+    _check_netem_qdisc(problems, netems, expected, link_rate_bits, mtu)
+    _check_tbf_qdisc(problems, [q for q in in_tree if q.major == TBF_MAJOR], expected, hz, mtu)
+    problems.extend(_check_filters(filters, steering_rules(peer, port), parse_tc_id(IMPAIRED_CLASS)))
     return problems
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from harness.errors import ConfigError
-from harness.inventory.models import Inventory, LabSpec
+from harness.inventory.models import Inventory, LabSpec, NodeSpec
 
 __all__ = [
     "GUEST_LABDIR",
@@ -118,12 +118,13 @@ def _iface_in(net: ipaddress.IPv4Network, host: int) -> ipaddress.IPv4Interface:
     return ipaddress.IPv4Interface(f"{net.network_address + host}/{net.prefixlen}")
 
 
-def build_topology(inv: Inventory) -> LabTopology:
-    """Derive bridges, guests and addresses; ConfigError if the inventory cannot be a lab."""
-    spec = lab_spec(inv)
-    problems: list[str] = []
-    if ROUTER in inv.nodes:
-        problems.append(f"node name {ROUTER!r} is reserved for the lab's AZ router")
+def _raise_if(problems: list[str]) -> None:
+    if problems:
+        raise ConfigError("lab inventory problems:\n  " + "\n  ".join(problems))
+
+
+def _mgmt_subnets(inv: Inventory, problems: list[str]) -> set[ipaddress.IPv4Network]:
+    """The /24s the nodes' ssh.host addresses lie in; one is a lab's management subnet."""
     mgmt_nets = {
         ipaddress.IPv4Interface(f"{_ip(n.ssh.host, name, problems)}/24").network for name, n in inv.nodes.items()
     }
@@ -131,31 +132,52 @@ def build_topology(inv: Inventory) -> LabTopology:
         problems.append(
             f"all lab nodes' ssh.host must share one /24 management subnet, got {sorted(map(str, mgmt_nets))}"
         )
+    return mgmt_nets
+
+
+def _ssh_problems(name: str, node: NodeSpec, spec: LabSpec) -> list[str]:
+    """A lab guest is reached in the lab's namespace, as root on port 22, with the lab's own key."""
     key_path = spec.state_dir / "keys" / "lab_key"
     known_hosts = spec.state_dir / "known_hosts"
-    az_subnets: dict[str, ipaddress.IPv4Network] = {}
-    for name, node in sorted(inv.nodes.items()):
-        if node.ssh.netns != spec.netns:
-            problems.append(f"node {name!r}: ssh.netns must be the lab's namespace {spec.netns!r}")
-        if node.ssh.key != key_path:
-            problems.append(f"node {name!r}: ssh.key must be {key_path} (the lab generates it)")
-        if node.ssh.known_hosts != known_hosts:
-            problems.append(f"node {name!r}: ssh.known_hosts must be {known_hosts} (the lab writes it)")
-        if node.ssh.port != 22 or node.ssh.user != "root":
-            problems.append(f"node {name!r}: lab guests accept root on port 22 only")
-        if node.replication.iface != REPLICATION_IFACE:
-            problems.append(f"node {name!r}: replication.iface must be {REPLICATION_IFACE} in the lab")
-        net = ipaddress.IPv4Interface(f"{node.replication.ip}/24").network
-        if node.az in az_subnets and az_subnets[node.az] != net:
-            problems.append(f"node {name!r}: AZ {node.az!r} already uses {az_subnets[node.az]}, not {net}")
-        az_subnets.setdefault(node.az, net)
-        if int(ipaddress.IPv4Address(node.replication.ip)) - int(net.network_address) == _ROUTER_AZ_HOST:
-            problems.append(f"node {name!r}: {node.replication.ip} is reserved for the router")
-        extra = tuple(f"/dev/ubd{chr(ord('b') + i)}" for i in range(spec.extra_disks))
-        for dev in node.scratch_devices:
-            if dev not in extra:
-                problems.append(f"node {name!r}: scratch device {dev} does not exist in the lab (it has {list(extra)})")
-    # an md-nbd pair's legs: one more disk on every node, after the scratch disks
+    problems: list[str] = []
+    if node.ssh.netns != spec.netns:
+        problems.append(f"node {name!r}: ssh.netns must be the lab's namespace {spec.netns!r}")
+    if node.ssh.key != key_path:
+        problems.append(f"node {name!r}: ssh.key must be {key_path} (the lab generates it)")
+    if node.ssh.known_hosts != known_hosts:
+        problems.append(f"node {name!r}: ssh.known_hosts must be {known_hosts} (the lab writes it)")
+    if node.ssh.port != 22 or node.ssh.user != "root":
+        problems.append(f"node {name!r}: lab guests accept root on port 22 only")
+    return problems
+
+
+def _replication_problems(name: str, node: NodeSpec, az_subnets: dict[str, ipaddress.IPv4Network]) -> list[str]:
+    """The node's replication leg: the lab's interface, its AZ's one subnet, not the router's address.
+
+    Records the node's AZ subnet in ``az_subnets`` when it is the AZ's first node."""
+    problems: list[str] = []
+    if node.replication.iface != REPLICATION_IFACE:
+        problems.append(f"node {name!r}: replication.iface must be {REPLICATION_IFACE} in the lab")
+    net = ipaddress.IPv4Interface(f"{node.replication.ip}/24").network
+    if node.az in az_subnets and az_subnets[node.az] != net:
+        problems.append(f"node {name!r}: AZ {node.az!r} already uses {az_subnets[node.az]}, not {net}")
+    az_subnets.setdefault(node.az, net)
+    if int(ipaddress.IPv4Address(node.replication.ip)) - int(net.network_address) == _ROUTER_AZ_HOST:
+        problems.append(f"node {name!r}: {node.replication.ip} is reserved for the router")
+    return problems
+
+
+def _scratch_problems(name: str, node: NodeSpec, spec: LabSpec) -> list[str]:
+    extra = tuple(f"/dev/ubd{chr(ord('b') + i)}" for i in range(spec.extra_disks))
+    return [
+        f"node {name!r}: scratch device {dev} does not exist in the lab (it has {list(extra)})"
+        for dev in node.scratch_devices
+        if dev not in extra
+    ]
+
+
+def _md_nbd_nodes(inv: Inventory, spec: LabSpec, problems: list[str]) -> list[str]:
+    """The nodes of the md-nbd pairs, once per pair: each takes one more disk, after the scratch disks."""
     md_leg = f"/dev/ubd{chr(ord('b') + spec.extra_disks)}"
     md_nodes: list[str] = []
     for pname, pair in sorted(inv.pairs.items()):
@@ -166,49 +188,92 @@ def build_topology(inv: Inventory) -> LabTopology:
         md_nodes += [pair.primary, pair.secondary]
     for name in sorted({n for n in md_nodes if md_nodes.count(n) > 1}):
         problems.append(f"node {name!r}: in more than one md-nbd pair (the lab gives each node one leg)")
-    for name in sorted(set(spec.nodes) - set(inv.nodes)):
-        problems.append(f"lab.nodes.{name}: no node {name!r} in `nodes:`")
-    if len(set(az_subnets.values())) != len(az_subnets):
-        problems.append("two AZs share one replication subnet")
-    if problems:
-        raise ConfigError("lab inventory problems:\n  " + "\n  ".join(problems))
-    mgmt = next(iter(mgmt_nets))
+    return md_nodes
+
+
+def _reserved_problems(
+    inv: Inventory, mgmt: ipaddress.IPv4Network, az_subnets: dict[str, ipaddress.IPv4Network]
+) -> list[str]:
+    """The namespace's and the router's own management addresses, and the AZ subnets, are not the nodes'."""
+    problems: list[str] = []
     for name, node in inv.nodes.items():
         offset = int(ipaddress.IPv4Address(node.ssh.host)) - int(mgmt.network_address)
         if offset in (_NS_HOST, _ROUTER_MGMT_HOST):
             problems.append(f"node {name!r}: {node.ssh.host} is reserved (namespace or router)")
     if mgmt in az_subnets.values():
         problems.append(f"management subnet {mgmt} must differ from every AZ subnet")
-    if problems:
-        raise ConfigError("lab inventory problems:\n  " + "\n  ".join(problems))
+    return problems
+
+
+def _node_guest(
+    gi: int,
+    name: str,
+    node: NodeSpec,
+    *,
+    mgmt: ipaddress.IPv4Network,
+    az_subnets: dict[str, ipaddress.IPv4Network],
+    az_bridge: dict[str, str],
+    disks_per_node: int,
+) -> Guest:
+    net = az_subnets[node.az]
+    nics = (
+        Nic("vec0", f"t{gi}m", "br0", ipaddress.IPv4Interface(f"{node.ssh.host}/{mgmt.prefixlen}")),
+        Nic(
+            "vec1",
+            f"t{gi}r",
+            az_bridge[node.az],
+            ipaddress.IPv4Interface(f"{node.replication.ip}/{net.prefixlen}"),
+        ),
+    )
+    via = net.network_address + _ROUTER_AZ_HOST
+    routes = tuple((az_subnets[other], via) for other in sorted(az_subnets) if other != node.az)
+    disks = tuple(f"{name}-{d}.img" for d in range(disks_per_node))
+    return Guest(name, "node", node.az, nics, routes, disks)
+
+
+def _router_guest(
+    ri: int, mgmt: ipaddress.IPv4Network, az_subnets: dict[str, ipaddress.IPv4Network], az_bridge: dict[str, str]
+) -> Guest:
+    router_nics = [Nic("vec0", f"t{ri}m", "br0", _iface_in(mgmt, _ROUTER_MGMT_HOST))]
+    for i, az in enumerate(sorted(az_subnets)):
+        router_nics.append(Nic(f"vec{i + 1}", f"t{ri}z{i}", az_bridge[az], _iface_in(az_subnets[az], _ROUTER_AZ_HOST)))
+    return Guest(ROUTER, "router", None, tuple(router_nics), (), ())
+
+
+def build_topology(inv: Inventory) -> LabTopology:
+    """Derive bridges, guests and addresses; ConfigError if the inventory cannot be a lab."""
+    spec = lab_spec(inv)
+    problems: list[str] = []
+    if ROUTER in inv.nodes:
+        problems.append(f"node name {ROUTER!r} is reserved for the lab's AZ router")
+    mgmt_nets = _mgmt_subnets(inv, problems)
+    az_subnets: dict[str, ipaddress.IPv4Network] = {}
+    for name, node in sorted(inv.nodes.items()):
+        problems += _ssh_problems(name, node, spec)
+        problems += _replication_problems(name, node, az_subnets)
+        problems += _scratch_problems(name, node, spec)
+    md_nodes = _md_nbd_nodes(inv, spec, problems)
+    for name in sorted(set(spec.nodes) - set(inv.nodes)):
+        problems.append(f"lab.nodes.{name}: no node {name!r} in `nodes:`")
+    if len(set(az_subnets.values())) != len(az_subnets):
+        problems.append("two AZs share one replication subnet")
+    _raise_if(problems)
+    mgmt = next(iter(mgmt_nets))
+    _raise_if(_reserved_problems(inv, mgmt, az_subnets))
 
     azs = sorted(az_subnets)
     bridges = [Bridge("br0", "management (ssh)", _iface_in(mgmt, _NS_HOST))]
     az_bridge = {az: f"br{i + 1}" for i, az in enumerate(azs)}
     bridges += [Bridge(az_bridge[az], f"AZ {az} (replication)", None) for az in azs]
 
-    guests: list[Guest] = []
     disks_per_node = 1 + spec.extra_disks + (1 if md_nodes else 0)
-    for gi, (name, node) in enumerate(sorted(inv.nodes.items())):
-        net = az_subnets[node.az]
-        nics = (
-            Nic("vec0", f"t{gi}m", "br0", ipaddress.IPv4Interface(f"{node.ssh.host}/{mgmt.prefixlen}")),
-            Nic(
-                "vec1",
-                f"t{gi}r",
-                az_bridge[node.az],
-                ipaddress.IPv4Interface(f"{node.replication.ip}/{net.prefixlen}"),
-            ),
+    guests = [
+        _node_guest(
+            gi, name, node, mgmt=mgmt, az_subnets=az_subnets, az_bridge=az_bridge, disks_per_node=disks_per_node
         )
-        via = net.network_address + _ROUTER_AZ_HOST
-        routes = tuple((az_subnets[other], via) for other in azs if other != node.az)
-        disks = tuple(f"{name}-{d}.img" for d in range(disks_per_node))
-        guests.append(Guest(name, "node", node.az, nics, routes, disks))
-    ri = len(guests)
-    router_nics = [Nic("vec0", f"t{ri}m", "br0", _iface_in(mgmt, _ROUTER_MGMT_HOST))]
-    for i, az in enumerate(azs):
-        router_nics.append(Nic(f"vec{i + 1}", f"t{ri}z{i}", az_bridge[az], _iface_in(az_subnets[az], _ROUTER_AZ_HOST)))
-    guests.append(Guest(ROUTER, "router", None, tuple(router_nics), (), ()))
+        for gi, (name, node) in enumerate(sorted(inv.nodes.items()))
+    ]
+    guests.append(_router_guest(len(guests), mgmt, az_subnets, az_bridge))
     return LabTopology(spec.netns, mgmt, tuple(bridges), tuple(guests), az_subnets)
 
 

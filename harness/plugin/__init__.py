@@ -1,12 +1,13 @@
 """The pytest plugin: ``--inventory``, ``--profile``, fixtures, xdist groups, JUnit, summary.
 
 Registered by the root ``conftest.py``.  Kept thin: measuring is :mod:`harness.cell`,
-rendering is :mod:`harness.report`; this module only wires them into pytest.
+rendering is :mod:`harness.report`, what only the controller does is
+:class:`~harness.plugin.controller.Controller`, which cells may share a worker is
+:mod:`harness.plugin.groups`; this module only wires them into pytest.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,9 +22,10 @@ from harness.disk.cell import DiskCellResult, DiskCellRunner, DiskCellSpec
 from harness.errors import HarnessError
 from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S
 from harness.inventory import Inventory
-from harness.plugin.interrupt import INTERRUPT_KEY, InterruptGuard
+from harness.plugin.controller import Controller, wants_reports
+from harness.plugin.groups import cell_groups
 from harness.plugin.rundir import controller_run_dir, worker_run_dir
-from harness.plugin.session import SESSION_KEY, HarnessSession, PreflightBlocked
+from harness.plugin.session import SESSION_KEY, HarnessSession
 from harness.prediction.calstore import DEFAULT_MAX_AGE_S, calibration_age
 from harness.rules.bounds import BoundResult
 
@@ -32,7 +34,8 @@ __all__ = ["SESSION_KEY", "disk_study_nodes", "harness_repeat", "harness_session
 DEFAULT_INVENTORY = "inventories/lab.yaml"
 # Baselines (--baseline-save/--baseline-compare: options and their checks) are their own plugin
 # module, and so is the gate of disruptive tests (--allow-disruptive, the `disruptive` marker).
-# The end of a run is one controller-only object, harness.plugin.runend.RunEnd.
+# What only the controller does is one object, harness.plugin.controller.Controller, and the
+# end of a run another, harness.plugin.runend.RunEnd.
 pytest_plugins = [
     "harness.plugin.baseline",
     "harness.plugin.disruptive",
@@ -115,17 +118,18 @@ def pytest_configure(config: pytest.Config) -> None:
     if not reports.is_absolute():
         reports = root / reports
     # A worker's id comes from the controller, which checked it and has made reports/<run-id>/.
+    worker = _is_worker(config)
     run = (
         worker_run_dir(config, reports)
-        if _is_worker(config)
-        else controller_run_dir(config, reports, writes_reports=_wants_reports(config))
+        if worker
+        else controller_run_dir(config, reports, writes_reports=wants_reports(config))
     )
     try:
         session = HarnessSession.create(
             inventory,
             config.getoption("--profile"),
             run,
-            is_controller=not _is_worker(config),
+            is_controller=not worker,
             keep_lab=bool(config.getoption("--keep-lab")),
         )
     except HarnessError as exc:
@@ -137,88 +141,12 @@ def pytest_configure(config: pytest.Config) -> None:
     session.calibration_max_age_s = float(config.getoption("--calibration-max-age"))
     session.allow_disruptive = config.getoption("allow_disruptive", None)
     config.stash[SESSION_KEY] = session
-    # Cells of pairs that share nodes must run on one worker: xdist only honours xdist_group
-    # marks under --dist loadgroup, so make that the default whenever -n is used.  Workers
-    # decide from their own (re-parsed) command line, so tell them explicitly.
-    if _is_worker(config):
-        if config.workerinput.get("harness_loadgroup"):  # type: ignore[attr-defined]
-            config.option.loadgroup = True
-    elif getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", "no") in ("no", "load"):
-        config.option.dist = "loadgroup"
-    collect_only = bool(config.getoption("collectonly", False))
-    if not _is_worker(config) and not collect_only:
-        from harness.plugin.runend import RunEnd
-
-        config.pluginmanager.register(RunEnd(session, config), "harness-run-end")
-        if session.inventory.lab is not None and _wants_reports(config):
-            from harness.plugin.labdoctor import LabDoctorAtEnd
-
-            config.pluginmanager.register(LabDoctorAtEnd(session, config), "harness-lab-doctor")
-        if _wants_reports(config):
-            if config.getoption("xmlpath", None) is None:
-                config.option.xmlpath = str(run.junit_xml)
-            from harness.plugin import progress
-
-            progress.register(config)
-    if not _is_worker(config):
-        # Ctrl-C, SIGTERM (a CI runner cancelling) and SIGHUP (a closed terminal or SSH session):
-        # one interrupt, then a cleanup no further signal abandons
-        guard = InterruptGuard(leftovers=session.unfinished)
-        config.stash[INTERRUPT_KEY] = guard
-        config.pluginmanager.register(guard, "harness-interrupt")
-        # ValueError: not the main thread (pytester in-process runs)
-        with contextlib.suppress(ValueError):
-            guard.install()
-
-
-def _wants_reports(config: pytest.Config) -> bool:
-    """Only runs that measure (scenarios) get a run directory and JUnit file by default."""
-    # a path under a scenarios/ directory, not any argument that mentions the word (a test id
-    # such as tests/...::test_pytest_scenarios_... is no measuring run)
-    return any("scenarios" in Path(str(a).split("::", 1)[0]).parts for a in config.args) or bool(
-        config.getoption("--inventory")
-    )
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_configure_node(node: Any) -> None:
-    """xdist controller → worker: share the run id (optional: a run with ``-p no:xdist`` has no such hook)."""
-    session: HarnessSession = node.config.stash[SESSION_KEY]
-    node.workerinput["harness_run_id"] = session.run_id
-    node.workerinput["harness_loadgroup"] = node.config.option.dist == "loadgroup"
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    hs = session.config.stash[SESSION_KEY]
-    # In the controller, before xdist starts its workers (xdist's own sessionstart is
-    # trylast): boot the lab once, run the read-only preflight on every node, take the
-    # cluster lock.  A blocker ends the run here, before any change.
-    if hs.is_controller and not session.config.option.collectonly and _wants_reports(session.config):
-        try:
-            hs.start_run()
-        except PreflightBlocked as exc:
-            hs.end_run()
-            pytest.exit(f"preflight refused the run; nothing was changed:\n{exc}", returncode=3)
-        except HarnessError as exc:
-            hs.end_run()
-            pytest.exit(f"cannot start the run: {exc}", returncode=exc.exit_code)
-
-
-def _pair_groups(session: HarnessSession) -> dict[str, str]:
-    """Pairs that share a node must never run at once: group them by connected component."""
-    parent: dict[str, str] = {}
-
-    def find(x: str) -> str:
-        while parent.setdefault(x, x) != x:
-            x = parent[x]
-        return x
-
-    for pair in session.inventory.pairs.values():
-        parent[find(pair.primary)] = find(pair.secondary)
-    groups = {name: "nodes-" + find(pair.primary) for name, pair in session.inventory.pairs.items()}
-    # a disk-study node runs with the pairs it belongs to (never beside their cells)
-    groups.update({f"node:{name}": "nodes-" + find(name) for name in session.inventory.nodes})
-    return groups
+    if not worker:
+        Controller.register(config, session)
+    elif config.workerinput.get("harness_loadgroup"):  # type: ignore[attr-defined]
+        # A worker decides from its own (re-parsed) command line, where the controller's
+        # default of --dist loadgroup is missing: the controller says it explicitly.
+        config.option.loadgroup = True
 
 
 def disk_study_nodes(inventory: Inventory) -> list[str]:
@@ -226,7 +154,7 @@ def disk_study_nodes(inventory: Inventory) -> list[str]:
     (the studies compare disk layouts, not identical machines).
 
     Of a type's nodes, one outside every same-AZ pair comes first, then the first by name.
-    A disk study runs on its node's pairs' worker (:func:`_pair_groups`), and the same-AZ pairs
+    A disk study runs on its node's pairs' worker (:func:`~harness.plugin.groups.cell_groups`), and the same-AZ pairs
     already carry the failover studies: under ``-n 2`` on the lab this puts the disk studies
     (about 370 s) beside the cross-AZ pairs, whose worker otherwise finishes half-way through.
     """
@@ -288,7 +216,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     session = config.stash[SESSION_KEY]
-    groups = _pair_groups(session)
+    groups = cell_groups(session.inventory)
     for item in items:
         callspec = getattr(item, "callspec", None)
         if callspec is None:
@@ -368,11 +296,8 @@ def measure_disk(
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    # Every process closes its connections; the controller's own unconfigure (it runs first)
+    # freed the cluster lock before closing them and takes down the lab after.
     hs = config.stash.get(SESSION_KEY, None)
-    if hs is None:
-        return
-    if hs.is_controller:
-        hs.end_run()
-    hs.close()
-    if hs.is_controller:
-        hs.teardown_lab()
+    if hs is not None:
+        hs.close()

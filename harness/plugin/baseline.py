@@ -59,10 +59,8 @@ def _names(config: pytest.Config) -> tuple[str | None, str | None]:
     return config.getoption("--baseline-save"), config.getoption("--baseline-compare")
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    save, compare = _names(config)
-    if save is None and compare is None:
-        return
+def _parse_names(save: str | None, compare: str | None) -> int | None:
+    """Refuse a malformed name before anything else; the ``history:N`` run count, if asked."""
     try:
         history = None if compare is None else history_runs(compare)
     except ConfigError as exc:
@@ -73,6 +71,30 @@ def pytest_configure(config: pytest.Config) -> None:
                 validate_name(name)
         except ConfigError as exc:
             raise pytest.UsageError(f"{option}: {exc}") from None
+    return history
+
+
+def _check_save(config: pytest.Config, store: BaselineStore, inventory: str, save: str) -> None:
+    try:
+        store.check_save(inventory, save, overwrite=bool(config.getoption("--baseline-overwrite")))
+    except NameTaken as exc:
+        raise pytest.UsageError(f"--baseline-save: {exc.with_hint('--baseline-overwrite')}") from None
+    except ConfigError as exc:
+        raise pytest.UsageError(f"--baseline-save: {exc}") from None
+
+
+def _check_compare(store: BaselineStore, inventory: str, compare: str) -> None:
+    try:
+        store.load(inventory, compare)
+    except ConfigError as exc:
+        raise pytest.UsageError(f"--baseline-compare: {exc}") from None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    save, compare = _names(config)
+    if save is None and compare is None:
+        return
+    history = _parse_names(save, compare)
     hs = config.stash.get(SESSION_KEY, None)
     if hs is None or not hs.is_controller:
         return
@@ -81,17 +103,9 @@ def pytest_configure(config: pytest.Config) -> None:
         compare = None
     store, inventory = BaselineStore(hs.reports_root), hs.inventory.name
     if save is not None:
-        try:
-            store.check_save(inventory, save, overwrite=bool(config.getoption("--baseline-overwrite")))
-        except NameTaken as exc:
-            raise pytest.UsageError(f"--baseline-save: {exc.with_hint('--baseline-overwrite')}") from None
-        except ConfigError as exc:
-            raise pytest.UsageError(f"--baseline-save: {exc}") from None
+        _check_save(config, store, inventory, save)
     if compare is not None:
-        try:
-            store.load(inventory, compare)
-        except ConfigError as exc:
-            raise pytest.UsageError(f"--baseline-compare: {exc}") from None
+        _check_compare(store, inventory, compare)
 
 
 def _check_history(config: pytest.Config, hs: HarnessSession, runs: int) -> None:

@@ -234,9 +234,8 @@ def _distinct(values: Iterable[Any]) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def _aggregate_cell(key: str, samples: Sequence[Sample]) -> Cell:
-    identity = {k: str(samples[0].metadata.get(k, "-")) for k in IDENTITY_KEYS}
-
+def _split_metadata(samples: Sequence[Sample]) -> tuple[dict[str, Any], dict[str, tuple[Any, ...]]]:
+    """The metadata common to every sample, and the metadata whose value differs between them."""
     keys: dict[str, None] = {}
     for s in samples:
         keys.update(dict.fromkeys(s.metadata))
@@ -251,7 +250,10 @@ def _aggregate_cell(key: str, samples: Sequence[Sample]) -> Cell:
             metadata[k] = distinct[0]
         else:
             varying[k] = distinct
+    return metadata, varying
 
+
+def _metric_stats(samples: Sequence[Sample]) -> dict[str, Stat]:
     by_metric: dict[str, list[Sample]] = {}
     for s in samples:
         by_metric.setdefault(s.metric, []).append(s)
@@ -260,41 +262,64 @@ def _aggregate_cell(key: str, samples: Sequence[Sample]) -> Cell:
         stat = Stat.of(metric, group[0].unit or METRICS.get(metric, ""), (s.value for s in group))
         if stat is not None:
             stats[metric] = stat
+    return stats
 
-    # Before the rtt metric exists every sample still carries the probe's rtt_ms: one value per
-    # repeat, so the tables can show measured RTT either way.
-    if "rtt" not in stats:
-        per_repeat: dict[int, float] = {}
-        for s in samples:
-            rtt = s.metadata.get("rtt_ms")
-            if isinstance(rtt, int | float) and not isinstance(rtt, bool):
-                per_repeat.setdefault(_repeat_index(s.metadata), float(rtt))
-        stat = Stat.of("rtt", METRICS["rtt"], per_repeat.values())
-        if stat is not None:
-            stats["rtt"] = stat
 
-    repeat_verdicts: dict[int, Verdict | None] = {}
-    repeat_reasons: dict[int, dict[str, str]] = {}
+def _probe_rtt_stat(samples: Sequence[Sample]) -> Stat | None:
+    """Before the rtt metric exists every sample still carries the probe's rtt_ms: one value per
+    repeat, so the tables can show measured RTT either way."""
+    per_repeat: dict[int, float] = {}
+    for s in samples:
+        rtt = s.metadata.get("rtt_ms")
+        if isinstance(rtt, int | float) and not isinstance(rtt, bool):
+            per_repeat.setdefault(_repeat_index(s.metadata), float(rtt))
+    return Stat.of("rtt", METRICS["rtt"], per_repeat.values())
+
+
+def _repeat_verdicts(samples: Sequence[Sample]) -> tuple[dict[int, Verdict | None], dict[int, dict[str, str]]]:
+    """Each repeat's verdict (the worst of its samples), and per repeat the first reason given for each verdict."""
+    verdicts: dict[int, Verdict | None] = {}
+    reasons: dict[int, dict[str, str]] = {}
     for s in samples:
         r = _repeat_index(s.metadata)
         verdict = normalise_verdict(s.metadata.get("verdict"))
-        repeat_verdicts[r] = worst_verdict([repeat_verdicts.get(r), verdict])
+        verdicts[r] = worst_verdict([verdicts.get(r), verdict])
         text = s.metadata.get("verdict_reason")
         if verdict is not None and text:
-            repeat_reasons.setdefault(r, {}).setdefault(verdict, str(text))
-    overall = worst_verdict(repeat_verdicts.values())
+            reasons.setdefault(r, {}).setdefault(verdict, str(text))
+    return verdicts, reasons
+
+
+def _verdict_counts(repeat_verdicts: Mapping[int, Verdict | None]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for v in repeat_verdicts.values():
         if v is not None:
             counts[v] = counts.get(v, 0) + 1
-    reason: str | None = None
-    if overall is not None:
-        # The reason of the first repeat that earned the cell's verdict explains that verdict.
-        for r in sorted(repeat_verdicts):
-            if repeat_verdicts[r] == overall and overall in repeat_reasons.get(r, {}):
-                reason = repeat_reasons[r][overall]
-                break
+    return counts
 
+
+def _verdict_reason(
+    overall: Verdict | None, repeat_verdicts: Mapping[int, Verdict | None], reasons: Mapping[int, Mapping[str, str]]
+) -> str | None:
+    """The reason of the first repeat that earned the cell's verdict explains that verdict."""
+    if overall is None:
+        return None
+    for r in sorted(repeat_verdicts):
+        if repeat_verdicts[r] == overall and overall in reasons.get(r, {}):
+            return reasons[r][overall]
+    return None
+
+
+def _aggregate_cell(key: str, samples: Sequence[Sample]) -> Cell:
+    identity = {k: str(samples[0].metadata.get(k, "-")) for k in IDENTITY_KEYS}
+    metadata, varying = _split_metadata(samples)
+    stats = _metric_stats(samples)
+    if "rtt" not in stats:
+        rtt = _probe_rtt_stat(samples)
+        if rtt is not None:
+            stats["rtt"] = rtt
+    repeat_verdicts, repeat_reasons = _repeat_verdicts(samples)
+    overall = worst_verdict(repeat_verdicts.values())
     test_ids = _distinct(str(s.metadata["test_id"]) for s in samples if s.metadata.get("test_id"))
     return Cell(
         key=key,
@@ -303,8 +328,8 @@ def _aggregate_cell(key: str, samples: Sequence[Sample]) -> Cell:
         varying=MappingProxyType(varying),
         stats=MappingProxyType(stats),
         verdict=overall,
-        verdict_reason=reason,
-        verdict_counts=MappingProxyType(counts),
+        verdict_reason=_verdict_reason(overall, repeat_verdicts, repeat_reasons),
+        verdict_counts=MappingProxyType(_verdict_counts(repeat_verdicts)),
         repeats=tuple(sorted(repeat_verdicts)),
         test_ids=test_ids,
     )

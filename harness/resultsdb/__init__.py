@@ -4,7 +4,7 @@ SQLite by default (``reports/results.sqlite``), PostgreSQL for a team (``--resul
 postgresql://...``), one schema.  One concept per module:
 
 * :mod:`~.schema`: the tables, as numbered migrations;
-* :mod:`~.records`: a run going in (:class:`RunRecord`) and coming out (:class:`StoredRun`);
+* :mod:`~.records`: a run going in (:class:`~.records.RunRecord`) and coming out (:class:`~.records.StoredRun`);
 * :mod:`~.store`: the interface and the SQL both backends share; a run is written whole;
 * :mod:`~.sqlite`, :mod:`~.postgres`: the two backends;
 * :mod:`~.location`: what ``--results-db`` names, and opening it;
@@ -15,9 +15,3 @@ postgresql://...``), one schema.  One concept per module:
 NDJSON in ``reports/<run-id>/`` stays each run's own export; the database is built from the
 same records.
 """
-
-from harness.resultsdb.location import ResultsDb, results_db
-from harness.resultsdb.records import RunRecord, StoredRun, record_of
-from harness.resultsdb.store import ResultsStore
-
-__all__ = ["ResultsDb", "ResultsStore", "RunRecord", "StoredRun", "record_of", "results_db"]

@@ -21,13 +21,13 @@ from tabulate import tabulate
 from harness.errors import HarnessError
 from harness.impair.qdiscs import parse_qdiscs
 from harness.impair.readback import RootClass, classify_root, explain_root
-from harness.inventory.models import Inventory
+from harness.inventory.models import Inventory, NodeSpec
 from harness.probes.reach import Reach, reach_argv, read_reach
 from harness.probes.toolversions import PROBES, node_version_checks, parse_tool_version
 from harness.remote import CommandResult, Runner, run_batch
 from harness.remote.pool import ConnectionPool
 from harness.remote.trust import shared_host_keys
-from harness.replication import ConfigFindings, Replication, replication_for, tool_probe
+from harness.replication import ConfigFindings, Replication, ToolProbe, replication_for, tool_probe
 from harness.safety.clock import CLOCK_PROBE, judge_offset, read_offset
 from harness.safety.device import evaluate_drbd_target, probe_device
 from harness.safety.lock import LockOwner, read_lock
@@ -132,19 +132,9 @@ def _clock_finding(name: str, result: CommandResult, sent: float, received: floa
         return Finding(name, "clock", "warn", f"cannot read the node's clock: {exc}")
 
 
-def _node_checks(
-    inv: Inventory, pool: ConnectionPool, name: str, pairs: Sequence[str], risky: Status, *, clean_leftovers: bool
-) -> list[Finding]:
-    spec = inv.nodes[name]
-    out: list[Finding] = []
-    try:
-        node = pool.get(name)
-    except HarnessError as exc:
-        return [Finding(name, "ssh", "BLOCK", str(exc))]
-    out.append(Finding(name, "ssh", "ok", f"{spec.ssh.user}@{spec.ssh.host}, host key pinned"))
+def _node_commands(spec: NodeSpec, tool: ToolProbe, replications: Sequence[Replication]) -> dict[str, Sequence[str]]:
+    """Everything the node checks read, asked in one round trip."""
     iface = spec.replication.iface
-    tool = tool_probe()
-    replications = _replications(inv, node, pairs)
     commands: dict[str, Sequence[str]] = {
         "hostname": ["uname", "-n"],
         "fio": ["fio", "--version"],
@@ -168,21 +158,26 @@ def _node_checks(
     if spec.drbd_node_id is not None:
         for replication in replications:
             commands.update(replication.node_identity_probes())
-    # a crashed run's leftovers block, or are removed (before the qdiscs are read) and
-    # the pre-state restored with --clean-leftovers
-    leftovers = Finding(name, "leftovers", *leftover_check(node, clean=clean_leftovers))
-    sent = time.time()
-    res = run_batch(node, commands, timeout=60)
-    out.append(_clock_finding(name, res["clock"], sent, time.time()))
+    return commands
+
+
+def _identity_finding(name: str, spec: NodeSpec, res: Mapping[str, CommandResult]) -> Finding:
     host = res["hostname"].stdout.strip()
     if spec.hostname and host != spec.hostname:
-        out.append(Finding(name, "identity", "BLOCK", f"uname -n is {host!r}, inventory expects {spec.hostname!r}"))
-    else:
-        out.append(Finding(name, "identity", "ok", f"uname -n {host}"))
-    out += _pinned_identity(inv, name, res, replications, pairs)
-    if "sudo" in res:
-        ok = res["sudo"].ok
-        out.append(Finding(name, "sudo -n", "ok" if ok else "BLOCK", "works" if ok else res["sudo"].stderr.strip()))
+        return Finding(name, "identity", "BLOCK", f"uname -n is {host!r}, inventory expects {spec.hostname!r}")
+    return Finding(name, "identity", "ok", f"uname -n {host}")
+
+
+def _sudo_findings(name: str, res: Mapping[str, CommandResult]) -> list[Finding]:
+    if "sudo" not in res:
+        return []
+    ok = res["sudo"].ok
+    return [Finding(name, "sudo -n", "ok" if ok else "BLOCK", "works" if ok else res["sudo"].stderr.strip())]
+
+
+def _tool_findings(name: str, res: Mapping[str, CommandResult], tool: ToolProbe) -> list[Finding]:
+    """fio, the replication's own tool and tc answer, at versions the harness can drive."""
+    out: list[Finding] = []
     for key, label in (("fio", "fio"), ("product", tool.name), ("tc", "tc")):
         version = _version(res[key])
         if key == "product" and version:
@@ -192,82 +187,103 @@ def _node_checks(
         out.append(Finding(name, label, status, detail[:80]))
     outputs = {"tc": res["tc"], "fio": res["fio"], **{k[2:]: v for k, v in res.items() if k.startswith("v_")}}
     out += [Finding(name, check, status, detail) for check, status, detail in node_version_checks(outputs)]
-    out.append(
-        Finding(
-            name,
-            "netem",
-            "ok" if res["netem"].ok else "BLOCK",
-            "sch_netem available" if res["netem"].ok else "sch_netem kernel module not available",
-        )
-    )
+    return out
+
+
+def _qdisc_module_findings(name: str, res: Mapping[str, CommandResult]) -> list[Finding]:
+    netem_ok = res["netem"].ok
+    netem = "sch_netem available" if netem_ok else "sch_netem kernel module not available"
     # tbf caps the rate; without it only the cells with a rate cap cannot run
     tbf_ok = res["tbf"].ok
-    out.append(
-        Finding(
-            name,
-            "tbf",
-            "ok" if tbf_ok else "warn",
-            "sch_tbf available" if tbf_ok else "sch_tbf kernel module not available: cells with a rate cap are skipped",
-        )
-    )
+    tbf = "sch_tbf available" if tbf_ok else "sch_tbf kernel module not available: cells with a rate cap are skipped"
+    return [
+        Finding(name, "netem", "ok" if netem_ok else "BLOCK", netem),
+        Finding(name, "tbf", "ok" if tbf_ok else "warn", tbf),
+    ]
+
+
+def _iface_finding(name: str, spec: NodeSpec, res: Mapping[str, CommandResult]) -> Finding:
+    iface, ip = spec.replication.iface, spec.replication.ip
     addresses = {
         word.split("/")[0]
         for line in res["addr"].stdout.splitlines()
         for key, word in zip(line.split(), line.split()[1:], strict=False)
         if key == "inet"
     }
-    if spec.replication.ip not in addresses:
-        out.append(
-            Finding(
-                name,
-                "replication iface",
-                "BLOCK",
-                f"{iface} does not carry {spec.replication.ip}: {res['addr'].stdout.strip() or 'no address'}",
-            )
-        )
-    else:
-        out.append(Finding(name, "replication iface", "ok", f"{iface} has {spec.replication.ip}"))
+    if ip not in addresses:
+        detail = f"{iface} does not carry {ip}: {res['addr'].stdout.strip() or 'no address'}"
+        return Finding(name, "replication iface", "BLOCK", detail)
+    return Finding(name, "replication iface", "ok", f"{iface} has {ip}")
+
+
+def _paths_finding(inv: Inventory, name: str, spec: NodeSpec, res: Mapping[str, CommandResult]) -> Finding:
+    """SSH must not come from a replication address: impairing that path would cut the harness off."""
     ssh_parts = res["sshconn"].stdout.split()
     if len(ssh_parts) >= 3 and ssh_parts[2] == spec.replication.ip:
-        out.append(
-            Finding(
-                name,
-                "paths",
-                "warn",
-                f"SSH arrives on the replication address {spec.replication.ip}; "
-                "impairment is filtered to the peer's address only, so SSH is not shaped",
-            )
+        return Finding(
+            name,
+            "paths",
+            "warn",
+            f"SSH arrives on the replication address {spec.replication.ip}; "
+            "impairment is filtered to the peer's address only, so SSH is not shaped",
         )
-    elif len(ssh_parts) >= 1 and ssh_parts[0] in {n.replication.ip for n in inv.nodes.values()}:
-        out.append(
-            Finding(
-                name,
-                "paths",
-                "BLOCK",
-                "the harness connects from a replication address: impairing would cut its own SSH",
-            )
-        )
-    else:
-        out.append(Finding(name, "paths", "ok", "SSH and replication use different addresses"))
-    # who else talks to the peer over the replication path (a fault there slows them too)
-    out += [Finding(name, c, st, d) for c, st, d in shared_path_checks(res, pair_paths(inv, name, pairs))]
+    if len(ssh_parts) >= 1 and ssh_parts[0] in {n.replication.ip for n in inv.nodes.values()}:
+        detail = "the harness connects from a replication address: impairing would cut its own SSH"
+        return Finding(name, "paths", "BLOCK", detail)
+    return Finding(name, "paths", "ok", "SSH and replication use different addresses")
+
+
+def _qdisc_finding(name: str, iface: str, res: Mapping[str, CommandResult]) -> Finding:
     try:
         qdiscs = parse_qdiscs(res["qdisc"].stdout)
         root = classify_root(qdiscs)
-        status = "ok" if root is RootClass.DEFAULT else "BLOCK"
-        out.append(Finding(name, "qdisc", status, f"{iface}: {root}: {explain_root(qdiscs)}"[:100]))
+        status: Status = "ok" if root is RootClass.DEFAULT else "BLOCK"
+        return Finding(name, "qdisc", status, f"{iface}: {root}: {explain_root(qdiscs)}"[:100])
     except HarnessError as exc:
         # a tc too old to print JSON ends here: say which tc it was
         tc_found = parse_tool_version("tc", res["tc"].stdout, res["tc"].stderr).describe()
-        out.append(Finding(name, "qdisc", "BLOCK", f"cannot read qdiscs on {iface} with tc {tc_found}: {exc}"))
-    out += _audit_findings(name, [r.read_audit(res) for r in replications], risky)
-    out.append(leftovers)
+        return Finding(name, "qdisc", "BLOCK", f"cannot read qdiscs on {iface} with tc {tc_found}: {exc}")
+
+
+def _lock_finding(name: str, node: Runner) -> Finding:
     owner = read_lock(node)
     if owner is None:
-        out.append(Finding(name, "lock", "ok", "free"))
-    else:
-        text = owner.describe() if isinstance(owner, LockOwner) else str(owner)
-        out.append(Finding(name, "lock", "BLOCK", f"held: {text}"))
+        return Finding(name, "lock", "ok", "free")
+    text = owner.describe() if isinstance(owner, LockOwner) else str(owner)
+    return Finding(name, "lock", "BLOCK", f"held: {text}")
+
+
+def _node_checks(
+    inv: Inventory, pool: ConnectionPool, name: str, pairs: Sequence[str], risky: Status, *, clean_leftovers: bool
+) -> list[Finding]:
+    spec = inv.nodes[name]
+    try:
+        node = pool.get(name)
+    except HarnessError as exc:
+        return [Finding(name, "ssh", "BLOCK", str(exc))]
+    out = [Finding(name, "ssh", "ok", f"{spec.ssh.user}@{spec.ssh.host}, host key pinned")]
+    tool = tool_probe()
+    replications = _replications(inv, node, pairs)
+    commands = _node_commands(spec, tool, replications)
+    # a crashed run's leftovers block, or are removed (before the qdiscs are read) and the
+    # pre-state restored with --clean-leftovers
+    leftovers = Finding(name, "leftovers", *leftover_check(node, clean=clean_leftovers))
+    sent = time.time()
+    res = run_batch(node, commands, timeout=60)
+    out.append(_clock_finding(name, res["clock"], sent, time.time()))
+    out.append(_identity_finding(name, spec, res))
+    out += _pinned_identity(inv, name, res, replications, pairs)
+    out += _sudo_findings(name, res)
+    out += _tool_findings(name, res, tool)
+    out += _qdisc_module_findings(name, res)
+    out.append(_iface_finding(name, spec, res))
+    out.append(_paths_finding(inv, name, spec, res))
+    # who else talks to the peer over the replication path
+    out += [Finding(name, c, st, d) for c, st, d in shared_path_checks(res, pair_paths(inv, name, pairs))]
+    out.append(_qdisc_finding(name, spec.replication.iface, res))
+    out += _audit_findings(name, [r.read_audit(res) for r in replications], risky)
+    out.append(leftovers)
+    out.append(_lock_finding(name, node))
     return out
 
 

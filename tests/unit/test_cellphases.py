@@ -1,4 +1,4 @@
-"""Phases of a cell read back from the ledger (harness.bench.cellphases) and the fidelity summary."""
+"""Phases of a cell read back from the ledger (harness.bench.cellphases); the fidelity summary and table."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.bench.cellphases import PHASES, cell_phases, phase_table
-from harness.bench.overhead import fidelity_summary
+from harness.bench.fidelity import fidelity_summary, render_fidelity
+from harness.bench.overhead import OverheadReport
+from harness.bench.suite import BenchReport
 from harness.runfiles.ledger import Ledger
 
 LEDGER = Path(__file__).parent.parent / "data" / "bench" / "lab7-overhead-ledger.ndjson"
@@ -109,3 +111,21 @@ def test_fidelity_summary(pairs: list[tuple[float, float]]) -> None:
 def test_fidelity_summary_of_identical_runs_has_no_spread() -> None:
     runs = [{"run": i, "harness_mib_s": 100.0, "by_hand_mib_s": 100.0, "delta_pct": 0.0} for i in range(4)]
     assert fidelity_summary(runs) == {"median_abs_delta_pct": 0.0, "by_hand_spread_pct": 0.0, "harness_spread_pct": 0.0}
+
+
+def test_both_bench_reports_render_the_fidelity_runs_with_one_renderer() -> None:
+    runs = [
+        {"run": 0, "harness_mib_s": 105.0, "by_hand_mib_s": 100.0, "delta_pct": 5.0},
+        {"run": 1, "harness_mib_s": 90.0, "by_hand_mib_s": 100.0, "delta_pct": -10.0},
+    ]
+    text = render_fidelity(runs)
+    # the runs, then median |Δ| = (5 + 10) / 2 and each side's run-to-run spread:
+    # harness 105 -> 90 is 14.29 %, by hand 100 -> 100 is 0 %
+    assert "105.00" in text and "-10.00" in text
+    assert "median abs delta pct: 7.50" in text
+    assert "harness spread pct: 14.29" in text and "by hand spread pct: 0.00" in text
+    bench = BenchReport(overhead=[], fidelity=runs, rtt=[], rate=[]).render()
+    overhead = OverheadReport(cells=[], fidelity=runs).render()
+    assert bench == text
+    assert overhead.endswith("\n\n" + text)
+    assert render_fidelity([]) == ""
