@@ -2,7 +2,7 @@
 
 A figure goes stale when the provider changes it (AWS raised gp3's limits in 2025 and M6a's EBS
 bandwidth on 2023-05-11); before quoting, a pre-sales engineer runs this and re-reads the
-sources it names.  The listing is :func:`harness.sizing.provenance.findings`.
+sources it names.  The listing is :func:`harness.sizing.catalog.provenance.findings`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TextIO
 
 from harness.errors import ConfigError
-from harness.sizing.catalog import load_catalog
-from harness.sizing.provenance import describe_source, findings, render_findings
+from harness.sizing.catalog.loader import load_catalog
+from harness.sizing.catalog.provenance import describe_source, findings, render_findings
 from harness.userfiles.jsonsafe import dumps
 
 __all__ = ["add_catalog_commands", "run_catalog"]

@@ -8,8 +8,9 @@ Other tools call this command, so its interface is fixed:
 
 plus ``--require 40MB/s`` (or ``3000iops``) to search the catalog, ``--catalog FILE`` for a
 user's own types, and calibration overrides.  This module only wires options and prints: the
-text forms are read by :mod:`harness.sizing.inputs` (``--require`` by :mod:`harness.sizing.search`),
-the numbers come from :mod:`harness.sizing.model` and the wording from :mod:`harness.sizing.explain`.
+text forms are read by :mod:`harness.sizing.scenario.notation` (``--require`` by
+:mod:`harness.sizing.answer.search`), the numbers come from :mod:`harness.sizing.model.predict` and
+the wording from :mod:`harness.sizing.answer.explain`.
 The main ``harness`` CLI wires :func:`add_arguments` and :func:`run` to its ``sizing`` subcommand.
 """
 
@@ -25,19 +26,13 @@ from harness.argtypes import number
 from harness.cli.catalog import add_catalog_commands, run_catalog
 from harness.errors import ConfigError
 from harness.fields import ReplicationProtocol
-from harness.sizing.catalog import Catalog, load_catalog
-from harness.sizing.clouds import CLOUDS, DEFAULT_VOLUMES, bare_name, placement_for
-from harness.sizing.explain import explain, render_prediction, render_search
-from harness.sizing.inputs import (
-    Calibration,
-    NodeSpec,
-    Scenario,
-    parse_placement,
-    parse_volume,
-    parse_workload,
-)
-from harness.sizing.model import predict
-from harness.sizing.search import parse_requirement, search
+from harness.sizing.answer.explain import explain, render_prediction, render_search
+from harness.sizing.answer.search import parse_requirement, search
+from harness.sizing.catalog.clouds import CLOUDS, DEFAULT_VOLUMES, bare_name, placement_for
+from harness.sizing.catalog.loader import Catalog, load_catalog
+from harness.sizing.model.predict import predict
+from harness.sizing.scenario.notation import parse_placement, parse_volume, parse_workload
+from harness.sizing.scenario.question import Calibration, NodeSpec, Scenario
 from harness.units import UnitError, parse_duration, parse_rate_bits, parse_size
 from harness.userfiles.jsonsafe import dumps
 

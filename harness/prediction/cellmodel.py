@@ -3,8 +3,8 @@
 Every replicated or disconnected write cell gets a predicted bandwidth and IOPS, the
 measured/predicted ratio and the limit the model says binds, so a table shows at once whether
 a cell ran at what its parts allow, and if not, that something the model does not know about
-held it back.  The model is :mod:`harness.sizing.model`; the calibration replaces the catalog's
-figures with the pair's measured disk latency, bandwidth and IOPS, the path's RTT and rate,
+held it back.  The model is :mod:`harness.sizing.model.predict`; the calibration replaces the
+catalog's figures with the pair's measured disk latency, bandwidth and IOPS, the path's RTT and rate,
 the replication overhead and the replicated IOPS capacity (:mod:`harness.prediction.calibrate`).  What
 the cell itself measured stands in where it is more exact: its RTT under the impairment and,
 for a block size range, the mean block size fio issued.
@@ -26,11 +26,12 @@ from harness.inventory.models import Inventory
 from harness.prediction.calibrate import CALIBRATION_SCENARIO, PairCalibration, calibrate_pair
 from harness.prediction.calstore import CalibrationStore
 from harness.probes.rtt import RttStats
-from harness.sizing.catalog import Catalog, load_catalog
-from harness.sizing.inputs import Calibration, NodeSpec, Scenario, VolumeSpec, Workload, parse_volume
-from harness.sizing.model import predict
-from harness.sizing.prediction import Prediction
-from harness.sizing.volumes import volume_performance
+from harness.sizing.catalog.loader import Catalog, load_catalog
+from harness.sizing.model.predict import predict
+from harness.sizing.model.prediction import Prediction
+from harness.sizing.scenario.notation import parse_volume
+from harness.sizing.scenario.question import Calibration, NodeSpec, Scenario, VolumeSpec, Workload
+from harness.sizing.volumes.rules import volume_performance
 from harness.units import MIB
 
 __all__ = [

@@ -3,7 +3,7 @@
 DRBD leaves ``sndbuf-size`` and ``rcvbuf-size`` at 0 by default: the kernel autotunes both,
 up to ``tcp_wmem``'s maximum on the sender and ``tcp_rmem``'s on the receiver, and the
 receiver advertises its buffer less what ``tcp_adv_win_scale`` counts as overhead
-(:func:`~harness.sizing.transport_limits.receive_window`).  The kernel scales those maxima to
+(:func:`~harness.sizing.limits.transport.receive_window`).  The kernel scales those maxima to
 the machine's memory at boot (1.8-1.9 MB on a 256 MiB lab guest, 4 and 6 MiB by default on a
 larger one), so they are read, not assumed.  Read once per calibration; kept with it.
 """
@@ -15,7 +15,7 @@ from typing import Final
 
 from harness.errors import InfraError
 from harness.remote import Runner
-from harness.sizing.transport_limits import receive_window
+from harness.sizing.limits.transport import receive_window
 
 __all__ = ["TCP_BUFFERS_ARGV", "TcpBuffers", "connection_window", "parse_tcp_buffers", "read_window"]
 

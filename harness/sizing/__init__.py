@@ -1,28 +1,17 @@
 """Pre-sales sizing: a catalog of published cloud limits and a model that names the binding one.
 
-``catalog`` loads and validates the limits (data in ``catalog.yaml``, ``catalog-gcp.yaml`` and
-``catalog-azure.yaml``; its records are ``records``, ``volume_base``, ``volume_types`` (AWS),
-``gcp_disks``, ``azure_disks`` and ``instance_types``; ``provenance`` says where each figure comes
-from), ``model`` predicts throughput, IOPS and latency of a replicated (or plain) volume from
-them (its docstring maps the parts, from ``inputs`` to ``search``), ``cost`` prices the pair,
-``explain`` turns a prediction into a table and plain language, and ``cli`` (with
-``catalog_cli``) is the ``harness sizing`` command.
+The rooms, each standing only on those listed before it:
+
+* ``catalog``: the published figures: the YAML files (AWS, Google Cloud, Azure), their records,
+  loading and merging a user's own catalog, which cloud a name belongs to, and where each figure
+  comes from;
+* ``scenario``: the question: workload, nodes, volumes, placement, calibration, and their text forms;
+* ``volumes``: what a volume of a catalog type delivers at the size and IOPS a user chose;
+* ``limits``: every limit on the write path (storage, network, TCP, CPU), built by one builder,
+  and the closed loop of synchronous writes that queue at them;
+* ``model``: the prediction: the limits assembled, the latency bound, the phases as credit
+  buckets drain, the answer and the pair's cost;
+* ``answer``: which instance types meet a requirement, and the answer in table and words.
+
+The ``harness sizing`` command itself is :mod:`harness.cli.sizing` (with :mod:`harness.cli.catalog`).
 """
-
-from harness.sizing.catalog import Catalog, load_builtin_catalog, load_catalog
-from harness.sizing.inputs import Calibration, NodeSpec, Scenario, VolumeSpec, Workload
-from harness.sizing.model import predict
-from harness.sizing.prediction import Prediction
-
-__all__ = [
-    "Calibration",
-    "Catalog",
-    "NodeSpec",
-    "Prediction",
-    "Scenario",
-    "VolumeSpec",
-    "Workload",
-    "load_builtin_catalog",
-    "load_catalog",
-    "predict",
-]

@@ -17,8 +17,8 @@ from harness.inventory import Inventory, load_inventory
 from harness.prediction.calibrate import PairCalibration
 from harness.prediction.cellmodel import inventory_catalog, model_rtt_ms, model_workload, predict_cell
 from harness.probes.rtt import RttStats
-from harness.sizing.catalog import Catalog
-from harness.sizing.transport_limits import window_loop_rate
+from harness.sizing.catalog.loader import Catalog
+from harness.sizing.limits.transport import window_loop_rate
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB = ROOT / "inventories" / "lab.yaml"

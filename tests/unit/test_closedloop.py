@@ -1,4 +1,4 @@
-"""The closed loop of synchronous writes through queueing stations (harness.sizing.closedloop)."""
+"""The closed loop of synchronous writes through queueing stations (harness.sizing.limits.closedloop)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.sizing.closedloop import EVEN, EXPONENTIAL, SATURATED, closed_loop_rate
+from harness.sizing.limits.closedloop import EVEN, EXPONENTIAL, SATURATED, closed_loop_rate
 
 demand_lists = st.lists(st.floats(min_value=1e-6, max_value=1e-2), min_size=0, max_size=3)
 

@@ -16,7 +16,7 @@ from harness.cli import main
 from harness.errors import ConfigError
 from harness.inventory import load_inventory
 from harness.prediction.cellmodel import inventory_catalog
-from harness.sizing.catalog import load_builtin_catalog
+from harness.sizing.catalog.loader import load_builtin_catalog
 
 from .test_inventory import GOOD
 

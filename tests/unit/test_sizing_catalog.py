@@ -9,8 +9,8 @@ import pytest
 from pydantic import ValidationError
 
 from harness.errors import ConfigError
-from harness.sizing.catalog import Catalog, load_builtin_catalog, load_catalog, parse_catalog_text
-from harness.sizing.instance_types import Ebs
+from harness.sizing.catalog.instance_types import Ebs
+from harness.sizing.catalog.loader import Catalog, load_builtin_catalog, load_catalog, parse_catalog_text
 
 
 @pytest.fixture(scope="module")

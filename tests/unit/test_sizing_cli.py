@@ -11,8 +11,8 @@ import pytest
 
 from harness.cli.sizing import add_arguments, run
 from harness.errors import ConfigError
-from harness.sizing.inputs import parse_placement, parse_volume, parse_workload
-from harness.sizing.search import parse_requirement
+from harness.sizing.answer.search import parse_requirement
+from harness.sizing.scenario.notation import parse_placement, parse_volume, parse_workload
 
 MIB = 1024**2
 

@@ -9,14 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.errors import ConfigError
-from harness.sizing.catalog import load_builtin_catalog
-from harness.sizing.clouds import placement_for
-from harness.sizing.gcp_disks import GcpLocalSsd
-from harness.sizing.inputs import MIB, NodeSpec, Scenario, VolumeSpec, Workload
-from harness.sizing.model import predict
-from harness.sizing.performance import VolumePerformance
-from harness.sizing.prediction import Prediction
-from harness.sizing.volumes import volume_performance
+from harness.sizing.catalog.clouds import placement_for
+from harness.sizing.catalog.gcp_disks import GcpLocalSsd
+from harness.sizing.catalog.loader import load_builtin_catalog
+from harness.sizing.model.predict import predict
+from harness.sizing.model.prediction import Prediction
+from harness.sizing.scenario.question import MIB, NodeSpec, Scenario, VolumeSpec, Workload
+from harness.sizing.volumes.performance import VolumePerformance
+from harness.sizing.volumes.rules import volume_performance
 
 CATALOG = load_builtin_catalog()
 N2 = CATALOG.instance("n2-standard-4")

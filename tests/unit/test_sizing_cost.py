@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.sizing.catalog import load_builtin_catalog
-from harness.sizing.cost import HOURS_PER_MONTH, pair_cost
-from harness.sizing.inputs import NodeSpec, Scenario, VolumeSpec, Workload
-from harness.sizing.model import predict
+from harness.sizing.catalog.loader import load_builtin_catalog
+from harness.sizing.model.cost import HOURS_PER_MONTH, pair_cost
+from harness.sizing.model.predict import predict
+from harness.sizing.scenario.question import NodeSpec, Scenario, VolumeSpec, Workload
 
 CATALOG = load_builtin_catalog()
 WORKLOAD = Workload("randwrite", 4096, numjobs=8)

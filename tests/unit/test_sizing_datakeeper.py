@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.sizing.catalog import load_builtin_catalog
-from harness.sizing.inputs import NodeSpec, Scenario, VolumeSpec, Workload
-from harness.sizing.model import predict
-from harness.sizing.prediction import Prediction
+from harness.sizing.catalog.loader import load_builtin_catalog
+from harness.sizing.model.predict import predict
+from harness.sizing.model.prediction import Prediction
+from harness.sizing.scenario.question import NodeSpec, Scenario, VolumeSpec, Workload
 
 CATALOG = load_builtin_catalog()
 STUDY = Workload("randwrite", 4096, numjobs=8)

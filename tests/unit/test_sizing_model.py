@@ -11,12 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.errors import ConfigError
-from harness.sizing.catalog import Catalog, load_builtin_catalog
-from harness.sizing.inputs import MIB, Calibration, NodeSpec, Protocol, Scenario, VolumeSpec, Workload
-from harness.sizing.model import predict
-from harness.sizing.prediction import Prediction
-from harness.sizing.search import Requirement, search
-from harness.sizing.volumes import VolumePerformance, volume_performance
+from harness.sizing.answer.search import Requirement, search
+from harness.sizing.catalog.loader import Catalog, load_builtin_catalog
+from harness.sizing.model.predict import predict
+from harness.sizing.model.prediction import Prediction
+from harness.sizing.scenario.question import MIB, Calibration, NodeSpec, Protocol, Scenario, VolumeSpec, Workload
+from harness.sizing.volumes.performance import VolumePerformance
+from harness.sizing.volumes.rules import volume_performance
 
 CATALOG = load_builtin_catalog()
 KIB = 1024

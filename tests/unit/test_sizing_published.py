@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 
 from harness.cli.catalog import run_catalog
 from harness.errors import ConfigError
-from harness.sizing.catalog import Catalog, load_builtin_catalog
-from harness.sizing.inputs import KIB, MIB, NodeSpec, Scenario, VolumeSpec, Workload
-from harness.sizing.model import predict
-from harness.sizing.provenance import findings
-from harness.sizing.volumes import volume_performance
+from harness.sizing.catalog.loader import Catalog, load_builtin_catalog
+from harness.sizing.catalog.provenance import findings
+from harness.sizing.model.predict import predict
+from harness.sizing.scenario.question import KIB, MIB, NodeSpec, Scenario, VolumeSpec, Workload
+from harness.sizing.volumes.rules import volume_performance
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sizing"
 

@@ -7,11 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.errors import ConfigError
-from harness.sizing.catalog import load_builtin_catalog
-from harness.sizing.inputs import MIB, NodeSpec, Protocol, Scenario, VolumeSpec, Workload
-from harness.sizing.model import predict
-from harness.sizing.prediction import Prediction
-from harness.sizing.transport_limits import SEGMENT_BYTES, protocol_a_lag, window_loop_rate, wire_factor
+from harness.sizing.catalog.loader import load_builtin_catalog
+from harness.sizing.limits.transport import SEGMENT_BYTES, protocol_a_lag, window_loop_rate, wire_factor
+from harness.sizing.model.predict import predict
+from harness.sizing.model.prediction import Prediction
+from harness.sizing.scenario.question import MIB, NodeSpec, Protocol, Scenario, VolumeSpec, Workload
 
 CATALOG = load_builtin_catalog()
 FAST = VolumeSpec("gp3", 1000, 16000, 1000)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from harness.errors import ConfigError, InfraError
 from harness.prediction.tcpwindow import connection_window, parse_tcp_buffers
-from harness.sizing.transport_limits import receive_window
+from harness.sizing.limits.transport import receive_window
 from tests.doubles import data
 
 A1 = parse_tcp_buffers(data("sysctl/lab-a1-tcp-buffers.txt"), "a1")

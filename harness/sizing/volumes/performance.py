@@ -1,7 +1,7 @@
 """What one volume delivers at a size: its IOPS and throughput limits, burst bucket and latency.
 
-The record every cloud's disk rules produce (:mod:`harness.sizing.volumes` for AWS EBS,
-:mod:`harness.sizing.gcp_disks`, :mod:`harness.sizing.azure_disks`) and the storage limits read.
+The record every cloud's disk rules produce (:mod:`harness.sizing.volumes.rules` for AWS EBS,
+:mod:`harness.sizing.catalog.gcp_disks`, :mod:`harness.sizing.catalog.azure_disks`) and the storage limits read.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from harness.sizing.inputs import GIB, KIB, MIB, TIB, Calibration
-from harness.sizing.limits import Bucket, Build, Limit, Node
+from harness.sizing.limits.limit import Bucket, Build, Limit, Node
+from harness.sizing.scenario.question import GIB, KIB, MIB, TIB, Calibration
 
 __all__ = ["add_calibrated_limits", "add_ebs_limits", "add_volume_limits"]
 

@@ -1,7 +1,7 @@
 """The model's answer: the rate, the binding limit, every limit's value and the phases of a run.
 
-A :class:`Prediction` is what :func:`harness.sizing.model.predict` returns and what
-:mod:`harness.sizing.explain` and ``harness sizing --json`` (:meth:`Prediction.as_dict`) show.
+A :class:`Prediction` is what :func:`harness.sizing.model.predict.predict` returns and what
+:mod:`harness.sizing.answer.explain` and ``harness sizing --json`` (:meth:`Prediction.as_dict`) show.
 """
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from harness.sizing.cost import PairCost
-from harness.sizing.inputs import MIB, RW_MODES, Scenario, format_volume
+from harness.sizing.model.cost import PairCost
+from harness.sizing.scenario.notation import format_volume
+from harness.sizing.scenario.question import MIB, RW_MODES, Scenario
 
 __all__ = ["LimitValue", "Phase", "Prediction"]
 

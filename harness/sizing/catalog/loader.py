@@ -5,9 +5,9 @@ so the numbers live in a data file (``catalog.yaml``) with a source and an as-of
 rather than in code.  This module owns the catalog as a whole: its sections, name lookup with
 did-you-mean, loading the file with duplicate-key rejection and ``file:line`` error messages,
 and merging a user's own catalog (other clouds, on-prem hardware) over the built-in one.  The
-records it holds are :mod:`harness.sizing.records`, :mod:`harness.sizing.volume_types` and
-:mod:`harness.sizing.instance_types`.  It computes nothing about performance;
-:mod:`harness.sizing.model` does.
+records it holds are :mod:`~harness.sizing.catalog.records`, :mod:`~harness.sizing.catalog.volume_types`
+and :mod:`~harness.sizing.catalog.instance_types`.  It computes nothing about performance;
+:mod:`harness.sizing.model.predict` does.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from harness.errors import ConfigError
-from harness.sizing.clouds import bare_name
-from harness.sizing.instance_types import InstanceType
-from harness.sizing.records import CatalogRecord, Defaults, DefaultsOverlay, Figure, PlacementEntry, Reference
-from harness.sizing.volume_types import VolumeType
+from harness.sizing.catalog.clouds import bare_name
+from harness.sizing.catalog.instance_types import InstanceType
+from harness.sizing.catalog.records import CatalogRecord, Defaults, DefaultsOverlay, Figure, PlacementEntry, Reference
+from harness.sizing.catalog.volume_types import VolumeType
 from harness.userfiles.userfile import read_config_text
 from harness.userfiles.yamlguard import compose_guarded
 from harness.userfiles.yamlsafe import construct_yaml_text
@@ -191,12 +191,12 @@ def _validate(model: type[_M], data: dict[str, Any], text: str, origin: str) -> 
 
 def load_builtin_catalog() -> Catalog:
     """The catalog shipped with the harness: AWS, with Google Cloud's and Azure's types merged in."""
-    resource = resources.files("harness.sizing").joinpath(BUILTIN_CATALOG)
+    resource = resources.files("harness.sizing.catalog").joinpath(BUILTIN_CATALOG)
     text = resource.read_text(encoding="utf-8")
     origin = f"<builtin>/{BUILTIN_CATALOG}"
     catalog = _validate(Catalog, parse_catalog_text(text, origin), text, origin)
     for name in BUILTIN_CLOUD_CATALOGS:
-        extra = resources.files("harness.sizing").joinpath(name).read_text(encoding="utf-8")
+        extra = resources.files("harness.sizing.catalog").joinpath(name).read_text(encoding="utf-8")
         where = f"<builtin>/{name}"
         catalog = merge_catalog(catalog, _validate(CatalogOverlay, parse_catalog_text(extra, where), extra, where))
     return catalog

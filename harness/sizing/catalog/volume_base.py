@@ -1,6 +1,7 @@
 """What every volume record has, whatever cloud and performance model: size bounds, I/O unit,
-latency, list price and provenance.  The AWS models are :mod:`harness.sizing.volume_types`, the
-Google Cloud ones :mod:`harness.sizing.gcp_disks`, the Azure ones :mod:`harness.sizing.azure_disks`.
+latency, list price and provenance.  The AWS models are :mod:`~harness.sizing.catalog.volume_types`,
+the Google Cloud ones :mod:`~harness.sizing.catalog.gcp_disks`, the Azure ones
+:mod:`~harness.sizing.catalog.azure_disks`.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from harness.sizing.records import CatalogRecord, FigureSource, NonNegativeFloat, PositiveFloat, SourceList
+from harness.sizing.catalog.records import CatalogRecord, FigureSource, NonNegativeFloat, PositiveFloat, SourceList
 
 __all__ = ["Latency", "VolumeBase", "VolumePrice"]
 

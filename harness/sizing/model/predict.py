@@ -17,26 +17,26 @@ then 300").
 
 
 Every part is pure: no I/O, no clock.  Measured values (local write latency and bandwidth,
-RTT and rate of the replication path) enter through :class:`~harness.sizing.inputs.Calibration`
-and replace the catalog figures they correspond to, so the same model serves the lab and real
-clusters.
+RTT and rate of the replication path) enter through
+:class:`~harness.sizing.scenario.question.Calibration` and replace the catalog figures they
+correspond to, so the same model serves the lab and real clusters.
 
 The parts, in the order a prediction flows through them:
 
-* :mod:`harness.sizing.inputs`: the question (workload, nodes, volumes, placement, calibration)
+* :mod:`harness.sizing.scenario`: the question (workload, nodes, volumes, placement, calibration)
   and its text forms;
 * :mod:`harness.sizing.volumes`: what a volume of a catalog type delivers at a size;
-* :mod:`harness.sizing.assemble`: a scenario's limits and credit buckets
-  (:mod:`~harness.sizing.storage_limits`, :mod:`~harness.sizing.network_limits`,
-  :mod:`~harness.sizing.transport_limits` for the TCP window and headers,
-  :mod:`~harness.sizing.cpu_limits` for CPU, in the vocabulary of :mod:`~harness.sizing.limits`;
-  :mod:`~harness.sizing.clouds` for which cloud's rules apply) and its latency bound
-  (:mod:`~harness.sizing.latency`, a closed loop through the CPUs when they are modelled);
-* :mod:`harness.sizing.credits`: the phases of the run as the buckets drain;
+* :mod:`harness.sizing.model.assemble`: a scenario's limits and credit buckets
+  (:mod:`~harness.sizing.limits.storage`, :mod:`~harness.sizing.limits.network`,
+  :mod:`~harness.sizing.limits.transport` for the TCP window and headers,
+  :mod:`~harness.sizing.limits.cpu` for CPU, in the vocabulary of :mod:`~harness.sizing.limits.limit`;
+  :mod:`~harness.sizing.catalog.clouds` for which cloud's rules apply) and its latency bound
+  (:mod:`~harness.sizing.model.latency`, a closed loop through the CPUs when they are modelled);
+* :mod:`harness.sizing.model.credits`: the phases of the run as the buckets drain;
 * this module: :func:`predict`, which summarises the phases into a
-  :class:`~harness.sizing.prediction.Prediction` with protocol A's lag and the pair's cost
-  (:mod:`~harness.sizing.cost`);
-* :mod:`harness.sizing.search`: which instance types meet a requirement.
+  :class:`~harness.sizing.model.prediction.Prediction` with protocol A's lag and the pair's cost
+  (:mod:`~harness.sizing.model.cost`);
+* :mod:`harness.sizing.answer.search`: which instance types meet a requirement.
 """
 
 from __future__ import annotations
@@ -44,15 +44,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-from harness.sizing.assemble import collect, sndbuf_bytes
-from harness.sizing.catalog import Catalog
-from harness.sizing.cost import PairCost, pair_cost
-from harness.sizing.credits import simulate
-from harness.sizing.inputs import Scenario
-from harness.sizing.latency import LatencyBound
-from harness.sizing.limits import LATENCY_KEY, REL_TIE, Bucket, Build, Limit
-from harness.sizing.prediction import LimitValue, Phase, Prediction
-from harness.sizing.transport_limits import protocol_a_lag
+from harness.sizing.catalog.loader import Catalog
+from harness.sizing.limits.limit import LATENCY_KEY, REL_TIE, Bucket, Build, Limit
+from harness.sizing.limits.transport import protocol_a_lag
+from harness.sizing.model.assemble import collect, sndbuf_bytes
+from harness.sizing.model.cost import PairCost, pair_cost
+from harness.sizing.model.credits import simulate
+from harness.sizing.model.latency import LatencyBound
+from harness.sizing.model.prediction import LimitValue, Phase, Prediction
+from harness.sizing.scenario.question import Scenario
 
 __all__ = ["predict"]
 

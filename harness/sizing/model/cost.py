@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.sizing.azure_disks import AzureTieredDisk, azure_tier
-from harness.sizing.catalog import Catalog
-from harness.sizing.clouds import placement_for
-from harness.sizing.inputs import NodeSpec, Scenario
-from harness.sizing.volume_types import ProvisionedThroughput, ProvisionedVolume, VolumeType
+from harness.sizing.catalog.azure_disks import AzureTieredDisk, azure_tier
+from harness.sizing.catalog.clouds import placement_for
+from harness.sizing.catalog.loader import Catalog
+from harness.sizing.catalog.volume_types import ProvisionedThroughput, ProvisionedVolume, VolumeType
+from harness.sizing.scenario.question import NodeSpec, Scenario
 
 __all__ = ["HOURS_PER_MONTH", "PairCost", "pair_cost"]
 

@@ -12,7 +12,7 @@
 * Persistent Disk writes leave the VM through its network egress cap (:class:`PdEgress`): each
   written byte costs about 1.16 bytes of egress, and when disk writes compete with other egress
   (DRBD's replication does, on the primary) 60 % of the cap goes to disk writes and 40 % to the
-  rest; :mod:`harness.sizing.network_limits` applies it.
+  rest; :mod:`harness.sizing.limits.network` applies it.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from harness.errors import ConfigError
-from harness.sizing.performance import LatencyFields, VolumePerformance
-from harness.sizing.records import CatalogRecord, NonNegativeFloat, PositiveFloat
-from harness.sizing.volume_base import VolumeBase
+from harness.sizing.catalog.records import CatalogRecord, NonNegativeFloat, PositiveFloat
+from harness.sizing.catalog.volume_base import VolumeBase
+from harness.sizing.volumes.performance import LatencyFields, VolumePerformance
 
 __all__ = [
     "GcpLocalSsd",

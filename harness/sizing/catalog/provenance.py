@@ -14,8 +14,8 @@ import datetime as dt
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from harness.sizing.catalog import Catalog
-from harness.sizing.records import Defaults, FigureSource, PlacementEntry
+from harness.sizing.catalog.loader import Catalog
+from harness.sizing.catalog.records import Defaults, FigureSource, PlacementEntry
 
 __all__ = ["Finding", "describe_source", "findings"]
 

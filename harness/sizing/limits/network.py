@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from harness.sizing.gcp_disks import GcpSizeScaledDisk, PdEgress
-from harness.sizing.inputs import MIB, Calibration
-from harness.sizing.limits import Bucket, Build, Limit, Node
+from harness.sizing.catalog.gcp_disks import GcpSizeScaledDisk, PdEgress
+from harness.sizing.limits.limit import Bucket, Build, Limit, Node
+from harness.sizing.scenario.question import MIB, Calibration
 
 __all__ = ["add_measured_path", "add_network_limits", "add_replication_capacities"]
 

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from harness.errors import ConfigError
-from harness.sizing.catalog import Catalog
-from harness.sizing.inputs import Scenario, positive_number
-from harness.sizing.model import predict
-from harness.sizing.prediction import Prediction
+from harness.sizing.catalog.loader import Catalog
+from harness.sizing.model.predict import predict
+from harness.sizing.model.prediction import Prediction
+from harness.sizing.scenario.notation import positive_number
+from harness.sizing.scenario.question import Scenario
 from harness.units import UnitError, parse_rate_bits
 
 __all__ = ["Requirement", "SearchHit", "parse_requirement", "search"]

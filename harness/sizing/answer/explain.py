@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 from tabulate import tabulate
 
-from harness.sizing.inputs import MIB
-from harness.sizing.prediction import LimitValue, Phase, Prediction
-from harness.sizing.search import Requirement, SearchHit
+from harness.sizing.answer.search import Requirement, SearchHit
+from harness.sizing.model.prediction import LimitValue, Phase, Prediction
+from harness.sizing.scenario.question import MIB
 
 __all__ = [
     "cost_line",

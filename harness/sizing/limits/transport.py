@@ -19,7 +19,7 @@
   too.  So the window is a closed loop: ``window / 64 KiB`` segments (the most the stack hands
   down at once, Linux's ``GSO_LEGACY_MAX_SIZE``) cycle through the processing, which queues
   them like a CPU, and the round trip; mean-value analysis of that loop
-  (:func:`~harness.sizing.closedloop.closed_loop_rate`) gives the rate.  Far from each other the
+  (:func:`~harness.sizing.limits.closedloop.closed_loop_rate`) gives the rate.  Far from each other the
   two bounds act alone (``min(B0, window / RTT)``); near each other the rate falls below both.
   The processing's time per segment comes from ``B0`` measured at its own round trip ``RTT0``,
   where the same loop already held it.
@@ -33,9 +33,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.errors import ConfigError
-from harness.sizing.catalog import Catalog
-from harness.sizing.closedloop import EXPONENTIAL, SATURATED, closed_loop_rate
-from harness.sizing.limits import Build, Limit
+from harness.sizing.catalog.loader import Catalog
+from harness.sizing.limits.closedloop import EXPONENTIAL, SATURATED, closed_loop_rate
+from harness.sizing.limits.limit import Build, Limit
 
 __all__ = [
     "ProtocolALag",

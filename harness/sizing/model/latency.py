@@ -4,7 +4,7 @@ With ``outstanding`` I/Os in flight and each taking ``t`` seconds, at most ``out
 complete per second.  :class:`ServiceTimes` owns ``t``: the local write, and for protocols B and
 C the round trip, the time on the wire, the replication overhead and (C) the peer's write.
 :class:`LatencyBound` makes that a limit whose value follows the replication path's byte rate,
-which itself changes as the path's credit buckets drain (:mod:`harness.sizing.credits`).
+which itself changes as the path's credit buckets drain (:mod:`harness.sizing.model.credits`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from harness.sizing.closedloop import Station, closed_loop_rate, station_demands
-from harness.sizing.inputs import Protocol
-from harness.sizing.limits import REL_TIE, Bucket, Limit
+from harness.sizing.limits.closedloop import Station, closed_loop_rate, station_demands
+from harness.sizing.limits.limit import REL_TIE, Bucket, Limit
+from harness.sizing.scenario.question import Protocol
 
 __all__ = ["LatencyBound", "ServiceTimes"]
 
@@ -95,7 +95,7 @@ class LatencyBound:
 
     def rate_at(self, path_rate: float | None, balances: Mapping[str, float] | None = None) -> float:
         """I/Os per second the latency allows; with stations, the closed loop through them
-        (:mod:`harness.sizing.closedloop`)."""
+        (:mod:`harness.sizing.limits.closedloop`)."""
         per_io = self.latency.per_io(path_rate)
         if not self.stations:
             return self.latency.outstanding / per_io

@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from harness.sizing.latency import LatencyBound
-from harness.sizing.limits import LATENCY_KEY, REL_TIE, Bucket, Limit
+from harness.sizing.limits.limit import LATENCY_KEY, REL_TIE, Bucket, Limit
+from harness.sizing.model.latency import LatencyBound
 
 __all__ = ["RawPhase", "simulate"]
 

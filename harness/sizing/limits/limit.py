@@ -4,8 +4,8 @@ Every resource on the write path allows at most some I/O rate: a :class:`Limit` 
 units per second (or ``burst`` while its :class:`Bucket` holds credits), where a unit is whatever
 the resource counts (bytes, 16 KiB operations, ...) and ``units_per_io`` converts to workload
 I/Os.  :class:`Build` accumulates a scenario's limits, buckets, notes and estimates;
-:mod:`harness.sizing.storage_limits` and :mod:`harness.sizing.network_limits` add to it and
-:mod:`harness.sizing.assemble` drives them.
+:mod:`harness.sizing.limits.storage` and :mod:`harness.sizing.limits.network` add to it and
+:mod:`harness.sizing.model.assemble` drives them.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from harness.sizing.catalog import Catalog
-from harness.sizing.inputs import NodeSpec
-from harness.sizing.instance_types import InstanceType
-from harness.sizing.volumes import VolumePerformance
+from harness.sizing.catalog.instance_types import InstanceType
+from harness.sizing.catalog.loader import Catalog
+from harness.sizing.scenario.question import NodeSpec
+from harness.sizing.volumes.performance import VolumePerformance
 
 __all__ = ["LATENCY_KEY", "PATH_KEYS", "REL_TIE", "Bucket", "Build", "Limit", "Node"]
 

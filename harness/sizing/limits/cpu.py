@@ -5,12 +5,12 @@ A node whose catalog entry says how much CPU a replicated byte costs on its I/O 
 networking every packet goes through the paravirtual split driver and dom0) can process at most
 ``vCPUs x share / cost`` writes per second, where ``share`` is 1 while a burstable instance has
 CPU credits (or in unlimited mode) and its published baseline once they are spent (t2.small:
-20 % of one vCPU).  That is a :class:`~harness.sizing.limits.Limit` with a credit bucket of
+20 % of one vCPU).  That is a :class:`~harness.sizing.limits.limit.Limit` with a credit bucket of
 ``launch credits x 60`` vCPU-seconds, earned back at the baseline.
 
 The CPU also lengthens each write while it is busy: ``numjobs x iodepth`` synchronous writes form
 a closed loop through the primary's CPU, the peer's CPU and the fixed part of a write (disk, RTT).
-:func:`~harness.sizing.closedloop.closed_loop_rate` is mean-value analysis of that loop; it is
+:func:`~harness.sizing.limits.closedloop.closed_loop_rate` is mean-value analysis of that loop; it is
 why a CPU-heavy pair loses more to a longer RTT than the CPU limit alone says.
 """
 
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.sizing.closedloop import EXPONENTIAL, Station
-from harness.sizing.limits import Bucket, Build, Limit, Node
+from harness.sizing.limits.closedloop import EXPONENTIAL, Station
+from harness.sizing.limits.limit import Bucket, Build, Limit, Node
 
 __all__ = ["add_cpu_limits"]
 

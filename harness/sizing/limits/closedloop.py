@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from harness.sizing.limits import Limit
+from harness.sizing.limits.limit import Limit
 
 __all__ = ["EVEN", "EXPONENTIAL", "SATURATED", "Station", "closed_loop_rate", "station_demands"]
 

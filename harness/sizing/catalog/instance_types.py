@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from harness.sizing.records import CatalogRecord, FigureSource, NonNegativeFloat, PositiveFloat, SourceList
+from harness.sizing.catalog.records import CatalogRecord, FigureSource, NonNegativeFloat, PositiveFloat, SourceList
 
 __all__ = ["CpuCredits", "Ebs", "InstanceStore", "InstanceType", "Network", "Price", "Virtualization"]
 

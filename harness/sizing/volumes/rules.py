@@ -2,20 +2,23 @@
 
 :func:`volume_performance` turns a catalog volume type and a user's size/IOPS/throughput choice
 into a :class:`VolumePerformance`, refusing choices the provider would refuse.  It knows each
-performance model of :mod:`harness.sizing.volume_types` (size-scaled burst, provisioned,
+performance model of :mod:`harness.sizing.catalog.volume_types` (size-scaled burst, provisioned,
 throughput burst, fixed, instance store); the limits these figures become on the write path are
-:mod:`harness.sizing.storage_limits`'.
+:mod:`harness.sizing.limits.storage`'.
 """
 
 from __future__ import annotations
 
 from harness.errors import ConfigError
-from harness.sizing.azure_disks import AzureTieredDisk, azure_tiered_performance
-from harness.sizing.gcp_disks import GcpLocalSsd, GcpSizeScaledDisk, gcp_local_ssd_performance, gcp_scaled_performance
-from harness.sizing.inputs import GIB, KIB, MIB, TIB, VolumeSpec
-from harness.sizing.instance_types import InstanceType
-from harness.sizing.performance import LatencyFields, VolumePerformance
-from harness.sizing.volume_types import (
+from harness.sizing.catalog.azure_disks import AzureTieredDisk, azure_tiered_performance
+from harness.sizing.catalog.gcp_disks import (
+    GcpLocalSsd,
+    GcpSizeScaledDisk,
+    gcp_local_ssd_performance,
+    gcp_scaled_performance,
+)
+from harness.sizing.catalog.instance_types import InstanceType
+from harness.sizing.catalog.volume_types import (
     FixedVolume,
     InstanceStoreVolume,
     ProvisionedThroughput,
@@ -24,6 +27,8 @@ from harness.sizing.volume_types import (
     ThroughputBurstVolume,
     VolumeType,
 )
+from harness.sizing.scenario.question import GIB, KIB, MIB, TIB, VolumeSpec
+from harness.sizing.volumes.performance import LatencyFields, VolumePerformance
 
 __all__ = ["VolumePerformance", "volume_performance"]
 

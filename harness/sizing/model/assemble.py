@@ -12,17 +12,18 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Literal
 
-from harness.sizing.catalog import Catalog
-from harness.sizing.closedloop import EVEN, EXPONENTIAL, Station
-from harness.sizing.clouds import placement_for, same_cloud
-from harness.sizing.cpu_limits import add_cpu_limits
-from harness.sizing.inputs import NodeSpec, Scenario
-from harness.sizing.latency import LatencyBound, ServiceTimes
-from harness.sizing.limits import PATH_KEYS, Build, Node
-from harness.sizing.network_limits import add_measured_path, add_network_limits, add_replication_capacities
-from harness.sizing.storage_limits import add_calibrated_limits, add_ebs_limits, add_volume_limits
-from harness.sizing.transport_limits import add_window_limit, wire_factor
-from harness.sizing.volumes import VolumePerformance, volume_performance
+from harness.sizing.catalog.clouds import placement_for, same_cloud
+from harness.sizing.catalog.loader import Catalog
+from harness.sizing.limits.closedloop import EVEN, EXPONENTIAL, Station
+from harness.sizing.limits.cpu import add_cpu_limits
+from harness.sizing.limits.limit import PATH_KEYS, Build, Node
+from harness.sizing.limits.network import add_measured_path, add_network_limits, add_replication_capacities
+from harness.sizing.limits.storage import add_calibrated_limits, add_ebs_limits, add_volume_limits
+from harness.sizing.limits.transport import add_window_limit, wire_factor
+from harness.sizing.model.latency import LatencyBound, ServiceTimes
+from harness.sizing.scenario.question import NodeSpec, Scenario
+from harness.sizing.volumes.performance import VolumePerformance
+from harness.sizing.volumes.rules import volume_performance
 
 __all__ = ["collect", "sndbuf_bytes"]
 

@@ -12,10 +12,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from harness.sizing.azure_disks import AzureTieredDisk
-from harness.sizing.gcp_disks import GcpLocalSsd, GcpSizeScaledDisk
-from harness.sizing.records import CatalogRecord, PositiveFloat
-from harness.sizing.volume_base import Latency, VolumeBase, VolumePrice
+from harness.sizing.catalog.azure_disks import AzureTieredDisk
+from harness.sizing.catalog.gcp_disks import GcpLocalSsd, GcpSizeScaledDisk
+from harness.sizing.catalog.records import CatalogRecord, PositiveFloat
+from harness.sizing.catalog.volume_base import Latency, VolumeBase, VolumePrice
 
 __all__ = [
     "FixedVolume",

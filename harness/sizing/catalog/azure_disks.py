@@ -19,9 +19,9 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from harness.errors import ConfigError
-from harness.sizing.performance import LatencyFields, VolumePerformance
-from harness.sizing.records import CatalogRecord, NonNegativeFloat, PositiveFloat
-from harness.sizing.volume_base import VolumeBase
+from harness.sizing.catalog.records import CatalogRecord, NonNegativeFloat, PositiveFloat
+from harness.sizing.catalog.volume_base import VolumeBase
+from harness.sizing.volumes.performance import LatencyFields, VolumePerformance
 
 __all__ = ["AzureTier", "AzureTieredDisk", "azure_tier", "azure_tiered_performance"]
 
