@@ -33,6 +33,7 @@ from harness.remote.endpoints import endpoint, replication_ip
 from harness.remote.spec import SshSpec
 from harness.rules.bounds import check_band
 from harness.rules.tolerance import TOLERANCES_JSON_SCHEMA, parse_tolerances
+from harness.userfiles.names import name_problem
 
 __all__ = [
     "AzLinkSpec",
@@ -74,6 +75,13 @@ def _not_all(name: str) -> str:
     return name
 
 
+def _path_name(name: str) -> str:
+    problem = name_problem(name)
+    if problem is not None:
+        raise ValueError(problem)
+    return name
+
+
 def _strings(value: Any, path: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], str]]:
     if isinstance(value, str):
         return [(path, value)]
@@ -97,7 +105,10 @@ class NodeSpec(FrozenModel):
     az: Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
     instance_type: StrictStr | None = None
     volume: StrictStr | None = Field(None, description="volume for sizing, e.g. gp3:200GiB or io1:200GiB:8000")
-    hostname: StrictStr | None = Field(None, description="expected `uname -n`; a mismatch aborts (wrong cluster)")
+    # `uname -n` is 1-64 characters (the kernel's nodename); an empty pin would check nothing
+    hostname: Annotated[StrictStr, Field(pattern=r"^\S{1,64}$")] | None = Field(
+        None, description="expected `uname -n`; a mismatch aborts (wrong cluster)"
+    )
     machine_id: Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{32}$")] | None = Field(
         None, description="expected /etc/machine-id (32 lowercase hex digits); a mismatch aborts (another machine)"
     )
@@ -275,7 +286,8 @@ class LabSpec(FrozenModel):
 class Inventory(FrozenModel):
     """A validated inventory.  Cross-field rules live in the validator below."""
 
-    name: Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
+    # the name becomes a directory (reports/baselines/<name>/) and part of file names
+    name: Annotated[StrictStr, AfterValidator(_path_name)]
     production: StrictBool = Field(False, description="refuse disruptive scenarios unless overridden twice")
     lab: LabSpec | None = None
     nodes: dict[Name, NodeSpec] = Field(min_length=2)
@@ -334,7 +346,11 @@ class Inventory(FrozenModel):
     @classmethod
     def _no_secrets(cls, data: Any) -> Any:
         """Inventories hold references (key paths, env var names), never secret values."""
+        seen: set[str] = set()  # a value aliased many times is scanned once
         for path, text in _strings(data, ()):
+            if text in seen:
+                continue
+            seen.add(text)
             if looks_secret(text):
                 where = ".".join(str(p) for p in path)
                 raise ValueError(

@@ -8,6 +8,8 @@ one document with any PyYAML loader and refuses, as a :class:`ConfigError` namin
 
 * more than :data:`MAX_DEPTH` levels of nesting, counted through aliases and merge keys;
 * more than :data:`MAX_NODES` nodes, counted as written and again as aliases expand them;
+* more than :data:`~harness.userfiles.limits.MAX_EXPANDED_CHARS` characters of scalars once
+  aliases expand them (one long string aliased thousands of times);
 * an alias or merge key that contains itself;
 * a key that is a list or a mapping (keys are strings);
 * with ``finite``: a float that is ``.inf``, ``.nan`` or too large for a float.
@@ -25,13 +27,9 @@ from typing import Any, Final
 import yaml
 
 from harness.errors import ConfigError
+from harness.userfiles.limits import MAX_DEPTH, MAX_EXPANDED_CHARS, MAX_NODES
 
 __all__ = ["MAX_DEPTH", "MAX_NODES", "compose_guarded", "yaml_error"]
-
-#: Inventories and catalogs nest five or six levels; an Ansible group tree two per level.
-MAX_DEPTH: Final = 64
-#: Nodes in a document, as written and as aliases expand it (the built-in catalog has ~3,000).
-MAX_NODES: Final = 100_000
 
 _FLOAT_TAG: Final = "tag:yaml.org,2002:float"
 _OPEN: Final = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
@@ -140,8 +138,9 @@ def _refuse_non_finite(node: yaml.ScalarNode, source: str) -> None:
 
 
 def _check_graph(root: yaml.Node, source: str, *, finite: bool) -> None:
-    """Cycles, expanded size and depth, complex keys and non-finite floats, without recursion."""
+    """Cycles, expanded size, text and depth, complex keys and non-finite floats, without recursion."""
     size: dict[int, int] = {}
+    chars: dict[int, int] = {}
     depth: dict[int, int] = {}
     open_path: set[int] = set()  # the nodes from the root to the one in hand (DFS, LIFO)
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
@@ -151,10 +150,17 @@ def _check_graph(root: yaml.Node, source: str, *, finite: bool) -> None:
         if finished:
             children = _children(node)
             size[key] = 1 + sum(size[id(c)] for c in children)
+            own = len(node.value) if isinstance(node, yaml.ScalarNode) else 0
+            chars[key] = own + sum(chars[id(c)] for c in children)
             depth[key] = 1 + max((depth[id(c)] for c in children), default=0)
             open_path.discard(key)
             if size[key] > MAX_NODES:
                 raise _too_many(source, node.start_mark, "once its aliases are expanded (a 'billion laughs'?)")
+            if chars[key] > MAX_EXPANDED_CHARS:
+                raise ConfigError(
+                    f"{_where(source, node.start_mark)}: more than {MAX_EXPANDED_CHARS} characters of text once "
+                    "its aliases are expanded (one long value aliased many times?); the harness refuses it"
+                )
             if depth[key] > MAX_DEPTH:
                 raise _too_deep(source, node.start_mark)
             continue
