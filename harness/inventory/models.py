@@ -28,7 +28,7 @@ from harness.errors import ConfigError
 from harness.fields import AbsPath, Duration, FrozenModel, Rate, Size
 from harness.fio.spec import WorkloadSpec
 from harness.impair.profile import NetemProfile
-from harness.redact import looks_secret
+from harness.inventory.plaintext import check_plain_text
 from harness.remote.endpoints import endpoint, replication_ip
 from harness.remote.spec import SshSpec
 from harness.rules.bounds import check_band
@@ -80,16 +80,6 @@ def _path_name(name: str) -> str:
     if problem is not None:
         raise ValueError(problem)
     return name
-
-
-def _strings(value: Any, path: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], str]]:
-    if isinstance(value, str):
-        return [(path, value)]
-    if isinstance(value, dict):
-        return [item for k, v in value.items() for item in _strings(v, (*path, str(k)))]
-    if isinstance(value, list):
-        return [item for i, v in enumerate(value) for item in _strings(v, (*path, i))]
-    return []
 
 
 class ReplicationSpec(FrozenModel):
@@ -345,18 +335,8 @@ class Inventory(FrozenModel):
     @model_validator(mode="before")
     @classmethod
     def _no_secrets(cls, data: Any) -> Any:
-        """Inventories hold references (key paths, env var names), never secret values."""
-        seen: set[str] = set()  # a value aliased many times is scanned once
-        for path, text in _strings(data, ()):
-            if text in seen:
-                continue
-            seen.add(text)
-            if looks_secret(text):
-                where = ".".join(str(p) for p in path)
-                raise ValueError(
-                    f"{where} looks like a secret (a key, password or token); put it in a file or an "
-                    "environment variable and reference that instead"
-                )
+        """Inventories hold references (key paths, env var names) as plain text, never secrets."""
+        check_plain_text(data)
         return data
 
     @model_validator(mode="after")

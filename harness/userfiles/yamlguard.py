@@ -12,6 +12,8 @@ one document with any PyYAML loader and refuses, as a :class:`ConfigError` namin
   aliases expand them (one long string aliased thousands of times);
 * an alias or merge key that contains itself;
 * a key that is a list or a mapping (keys are strings);
+* an integer of more than :data:`~harness.userfiles.limits.MAX_DIGITS` digits (Python refuses
+  to convert one of thousands, and no setting needs more);
 * with ``finite``: a float that is ``.inf``, ``.nan`` or too large for a float.
 
 A first pass over libyaml's event stream (C, about 1 µs an event) refuses a file too deep or
@@ -27,11 +29,12 @@ from typing import Any, Final
 import yaml
 
 from harness.errors import ConfigError
-from harness.userfiles.limits import MAX_DEPTH, MAX_EXPANDED_CHARS, MAX_NODES
+from harness.userfiles.limits import MAX_DEPTH, MAX_DIGITS, MAX_EXPANDED_CHARS, MAX_NODES
 
 __all__ = ["MAX_DEPTH", "MAX_NODES", "compose_guarded", "yaml_error"]
 
 _FLOAT_TAG: Final = "tag:yaml.org,2002:float"
+_INT_TAG: Final = "tag:yaml.org,2002:int"
 _OPEN: Final = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
 _CLOSE: Final = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 _NODES: Final = (*_OPEN, yaml.ScalarEvent, yaml.AliasEvent)
@@ -137,6 +140,11 @@ def _refuse_non_finite(node: yaml.ScalarNode, source: str) -> None:
         raise ConfigError(f"{_where(source, node.start_mark)}: {node.value} is not a finite number")
 
 
+def _refuse_long_int(node: yaml.ScalarNode, source: str) -> None:
+    if sum(c.isalnum() for c in node.value) > MAX_DIGITS:
+        raise ConfigError(f"{_where(source, node.start_mark)}: a number of more than {MAX_DIGITS} digits")
+
+
 def _check_graph(root: yaml.Node, source: str, *, finite: bool) -> None:
     """Cycles, expanded size, text and depth, complex keys and non-finite floats, without recursion."""
     size: dict[int, int] = {}
@@ -174,6 +182,8 @@ def _check_graph(root: yaml.Node, source: str, *, finite: bool) -> None:
         if isinstance(node, yaml.MappingNode):
             for key_node, _ in node.value:
                 _refuse_key(key_node, source)
+        elif isinstance(node, yaml.ScalarNode) and node.tag == _INT_TAG:
+            _refuse_long_int(node, source)
         elif finite and isinstance(node, yaml.ScalarNode) and node.tag == _FLOAT_TAG:
             _refuse_non_finite(node, source)
         open_path.add(key)
