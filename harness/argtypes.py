@@ -14,6 +14,8 @@ from argparse import ArgumentTypeError
 from collections.abc import Callable
 from typing import TypeVar
 
+from harness.errors import clip
+
 __all__ = ["number"]
 
 N = TypeVar("N", int, float)
@@ -45,7 +47,7 @@ def number(
             or (exclusive_minimum and value == minimum)
         ):
             # argparse prints "argument --x: <this>"
-            raise ArgumentTypeError(f"must be {allowed}, got {text!r}")
+            raise ArgumentTypeError(clip(f"must be {allowed}, got {text!r}"))
         return value
 
     parse.__name__ = f"{kind.__name__} of {what}"

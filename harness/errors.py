@@ -14,13 +14,38 @@ command ran and exited non-zero), :class:`CommandTimeout` (its node-side deadlin
 
 from __future__ import annotations
 
+import re
 from typing import Final, Protocol
 
 from harness.redact import redact
+from harness.userfiles.limits import MAX_ECHO_CHARS, MAX_ERROR_LINE_CHARS
 
 #: An exception the harness did not expect (``EX_SOFTWARE`` of sysexits.h): never 1, which is
 #: a verdict ("regressed"), so a crash cannot pass for a result.
 INTERNAL_ERROR_EXIT_CODE: Final = 70
+
+
+_LONG_VALUE: Final = re.compile(rf"\S{{{MAX_ECHO_CHARS + 1},}}")
+_HEAD: Final = MAX_ECHO_CHARS // 2
+
+
+def _cut_value(match: re.Match[str]) -> str:
+    value = match.group(0)
+    return f"{value[:_HEAD]}…[{len(value)} characters]"
+
+
+def _cut_line(line: str) -> str:
+    if len(line) <= MAX_ERROR_LINE_CHARS:
+        return line
+    return f"{line[:MAX_ERROR_LINE_CHARS]}…[{len(line) - MAX_ERROR_LINE_CHARS} more characters]"
+
+
+def clip(text: str) -> str:
+    """``text`` with every value longer than MAX_ECHO_CHARS and every line longer than
+    MAX_ERROR_LINE_CHARS cut, saying how long it was."""
+    if len(text) <= MAX_ECHO_CHARS:
+        return text
+    return "\n".join(_cut_line(line) for line in _LONG_VALUE.sub(_cut_value, text).split("\n"))
 
 
 class HarnessError(Exception):
@@ -28,13 +53,15 @@ class HarnessError(Exception):
 
     The message is redacted when the error is made: errors quote what was refused (an
     Ansible variable, a node's stderr), and whoever prints, logs or re-raises the error (the
-    CLI, pytest's usage error, a JUnit message) then never sees a secret inside it.
+    CLI, pytest's usage error, a JUnit message) then never sees a secret inside it.  It is
+    clipped too (:func:`clip`): a refused value of a megabyte is quoted by its first characters
+    and its length.
     """
 
     exit_code = 5
 
     def __init__(self, *args: object) -> None:
-        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
+        super().__init__(*(clip(redact(a)) if isinstance(a, str) else a for a in args))
 
 
 class ConfigError(HarnessError):

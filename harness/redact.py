@@ -4,8 +4,14 @@ Inventories hold references only (key file paths, environment variable names), s
 harness never has a secret to print on purpose; this filter is the second line, for text
 that comes back from nodes (stderr tails in error messages) or that a user pasted where it
 does not belong: private key blocks, ``password=...``-style assignments (``DB_PASSWORD=``,
-``ansible_become_pass:`` and other spellings too), AWS access keys, HashiCorp Vault tokens
-and Jinja templates that fetch secrets (``{{ lookup('hashi_vault', ...) }}``).
+``ansible_become_pass:``, ``root_pw=``, ``pgpass:`` and other spellings too), the password of a
+URL (``postgresql://ci:SECRET@db/...``, ``https://u:SECRET@pushgateway``), AWS access keys,
+HashiCorp Vault tokens and Jinja templates that fetch secrets (``{{ lookup('hashi_vault', ...) }}``).
+
+Which names hold secrets is one pattern (:func:`is_secret_name`), not a list of names: a
+password, passphrase, secret, token, API key or credential word, ``pw`` and ``pass`` as the end
+of a word (``root_pw``, ``pgpass``, ``ansible_ssh_pass``; not ``PWD``, ``passive``), and a key
+that is not a reference to one (``ssh_key`` is secret, ``ssh_key_file`` a path).
 
 Every :class:`harness.errors.HarnessError` passes its message through :func:`redact`, so an
 error that quotes a refused value can never print the secret inside it.
@@ -17,7 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["REDACTED", "looks_secret", "redact", "redact_obj"]
+__all__ = ["REDACTED", "is_secret_name", "looks_secret", "redact", "redact_obj"]
 
 REDACTED = "***redacted***"
 
@@ -27,14 +33,26 @@ _PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(-----END [A
 # way Ansible reads vaults, password files and cloud secret managers) never is.
 _JINJA = re.compile(r"\{\{.*?(\}\}|\Z)|\{%.*?(%\}|\Z)", re.S)
 _JINJA_SECRET = re.compile(r"(?i)lookup|query|vault|passw|secret|token|api_?key|private_key|credential")
+# Words that make a name a secret's; `pass` and `pwd` only at the end of a longer word
+# (`ansible_ssh_pass`, `pgpass`, `db_pwd`: not "pass: 3" nor PWD, the working directory).
+_SECRET_WORDS = (
+    r"password|passwd|passphrase|secret|token|api[_-]?key|cred|pw(?![a-z])|(?<=[a-z0-9_-])(?:pass|pwd)(?![a-z])"
+)
 # `name = value` where the name holds a secret word anywhere (DB_PASSWORD, vault_token,
 # ansible_ssh_pass, X-Vault-Token, "password": ...); the value is quoted or runs to the next
 # blank.  A name after a dot is a location, not an assignment: error messages say
 # `nodes.n1.ssh.password: unknown key`, and that must stay readable.
 _ASSIGNMENT = re.compile(
-    r"(?i)(?<![.\w-])([\w-]*?(?:password|passwd|passphrase|secret|token|api[_-]?key|_pass)[\w-]*)"
+    rf"(?i)(?<![.\w-])([\w-]*?(?:{_SECRET_WORDS})[\w-]*)"
     r"([\"']?\s*[:=]\s*)(\"[^\"]*\"|'[^']*'|\S+)"
 )
+# A variable name that holds a secret: the words above, a vault, and a key that is not a
+# reference to one (`ssh_key` holds a key, `ssh_key_file`, `key_env` and `host_key_checking` do not).
+_SECRET_NAME = re.compile(
+    rf"(?i){_SECRET_WORDS}|vault|private_?key(?!_file)|(?<![a-z])keys?(?![a-z])(?!_(?:file|path|env|checking)(?![a-z]))"
+)
+# The password of a URL's userinfo (`scheme://user:password@host`); the user stays readable.
+_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/:@'\"]*):([^\s@'\"]*?)@")
 _BARE = re.compile(
     # AWS access key ids
     r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"
@@ -56,6 +74,7 @@ def _jinja(match: re.Match[str]) -> str:
 def redact(text: str) -> str:
     """``text`` with anything secret-looking replaced by :data:`REDACTED`."""
     text = _PRIVATE_KEY.sub(REDACTED, text)
+    text = _URL_PASSWORD.sub(rf"\1:{REDACTED}@", text)
     text = _JINJA.sub(_jinja, text)
     text = _ASSIGNMENT.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
     return _BARE.sub(REDACTED, text)
@@ -63,6 +82,11 @@ def redact(text: str) -> str:
 
 def looks_secret(text: str) -> bool:
     return redact(text) != text
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a variable called ``name`` holds a secret, whatever its value."""
+    return bool(_SECRET_NAME.search(name))
 
 
 def redact_obj(value: Any) -> Any:

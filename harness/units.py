@@ -10,6 +10,9 @@ suffix means.  Conventions follow the tools they feed:
 * rates: tc's convention, ``kbit``/``mbit``/``gbit`` are 1000-based bits per second;
   ``MB/s``/``MiB/s`` are bytes per second (1000- and 1024-based respectively).
 * durations: ``us``, ``ms``, ``s``, ``m``, ``h``; bare numbers are seconds.
+
+A number of more than :data:`~harness.userfiles.limits.MAX_DIGITS` digits is refused before it
+is converted (``400`` nines is no size, and as a float it would be infinity).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from __future__ import annotations
 import math
 import re
 from typing import Final
+
+from harness.userfiles.limits import MAX_DIGITS
 
 __all__ = [
     "GIB",
@@ -45,6 +50,16 @@ class UnitError(ValueError):
 
 
 _NUMBER = r"(?P<num>\d+(?:\.\d+)?)"
+
+
+def _number(match: re.Match[str], text: str) -> float:
+    """The match's number, refused when it has more than MAX_DIGITS digits."""
+    digits = match["num"]
+    if len(digits.replace(".", "")) > MAX_DIGITS:
+        shown = text if len(text) <= 2 * MAX_DIGITS else f"{text[:MAX_DIGITS]}… ({len(text)} characters)"
+        raise UnitError(f"{shown!r} has more than {MAX_DIGITS} digits")
+    return float(digits)
+
 
 _SIZE_FACTORS: dict[str, int] = {
     "": 1,
@@ -80,6 +95,8 @@ def parse_size(text: str | int) -> int:
     if isinstance(text, int):
         if text < 0:
             raise UnitError(f"size must not be negative, got {text}")
+        if text >= 10**MAX_DIGITS:
+            raise UnitError(f"size has more than {MAX_DIGITS} digits")
         return text
     match = _SIZE_RE.match(text)
     if not match:
@@ -91,7 +108,7 @@ def parse_size(text: str | int) -> int:
         key = key[0]
     if key not in _SIZE_FACTORS:
         raise UnitError(f"unknown size unit {unit!r} in {text!r} (use k, M, G, T, KiB, MiB, GiB, MB, GB)")
-    value = float(match["num"]) * _SIZE_FACTORS[key]
+    value = _number(match, text) * _SIZE_FACTORS[key]
     if value != math.floor(value):
         raise UnitError(f"size {text!r} is not a whole number of bytes")
     return int(value)
@@ -134,7 +151,7 @@ def parse_rate_bits(text: str) -> float:
     key = match["unit"].lower()
     if key not in _RATE_BIT_FACTORS:
         raise UnitError(f"unknown rate unit {match['unit']!r} in {text!r} (use kbit, mbit, gbit, MB/s, MiB/s)")
-    return float(match["num"]) * _RATE_BIT_FACTORS[key]
+    return _number(match, text) * _RATE_BIT_FACTORS[key]
 
 
 _DURATION_FACTORS: dict[str, float] = {
@@ -171,7 +188,7 @@ def parse_duration(text: str | float) -> float:
     key = match["unit"].lower()
     if key not in _DURATION_FACTORS:
         raise UnitError(f"unknown duration unit {match['unit']!r} in {text!r} (use us, ms, s, m, h)")
-    return float(match["num"]) * _DURATION_FACTORS[key]
+    return _number(match, text) * _DURATION_FACTORS[key]
 
 
 def format_bytes(n: float) -> str:

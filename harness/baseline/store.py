@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,10 +35,11 @@ from filelock import FileLock
 
 from harness.errors import ConfigError
 from harness.report.aggregate import aggregate_samples
-from harness.runfiles.rundir import LATEST, RunDir
+from harness.runfiles.rundir import RunDir
 from harness.runfiles.runinfo import RunInfo
 from harness.runfiles.samples import Sample, read_samples
 from harness.userfiles.jsonsafe import dumps
+from harness.userfiles.names import NAME_RULE, name_problem
 from harness.userfiles.userfile import read_config_text
 
 __all__ = [
@@ -58,20 +58,18 @@ _INFO_FILE: Final = "baseline.json"
 _SAMPLES_FILE: Final = "samples.ndjson"
 # What a baseline owns in its directory: only these are ever replaced or removed.
 _OWNED: Final = frozenset({_INFO_FILE, _SAMPLES_FILE})
-_SAFE_NAME: Final = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 # Keys of baseline.json this version reads; others are kept as they are (``extra``).
 _KNOWN: Final = frozenset({"name", "inventory", "saved", "run_id", "cells", "samples", "exitstatus", "run"})
 
 
 def validate_name(name: str, what: str = "baseline name") -> str:
-    """``name`` if it is safe as one directory name; ConfigError saying what is allowed otherwise."""
-    if not _SAFE_NAME.match(name):
-        raise ConfigError(
-            f"{what} {name!r}: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit "
-            "(it names a directory under reports/baselines/)"
-        )
-    if name == LATEST:
-        raise ConfigError(f"{what} {name!r} is reserved: `harness compare latest` means the newest run")
+    """``name`` if it follows the one name rule (:mod:`harness.userfiles.names`); ConfigError
+    saying what is allowed otherwise."""
+    problem = name_problem(name)
+    if problem == NAME_RULE:
+        raise ConfigError(f"{what} {name!r}: {problem} (it names a directory under reports/baselines/)")
+    if problem is not None:
+        raise ConfigError(f"{what} {name!r} is reserved: {problem}")
     return name
 
 

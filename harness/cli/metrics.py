@@ -12,6 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from harness.redact import redact
+
 __all__ = ["add_metrics_commands"]
 
 
@@ -34,7 +36,7 @@ def _metrics(args: argparse.Namespace) -> int:
         print(f"metrics: {write_textfile(Path(args.openmetrics_file), metrics)}", file=sys.stderr)
     if args.pushgateway is not None:
         push_to_pushgateway(args.pushgateway, metrics)
-        print(f"metrics: pushed to {args.pushgateway}", file=sys.stderr)
+        print(f"metrics: pushed to {redact(args.pushgateway)}", file=sys.stderr)
     return 0
 
 

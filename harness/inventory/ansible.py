@@ -7,9 +7,8 @@ Many teams already describe their DRBD nodes in an Ansible inventory (``all`` â†
 mapping file (:mod:`harness.inventory.ansible_mapping`) says what the harness needs that
 Ansible does not know.
 
-Variables are resolved as Ansible does for a YAML inventory: ``all``'s vars, then each group's
-from the shallowest to the deepest (ties by name), then the host's own.  Only hosts named by a
-pair become nodes.  Files in ``host_vars/`` / ``group_vars/`` directories and dynamic
+Variables are resolved as Ansible does (:mod:`harness.inventory.ansible_groups`).  Only hosts
+named by a pair become nodes.  Files in ``host_vars/`` / ``group_vars/`` directories and dynamic
 inventories are not read: point the mapping's ``host_vars`` at variables in the YAML file.
 
 Secrets are never copied: connection and become passwords, vault-encrypted values and anything
@@ -32,7 +31,8 @@ from typing import Any, Final
 import yaml
 
 from harness.errors import ConfigError
-from harness.inventory.ansible_ini import expand_host_range, looks_like_ini, parse_ini_inventory
+from harness.inventory.ansible_groups import GroupTree, Resolved
+from harness.inventory.ansible_ini import host_port, looks_like_ini, parse_ini_inventory
 from harness.inventory.ansible_mapping import MAPPING_KEY, AnsibleMapping, MappedPair, SshDefaults, is_ansible_mapping
 from harness.inventory.ansible_secrets import VaultValue, is_secret_value
 from harness.inventory.models import NAME_PATTERN
@@ -53,7 +53,6 @@ __all__ = [
 ]
 
 _KEY_FILE_VARS: Final = ("ansible_ssh_private_key_file", "ansible_private_key_file")
-_GROUP_KEYS: Final = frozenset({"hosts", "vars", "children"})
 _NAME: Final = re.compile(NAME_PATTERN)
 
 
@@ -101,75 +100,6 @@ class AnsibleInventory:
     groups: Mapping[str, tuple[str, ...]]
 
 
-@dataclass
-class _Group:
-    vars: dict[str, Any]
-    hosts: list[str]
-    children: list[str]
-
-
-def _as_mapping(value: Any, where: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ConfigError(f"{where}: expected a mapping, got {type(value).__name__}")
-    return value
-
-
-class _Parser:
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self.groups: dict[str, _Group] = {"all": _Group({}, [], [])}
-        self.host_vars: dict[str, dict[str, Any]] = {}
-
-    def group(self, name: str, body: Any, parent: str | None) -> None:
-        where = f"{self.source}: group {name!r}"
-        data = _as_mapping(body, where)
-        unknown = set(data) - _GROUP_KEYS
-        if unknown:
-            raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; a group has hosts, vars and children")
-        group = self.groups.setdefault(name, _Group({}, [], []))
-        if parent is not None and name not in self.groups[parent].children and name != parent:
-            self.groups[parent].children.append(name)
-        group.vars.update(_as_mapping(data.get("vars"), f"{where} vars"))
-        for key, host_vars in _as_mapping(data.get("hosts"), f"{where} hosts").items():
-            for host in expand_host_range(str(key)):  # `node[1:3]`, as Ansible expands it
-                if host not in group.hosts:
-                    group.hosts.append(host)
-                self.host_vars.setdefault(host, {}).update(_as_mapping(host_vars, f"{where} host {host!r}"))
-        for child, child_body in _as_mapping(data.get("children"), f"{where} children").items():
-            self.group(str(child), child_body, name)
-
-    def depths(self) -> dict[str, int]:
-        """Longest distance from ``all`` (Ansible's group depth); a cycle is an error."""
-        depth: dict[str, int] = {}
-
-        def visit(name: str, d: int, path: tuple[str, ...]) -> None:
-            if name in path:
-                raise ConfigError(f"{self.source}: groups form a cycle: {' â†’ '.join((*path, name))}")
-            if depth.get(name, -1) >= d:
-                return
-            depth[name] = d
-            for child in self.groups[name].children:
-                visit(child, d + 1, (*path, name))
-
-        visit("all", 0, ())
-        return depth
-
-    def members(self, name: str) -> list[str]:
-        out: list[str] = []
-        stack = [name]
-        seen: set[str] = set()
-        while stack:
-            g = stack.pop(0)
-            if g in seen:
-                continue
-            seen.add(g)
-            out += [h for h in self.groups[g].hosts if h not in out]
-            stack += self.groups[g].children
-        return out
-
-
 def load_ansible_inventory(path: Path) -> AnsibleInventory:
     """Read an Ansible YAML inventory file (see :func:`parse_ansible_inventory`)."""
     return parse_ansible_inventory(read_config_text(path, "Ansible inventory"), str(path))
@@ -185,22 +115,12 @@ def parse_ansible_inventory(text: str, source: str = "<string>") -> AnsibleInven
         data = construct_yaml_text(text, source, _AnsibleLoader, finite=False)
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: neither a YAML inventory (groups such as `all:`) nor an INI one ([group])")
-    parser = _Parser(source)
+    tree = GroupTree(source)
     for name, body in data.items():
-        parser.group(str(name), body, None if name == "all" else "all")
-    depth = parser.depths()
-    ancestry: dict[str, set[str]] = {h: set() for h in parser.host_vars}
-    for name in parser.groups:
-        for host in parser.members(name):
-            ancestry[host].add(name)
-    hosts: dict[str, dict[str, Any]] = {}
-    for host, own in parser.host_vars.items():
-        merged: dict[str, Any] = {}
-        for g in sorted(ancestry[host] | {"all"}, key=lambda g: (depth.get(g, 0), g)):
-            merged.update(parser.groups[g].vars)
-        merged.update(own)
-        hosts[host] = merged
-    groups = {name: tuple(parser.members(name)) for name in parser.groups}
+        tree.add(str(name), body, None if name == "all" else "all")
+    tree.check()
+    hosts = Resolved(tree.host_vars, tree.resolved)
+    groups = Resolved(tree.groups, tree.members)
     return AnsibleInventory(source, hosts, groups)
 
 
@@ -284,11 +204,13 @@ def _bool(value: Any, where: str) -> bool:
 
 def _ssh(host: _Host, defaults: SshDefaults) -> dict[str, Any]:
     d = defaults
-    ssh: dict[str, Any] = {"host": host.get("ansible_host") or host.name}
-    port = host.get("ansible_port") or d.port
-    user = host.get("ansible_user") or d.user
+    # `is None`, not falsy: `ansible_port: 0` or an empty `ansible_host` is refused, never replaced
+    address, port, user = (host.get(v) for v in ("ansible_host", "ansible_port", "ansible_user"))
+    ssh: dict[str, Any] = {"host": host.name if address is None else address}
+    port = d.port if port is None else host_port(port, f"host {host.name!r}: ansible_port")
+    user = d.user if user is None else user
     if port is not None:
-        ssh["port"] = int(port) if isinstance(port, str) and port.isdigit() else port
+        ssh["port"] = port
     if user is not None:
         ssh["user"] = user
     key = next((host.get(v) for v in _KEY_FILE_VARS if host.get(v) is not None), None)

@@ -5,16 +5,16 @@ The names come from Ansible's own documentation: the connection variables
 (``ansible_password``, ``ansible_ssh_pass``; ``ansible_httpapi_pass`` and
 ``ansible_paramiko_pass`` of other connection plugins), the privilege-escalation ones
 (``ansible_become_password`` and each become plugin's ``ansible_<method>_pass``) and the SSH
-key passphrase.  Teams name their own secrets in the same style (``db_admin_password``,
-``vault_api_token``), so a name with a secret word in it counts too.
+key passphrase.  Teams name their own secrets in many styles (``db_admin_password``,
+``vault_api_token``, ``root_pw``, ``pgpass``), so any name the redactor's pattern reads as a
+secret's counts too (:func:`harness.redact.is_secret_name`).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, Final
 
-from harness.redact import looks_secret
+from harness.redact import is_secret_name, looks_secret
 
 __all__ = ["SECRET_VARS", "VaultValue", "is_secret_value", "is_secret_var"]
 
@@ -39,11 +39,6 @@ SECRET_VARS: Final = frozenset(
         "ansible_su_password",
     }
 )
-# `ansible_<become method>_pass`, and secret words anywhere in a name.  `*_private_key_file`
-# is a path, not a key; a variable holding the key itself is a secret.
-_SECRET_NAME: Final = re.compile(
-    r"(?i)passw|passphrase|_pass$|secret|token|api_?key|vault|credential|private_key(?!_file)"
-)
 
 
 class VaultValue:
@@ -55,7 +50,7 @@ class VaultValue:
 
 def is_secret_var(name: str) -> bool:
     """Whether an Ansible variable called ``name`` holds a secret, whatever its value."""
-    return name in SECRET_VARS or bool(_SECRET_NAME.search(name))
+    return name in SECRET_VARS or is_secret_name(name)
 
 
 def is_secret_value(name: str, value: Any) -> bool:

@@ -40,12 +40,13 @@ from harness.fields import (
 )
 from harness.fio.spec import WorkloadSpec
 from harness.impair.profile import NetemProfile
-from harness.redact import looks_secret
+from harness.inventory.plaintext import check_plain_text
 from harness.remote.endpoints import endpoint, replication_ip
 from harness.remote.spec import SshSpec
 from harness.rules.bounds import check_band
 from harness.rules.tolerance import TOLERANCES_JSON_SCHEMA, parse_tolerances
 from harness.units import GIB, MIB
+from harness.userfiles.names import name_problem
 
 __all__ = [
     "AzLinkSpec",
@@ -82,14 +83,11 @@ def _not_all(name: str) -> str:
     return name
 
 
-def _strings(value: Any, path: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], str]]:
-    if isinstance(value, str):
-        return [(path, value)]
-    if isinstance(value, dict):
-        return [item for k, v in value.items() for item in _strings(v, (*path, str(k)))]
-    if isinstance(value, list):
-        return [item for i, v in enumerate(value) for item in _strings(v, (*path, i))]
-    return []
+def _path_name(name: str) -> str:
+    problem = name_problem(name)
+    if problem is not None:
+        raise ValueError(problem)
+    return name
 
 
 class ReplicationSpec(FrozenModel):
@@ -105,7 +103,10 @@ class NodeSpec(FrozenModel):
     az: Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
     instance_type: StrictStr | None = None
     volume: StrictStr | None = Field(None, description="volume for sizing, e.g. gp3:200GiB or io1:200GiB:8000")
-    hostname: StrictStr | None = Field(None, description="expected `uname -n`; a mismatch aborts (wrong cluster)")
+    # `uname -n` is 1-64 characters (the kernel's nodename); an empty pin would check nothing
+    hostname: Annotated[StrictStr, Field(pattern=r"^\S{1,64}$")] | None = Field(
+        None, description="expected `uname -n`; a mismatch aborts (wrong cluster)"
+    )
     machine_id: Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{32}$")] | None = Field(
         None, description="expected /etc/machine-id (32 lowercase hex digits); a mismatch aborts (another machine)"
     )
@@ -283,7 +284,8 @@ class LabSpec(FrozenModel):
 class Inventory(FrozenModel):
     """A validated inventory.  Cross-field rules live in the validator below."""
 
-    name: Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
+    # the name becomes a directory (reports/baselines/<name>/) and part of file names
+    name: Annotated[StrictStr, AfterValidator(_path_name)]
     production: StrictBool = Field(False, description="refuse disruptive scenarios unless overridden twice")
     lab: LabSpec | None = None
     nodes: dict[Name, NodeSpec] = Field(min_length=2)
@@ -341,14 +343,8 @@ class Inventory(FrozenModel):
     @model_validator(mode="before")
     @classmethod
     def _no_secrets(cls, data: Any) -> Any:
-        """Inventories hold references (key paths, env var names), never secret values."""
-        for path, text in _strings(data, ()):
-            if looks_secret(text):
-                where = ".".join(str(p) for p in path)
-                raise ValueError(
-                    f"{where} looks like a secret (a key, password or token); put it in a file or an "
-                    "environment variable and reference that instead"
-                )
+        """Inventories hold references (key paths, env var names) as plain text, never secrets."""
+        check_plain_text(data)
         return data
 
     @model_validator(mode="after")

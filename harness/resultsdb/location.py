@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from harness.errors import ConfigError
+from harness.redact import redact
 from harness.resultsdb.store import ResultsStore
 
 __all__ = ["DEFAULT_FILE", "DISABLED", "ResultsDb", "results_db"]
@@ -47,11 +48,7 @@ class ResultsDb:
         return SqliteStore(self.path)
 
     def describe(self) -> str:
-        if self.url is not None:
-            from harness.resultsdb.postgres import display_url
-
-            return display_url(self.url)
-        return str(self.path)
+        return redact(self.url) if self.url is not None else str(self.path)
 
 
 def results_db(value: str | None, reports_root: Path) -> ResultsDb | None:

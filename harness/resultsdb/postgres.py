@@ -8,34 +8,28 @@ psycopg is imported only when a PostgreSQL URL is given.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 from harness.errors import ConfigError, InfraError
+from harness.redact import redact
 from harness.resultsdb.store import Cursor, ResultsStore
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["MIGRATION_LOCK", "PostgresStore", "display_url"]
+__all__ = ["MIGRATION_LOCK", "PostgresStore"]
 
 #: pg_advisory_xact_lock key of schema migrations ("harness" in ASCII, as a 64-bit number).
 MIGRATION_LOCK: Final = 0x68_61_72_6E_65_73_73
-_PASSWORD = re.compile(r"(://[^:/@]+:)[^@]*@")
-
-
-def display_url(url: str) -> str:
-    """``url`` with its password (if any) replaced, for messages and reports."""
-    return _PASSWORD.sub(r"\1***@", url)
 
 
 class PostgresStore(ResultsStore):
     """A results database on a PostgreSQL server (the schema is made when first connected)."""
 
     def __init__(self, url: str) -> None:
-        self.where = display_url(url)
+        self.where = redact(url)  # its password, if any, never reaches a message
         try:
             import psycopg
         except ImportError:  # pragma: no cover - pinned in requirements.txt

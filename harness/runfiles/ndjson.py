@@ -5,20 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import TypeVar
 
 from filelock import FileLock
 
 from harness.errors import ConfigError
-from harness.units import GIB
+from harness.userfiles.limits import MAX_NDJSON_BYTES
 from harness.userfiles.userfile import read_config_text
 
 __all__ = ["NdjsonFile", "read_ndjson"]
 
 T = TypeVar("T")
-
-#: A run's samples or series: far more than any configuration file, still not the whole memory.
-NDJSON_MAX_BYTES: Final = GIB
 
 
 class NdjsonFile:
@@ -43,7 +40,7 @@ def read_ndjson(path: Path, parse: Callable[[str], T], *, what: str, missing: st
         raise ConfigError(f"{path}: {missing}")
     out: list[T] = []
     # regular and UTF-8 like any file a user can point at; records of long runs add up, hence the limit
-    text = read_config_text(path, f"{what} file", limit=NDJSON_MAX_BYTES)
+    text = read_config_text(path, f"{what} file", limit=MAX_NDJSON_BYTES)
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue

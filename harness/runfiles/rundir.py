@@ -36,11 +36,10 @@ from harness.errors import ConfigError
 from harness.runfiles.runid import GENERATED_RUN_ID, new_run_id, validate_run_id
 from harness.runfiles.runinfo import RUN_JSON, RunInfo
 from harness.runfiles.series import CellSeries, read_series
+from harness.userfiles.names import LATEST
 
 __all__ = ["CALIBRATIONS", "LATEST", "RunDir", "RunExists", "calibrations_dir", "list_runs", "update_latest"]
 
-#: Name of the symlink to the newest run inside the reports root (a reserved run id).
-LATEST: Final = "latest"
 #: Directory of the stored calibrations inside the reports root (shared by every run).
 CALIBRATIONS: Final = "calibrations"
 

@@ -1,15 +1,10 @@
 """Run ids: the one rule for every place that names a run.
 
 A run id becomes a directory twice: ``reports/<run-id>/`` on this machine and
-``/run/harness/<run-id>/`` on every node (where it is also a shell word).  So one rule,
-checked where the id enters (``--run-id`` of pytest, ``harness cleanup --run-id``) and again by
-everything that builds a path from it:
-
-* 1-64 characters: letters, digits, ``.``, ``_``, ``-``; the first one a letter or digit (no
-  hidden files, nothing a command reads as an option);
-* no ``..`` anywhere (no ``/`` is possible), so it is always exactly one path component;
-* not a name the harness keeps for itself beside the runs: ``latest`` (the link to the newest
-  run), ``baselines`` (saved baselines), ``lock`` (the cluster lock on a node).
+``/run/harness/<run-id>/`` on every node (where it is also a shell word).  So it follows the
+harness's one name rule (:mod:`harness.userfiles.names`), checked where the id enters
+(``--run-id`` of pytest, ``harness cleanup --run-id``) and again by everything that builds a
+path from it.
 
 Generated ids (``20261121-101500-ab12``) follow it; user-chosen ones such as ``nightly-42`` too.
 """
@@ -23,6 +18,8 @@ from datetime import UTC, datetime
 from typing import Final
 
 from harness.errors import ConfigError
+from harness.userfiles.limits import MAX_NAME_LEN
+from harness.userfiles.names import NAME_RULE, RESERVED_NAMES, name_problem
 
 __all__ = [
     "GENERATED_RUN_ID",
@@ -34,14 +31,12 @@ __all__ = [
     "validate_run_id",
 ]
 
-MAX_RUN_ID_LEN: Final = 64
-_RULE: Final = re.compile(rf"\A[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_RUN_ID_LEN - 1}}}\Z")
+MAX_RUN_ID_LEN: Final = MAX_NAME_LEN
 #: ``YYYYmmdd-HHMMSS-xxxx`` (UTC): sorts by start time; the random tail keeps two runs started in
 #: the same second (two CI jobs on one runner) apart.  What :func:`new_run_id` makes.
 GENERATED_RUN_ID: Final = re.compile(r"\A\d{8}-\d{6}-[0-9a-f]{4}\Z")
-#: Names that live beside the runs (reports root, node root); compared case-insensitively
-#: because a case-insensitive file system (macOS) would make ``Latest`` the same directory.
-RESERVED_RUN_IDS: Final = frozenset({"latest", "baselines", "lock"})
+#: Names that live beside the runs (reports root, node root), compared case-insensitively.
+RESERVED_RUN_IDS: Final = RESERVED_NAMES
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -51,14 +46,8 @@ def new_run_id(now: datetime | None = None) -> str:
 
 
 def _problem(run_id: str) -> str | None:
-    if not _RULE.match(run_id) or ".." in run_id:
-        return (
-            f"use 1-{MAX_RUN_ID_LEN} letters, digits, '.', '_' or '-', starting with a letter or digit, "
-            "no '..' (e.g. nightly-42)"
-        )
-    if run_id.casefold() in RESERVED_RUN_IDS:
-        return f"{', '.join(sorted(RESERVED_RUN_IDS))} are names the harness keeps for itself; pick another"
-    return None
+    problem = name_problem(run_id)
+    return f"{problem} (e.g. nightly-42)" if problem == NAME_RULE else problem
 
 
 def is_run_id(text: str) -> bool:

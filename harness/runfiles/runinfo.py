@@ -38,6 +38,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from harness.errors import ConfigError
+from harness.redact import redact, redact_obj
 from harness.userfiles.jsonsafe import dumps
 from harness.userfiles.userfile import read_config_text
 
@@ -138,6 +139,13 @@ class RunInfo:
     interrupted: str | None = None
     #: Keys this version of the harness does not know, kept so a re-render loses nothing.
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # The command line quotes what the user typed (--results-db postgresql://ci:SECRET@db,
+        # --pushgateway https://u:SECRET@...): redacted when a record is made or read, so run.json,
+        # report.html, a saved baseline and the results database all get the clean text.
+        object.__setattr__(self, "argv", tuple(redact(a) for a in self.argv))
+        object.__setattr__(self, "extra", MappingProxyType(redact_obj(dict(self.extra))))
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -3,7 +3,7 @@
 Whatever the path points at, the answer is the file's text or a :class:`ConfigError` in one
 line: never a traceback, a hang or the whole memory.  So the file must be a regular file (not
 ``/dev/zero``, a FIFO that blocks until a writer comes, or a directory), no larger than
-:data:`MAX_FILE_BYTES` (checked on the open file before reading, and again while reading, so a
+:data:`~harness.userfiles.limits.MAX_FILE_BYTES` (checked on the open file before reading, and again while reading, so a
 file that grows meanwhile is cut off too), and UTF-8: a UTF-16 or Latin-1 file is named for
 what it is, with the line and offset of the first byte that is not UTF-8.
 """
@@ -16,14 +16,9 @@ from pathlib import Path
 from typing import Final
 
 from harness.errors import ConfigError
-from harness.units import MIB
+from harness.userfiles.limits import MAX_FILE_BYTES, describe_bytes
 
 __all__ = ["MAX_FILE_BYTES", "read_config_text"]
-
-#: The harness's own files are kilobytes (the built-in sizing catalog is about 40 KiB); 4 MiB
-#: leaves room for an Ansible inventory of thousands of hosts and refuses anything that would
-#: take the YAML parser minutes.
-MAX_FILE_BYTES: Final = 4 * MIB
 
 _KINDS: Final = (
     (stat.S_ISDIR, "a directory"),
@@ -51,8 +46,7 @@ def _read_bounded(path: Path, what: str, limit: int) -> bytes:
         os.close(fd)
         raise ConfigError(f"{path}: the {what} is {_kind(info.st_mode)}, not a regular file")
     with os.fdopen(fd, "rb") as f:
-        size = f"{limit // MIB} MiB" if limit % MIB == 0 else f"{limit} bytes"
-        too_big = f"{path}: the {what} is larger than {size}; the harness refuses to read it"
+        too_big = f"{path}: the {what} is larger than {describe_bytes(limit)}; the harness refuses to read it"
         if info.st_size > limit:
             raise ConfigError(f"{too_big} ({info.st_size} bytes)")
         try:

@@ -8,8 +8,12 @@ one document with any PyYAML loader and refuses, as a :class:`ConfigError` namin
 
 * more than :data:`MAX_DEPTH` levels of nesting, counted through aliases and merge keys;
 * more than :data:`MAX_NODES` nodes, counted as written and again as aliases expand them;
+* more than :data:`~harness.userfiles.limits.MAX_EXPANDED_CHARS` characters of scalars once
+  aliases expand them (one long string aliased thousands of times);
 * an alias or merge key that contains itself;
 * a key that is a list or a mapping (keys are strings);
+* an integer of more than :data:`~harness.userfiles.limits.MAX_DIGITS` digits (Python refuses
+  to convert one of thousands, and no setting needs more);
 * with ``finite``: a float that is ``.inf``, ``.nan`` or too large for a float.
 
 A first pass over libyaml's event stream (C, about 1 µs an event) refuses a file too deep or
@@ -25,15 +29,12 @@ from typing import Any, Final
 import yaml
 
 from harness.errors import ConfigError
+from harness.userfiles.limits import MAX_DEPTH, MAX_DIGITS, MAX_EXPANDED_CHARS, MAX_NODES
 
 __all__ = ["MAX_DEPTH", "MAX_NODES", "compose_guarded", "yaml_error"]
 
-#: Inventories and catalogs nest five or six levels; an Ansible group tree two per level.
-MAX_DEPTH: Final = 64
-#: Nodes in a document, as written and as aliases expand it (the built-in catalog has ~3,000).
-MAX_NODES: Final = 100_000
-
 _FLOAT_TAG: Final = "tag:yaml.org,2002:float"
+_INT_TAG: Final = "tag:yaml.org,2002:int"
 _OPEN: Final = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
 _CLOSE: Final = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 _NODES: Final = (*_OPEN, yaml.ScalarEvent, yaml.AliasEvent)
@@ -139,9 +140,15 @@ def _refuse_non_finite(node: yaml.ScalarNode, source: str) -> None:
         raise ConfigError(f"{_where(source, node.start_mark)}: {node.value} is not a finite number")
 
 
+def _refuse_long_int(node: yaml.ScalarNode, source: str) -> None:
+    if sum(c.isalnum() for c in node.value) > MAX_DIGITS:
+        raise ConfigError(f"{_where(source, node.start_mark)}: a number of more than {MAX_DIGITS} digits")
+
+
 def _check_graph(root: yaml.Node, source: str, *, finite: bool) -> None:
-    """Cycles, expanded size and depth, complex keys and non-finite floats, without recursion."""
+    """Cycles, expanded size, text and depth, complex keys and non-finite floats, without recursion."""
     size: dict[int, int] = {}
+    chars: dict[int, int] = {}
     depth: dict[int, int] = {}
     open_path: set[int] = set()  # the nodes from the root to the one in hand (DFS, LIFO)
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
@@ -151,10 +158,17 @@ def _check_graph(root: yaml.Node, source: str, *, finite: bool) -> None:
         if finished:
             children = _children(node)
             size[key] = 1 + sum(size[id(c)] for c in children)
+            own = len(node.value) if isinstance(node, yaml.ScalarNode) else 0
+            chars[key] = own + sum(chars[id(c)] for c in children)
             depth[key] = 1 + max((depth[id(c)] for c in children), default=0)
             open_path.discard(key)
             if size[key] > MAX_NODES:
                 raise _too_many(source, node.start_mark, "once its aliases are expanded (a 'billion laughs'?)")
+            if chars[key] > MAX_EXPANDED_CHARS:
+                raise ConfigError(
+                    f"{_where(source, node.start_mark)}: more than {MAX_EXPANDED_CHARS} characters of text once "
+                    "its aliases are expanded (one long value aliased many times?); the harness refuses it"
+                )
             if depth[key] > MAX_DEPTH:
                 raise _too_deep(source, node.start_mark)
             continue
@@ -168,6 +182,8 @@ def _check_graph(root: yaml.Node, source: str, *, finite: bool) -> None:
         if isinstance(node, yaml.MappingNode):
             for key_node, _ in node.value:
                 _refuse_key(key_node, source)
+        elif isinstance(node, yaml.ScalarNode) and node.tag == _INT_TAG:
+            _refuse_long_int(node, source)
         elif finite and isinstance(node, yaml.ScalarNode) and node.tag == _FLOAT_TAG:
             _refuse_non_finite(node, source)
         open_path.add(key)

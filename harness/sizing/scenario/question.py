@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from harness.errors import ConfigError
+from harness.userfiles.limits import MAX_IN_FLIGHT
 
 __all__ = [
     "GIB",
@@ -66,6 +67,8 @@ class Workload:
             raise ConfigError(f"block size must be positive, got {self.bs}")
         if self.numjobs < 1 or self.iodepth < 1:
             raise ConfigError("numjobs and iodepth must be at least 1")
+        if self.numjobs * self.iodepth > MAX_IN_FLIGHT:
+            raise ConfigError(f"numjobs x iodepth must be at most {MAX_IN_FLIGHT} I/Os in flight")
         if not 0 <= self.rwmixread <= 100:
             raise ConfigError(f"rwmixread must be 0..100, got {self.rwmixread}")
 
