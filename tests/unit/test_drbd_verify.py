@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.drbd import commands
-from harness.drbd.errors import DrbdNotReady
+from harness.drbd.errors import DrbdNotReady, DrbdOutputError
 from harness.drbd.replication import DrbdReplication
 from harness.drbd.verify import parse_timeouts
 from tests.doubles import Answer, FakeClock, FakeRunner, data
@@ -36,7 +36,7 @@ def test_drbds_defaults_fill_what_a_plain_show_leaves_out() -> None:
 
 
 def test_a_resource_not_in_the_output_is_an_error() -> None:
-    with pytest.raises(Exception, match="not in the configuration"):
+    with pytest.raises(DrbdOutputError, match=r"^resource multi-az is not in the configuration DRBD printed$"):
         parse_timeouts(data(SHOW_VERIFY), "multi-az")
 
 

@@ -412,8 +412,12 @@ def test_truncated_real_file_is_reported_as_truncated() -> None:
 
 
 def test_fio_output_error_is_a_harness_error() -> None:
-    assert issubclass(FioOutputError, HarnessError)
-    assert FioOutputError.exit_code == 5
+    # caught by the command line as any HarnessError: one line, and exit 5 (what the node
+    # printed could not be read), not a traceback
+    with pytest.raises(HarnessError, match=r"^no JSON document in fio output: 'not json'$") as info:
+        parse_fio_json("not json")
+    assert isinstance(info.value, FioOutputError)
+    assert info.value.exit_code == 5
 
 
 def test_non_numeric_fields_are_named() -> None:

@@ -228,7 +228,11 @@ def test_spec_is_frozen_and_errors_are_harness_errors() -> None:
     spec = _spec()
     with pytest.raises(dataclasses.FrozenInstanceError):
         spec.size = 1  # type: ignore[misc]
-    assert issubclass(ConfigError, HarnessError)
+    # the command line turns a HarnessError into its one line and exit code: a bad spec is a
+    # usage error (2) that names the workload and the field
+    with pytest.raises(HarnessError, match=r"^workload cell: numjobs must be >= 1, got 0$") as info:
+        _spec(numjobs=0)
+    assert info.value.exit_code == 2
     assert spec.percentiles == DEFAULT_PERCENTILES
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 from hypothesis import given
@@ -56,7 +57,7 @@ def test_applies_to_follows_direction() -> None:
 def test_from_rtt_adds_exactly_that_rtt(rtt_us: int, direction: Direction) -> None:
     rtt = rtt_us / 1e6
     if direction == "both" and 0 < rtt / 2 < 1e-6:
-        with pytest.raises(ConfigError):
+        with pytest.raises(ConfigError, match=r"impairment 'x': delay \S+s is below tc's resolution of 1us"):
             NetemProfile.from_rtt("x", rtt, direction=direction)
         return
     profile = NetemProfile.from_rtt("x", rtt, direction=direction)
@@ -74,16 +75,17 @@ def test_from_text_uses_the_shared_units() -> None:
 
 
 @pytest.mark.parametrize(
-    "kwargs",
+    ("kwargs", "message"),
     [
-        {"delay": "20 parsecs"},
-        {"rate": "fast"},
-        {"loss": "lots"},
-        {"delay": "-5ms"},
+        ({"delay": "20 parsecs"}, "unknown duration unit 'parsecs' in '20 parsecs'"),
+        ({"rate": "fast"}, "not a rate: 'fast'"),
+        ({"loss": "lots"}, "not a loss percentage: 'lots'"),
+        ({"delay": "-5ms"}, "not a duration: '-5ms'"),
     ],
 )
-def test_from_text_rejects_bad_units_as_config_errors(kwargs: dict[str, str]) -> None:
-    with pytest.raises(ConfigError):
+def test_from_text_rejects_bad_units_as_config_errors(kwargs: dict[str, str], message: str) -> None:
+    # the impairment is named first, then what was wrong with which text
+    with pytest.raises(ConfigError, match="^impairment 'wan': " + re.escape(message)):
         NetemProfile.from_text("wan", **kwargs)  # type: ignore[arg-type]
 
 
@@ -160,14 +162,14 @@ def test_limit_examples() -> None:
     # 1 ms at the assumed 10 Gbit/s: 1.5 * 1.25e9 B/s * 1e-3 s / 1500 B = 1250 packets.
     assert NetemProfile("a", delay_s=0.001).limit_packets() == 1250
     assert NetemProfile("a", delay_s=0.0001).limit_packets() == NETEM_DEFAULT_LIMIT
-    # 20 ms at 1 Gbit/s (~1700 packets of BDP) -> 2500 with headroom.
+    # 20 ms at 1 Gbit/s: a BDP of 1.25e8 B/s * 0.02 s / 1500 B, about 1667 packets -> 2500 with headroom.
     assert NetemProfile("a", delay_s=0.02).limit_packets(1e9) == 2500
     assert DEFAULT_LINK_RATE_BITS == 10e9
 
 
 @pytest.mark.parametrize("bad", [0, -1, math.nan])
 def test_limit_rejects_bad_link_rate(bad: float) -> None:
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match=r"^link_rate_bits must be (positive|finite), got "):
         NetemProfile("a", delay_s=0.001).limit_packets(bad)
 
 
@@ -248,7 +250,8 @@ def test_lint_table(kwargs: dict[str, object], lint_kwargs: dict[str, float], ex
     [{"ping_timeout_s": 0}, {"timeout_s": -1}, {"margin": 0}, {"margin": 1.5}],
 )
 def test_lint_rejects_bad_parameters(lint_kwargs: dict[str, float]) -> None:
-    with pytest.raises(ConfigError):
+    message = "ping_timeout_s and timeout_s must be positive and margin within (0, 1]"
+    with pytest.raises(ConfigError, match=re.escape(message)):
         lint_profile(NetemProfile("wan"), **lint_kwargs)  # type: ignore[arg-type]
 
 

@@ -50,4 +50,6 @@ def test_cross_az_is_compared_with_same_az_of_its_own_product(
 def test_cells_recorded_before_the_product_was_count_as_drbd() -> None:
     samples = [_cell("single-az", "same-az", None, 100.0), _cell("multi-az", "cross-az", "drbd", 10.0)]
     ((label, verdict),) = relative_verdicts(samples, ThresholdSpec(multi_az_vs_single_az=0.5))
-    assert label.endswith("[none] cross-AZ vs same-AZ MiB/s") and verdict.verdict == "fail"
+    # paired as DRBD (no product in the label), and held to the ratio of the two: 10 / 100
+    assert label == "replicated_write write-4k-nj1-qd1 [none] cross-AZ vs same-AZ MiB/s"
+    assert (verdict.verdict, verdict.reason) == ("fail", "cross/same ratio 0.10 < 0.5")

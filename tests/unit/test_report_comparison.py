@@ -164,8 +164,14 @@ def test_cross_az_pair_with_its_own_local_baseline_gets_its_overhead_ratio() -> 
         cell_samples(SINGLE_DISC, bw=50.0),
         cell_samples(multi_disc, bw=48.0),
     )
-    labels = [r.label for r in comparison.tables[0].ratios]
-    assert labels == ["multi-az/single-az", "single-az repl/disc", "multi-az repl/disc"]
+    [table] = comparison.tables
+    cross, single_overhead, multi_overhead = table.ratios
+    assert [r.label for r in table.ratios] == ["multi-az/single-az", "single-az repl/disc", "multi-az repl/disc"]
+    # multi-az's overhead is over its own disconnected cell (48), not single-az's (50)
+    [row] = table.rows
+    assert row.ratio(multi_overhead, "bw") == pytest.approx(20 / 48)
+    assert row.ratio(single_overhead, "bw") == pytest.approx(40 / 50)
+    assert row.ratio(cross, "bw") == pytest.approx(20 / 40)
 
 
 def test_without_a_same_az_pair_the_only_local_baseline_is_used() -> None:
@@ -173,6 +179,8 @@ def test_without_a_same_az_pair_the_only_local_baseline_is_used() -> None:
     [ratio] = comparison.tables[0].ratios
     assert ratio == Ratio("replicated/disconnected", Group("multi-az", "replicated", "cross-az"), ratio.denominator)
     assert ratio.label == "multi-az repl/single-az disc"
+    [row] = comparison.tables[0].rows
+    assert row.ratio(ratio, "bw") == pytest.approx(20 / 50)
 
 
 def test_no_ratios_without_placement_metadata() -> None:

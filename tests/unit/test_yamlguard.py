@@ -93,7 +93,11 @@ def test_non_finite_floats_are_refused_when_asked(spelled: str) -> None:
 
 @given(number=st.floats(allow_nan=False, allow_infinity=False))
 def test_finite_floats_pass(number: float) -> None:
-    assert _compose(f"figure: {number!r}\n", finite=True) is not None
+    node = _compose(f"figure: {number!r}\n", finite=True)
+    assert isinstance(node, yaml.MappingNode)
+    # passed through as written: the guard neither refuses nor rewrites a finite number
+    [(key, value)] = node.value
+    assert (key.value, value.value) == ("figure", repr(number))
 
 
 def test_core_schema_refuses_a_float_that_overflows() -> None:

@@ -161,13 +161,21 @@ def test_case_06_the_real_root_disk_of_this_machine_is_refused() -> None:
 
 
 @pytest.mark.reliability_row(6)
-@pytest.mark.parametrize("resource", ["all", "--discard-my-data", "-x"])
-def test_case_06_reserved_resource_names_are_refused_at_parse_time(resource: str) -> None:
-    try:
-        parse_inventory(MINI.replace("resource: single-az", f'resource: "{resource}"'))
-    except ConfigError:
-        return
-    raise AssertionError(f"inventory accepted resource {resource!r}")
+@pytest.mark.parametrize(
+    ("resource", "why"),
+    [
+        ("all", "'all' means every resource to drbdadm; name one resource"),
+        # a leading '-' would be read by drbdadm as an option
+        ("--discard-my-data", "String should match pattern"),
+        ("-x", "String should match pattern"),
+    ],
+)
+def test_case_06_reserved_resource_names_are_refused_at_parse_time(resource: str, why: str) -> None:
+    text = MINI.replace("resource: single-az", f'resource: "{resource}"')
+    assert text != MINI
+    # refused naming the line and key of the resource, and why
+    with pytest.raises(ConfigError, match=r"<string>:\d+: pairs\.single-az\.resource: " + re.escape(why)):
+        parse_inventory(text)
 
 
 METACHARACTERS = [":", " ", "'", '"', ";", "\n", "$(", "`", "|", "&", ">", "\\", "\t", "*", "#"]
