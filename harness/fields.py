@@ -5,8 +5,8 @@ A duration, size or rate may be written as a number or with a unit (``2ms``, ``4
 of every spec: frozen, unknown keys refused (a misspelled key is an error naming the key, never
 a silently ignored setting) and every number finite.
 
-The names of a replicated pair (its resource, its devices, its replication protocol) are checked
-twice, by the inventory when it is read and by the product's command builders before a name
+The names of a replicated pair (its resource, its devices, its replication protocol) and of a
+scratch device are checked twice, by the inventory when it is read and by the product's command builders before a name
 reaches a node; both take the patterns here, so a name one accepts the other never refuses.
 """
 
@@ -26,6 +26,7 @@ __all__ = [
     "NBD_DEVICE_PATTERN",
     "REPLICATED_DEVICE_PATTERN",
     "RESOURCE_PATTERN",
+    "SCRATCH_DEVICE_PATTERN",
     "AbsPath",
     "Duration",
     "FrozenModel",
@@ -49,6 +50,9 @@ ARRAY_NAME_PATTERN: Final = rf"^{_ARRAY_NAME}$"
 DRBD_DEVICE_PATTERN: Final = rf"^{_DRBD_DEVICE}$"
 MD_DEVICE_PATTERN: Final = rf"^{_MD_DEVICE}$"
 NBD_DEVICE_PATTERN: Final = r"^/dev/nbd[0-9]{1,3}$"
+#: a raw scratch device of a disk-only study: a plain kernel name only, never an alias that could
+#: resolve somewhere else (by-id/by-uuid links are resolved and checked on the node instead)
+SCRATCH_DEVICE_PATTERN: Final = r"^/dev/[a-z][a-z0-9]{1,31}$"
 REPLICATED_DEVICE_PATTERN: Final = rf"^({_DRBD_DEVICE}|{_MD_DEVICE})$"
 
 

@@ -1,19 +1,21 @@
-"""The event watch: ``drbdsetup events2`` streamed on a node while a measurement runs (REQ-07).
+"""The event watch: ``drbdsetup events2`` streamed on a node while a measurement runs.
 
 An :class:`EventWatch` is a plan, pure until a caller runs its scripts.  The cell runs them
 inside round trips it makes anyway: :meth:`EventWatch.start_script` in the one that starts fio,
 :meth:`EventWatch.stop_script` in the one that collects fio's output once it has exited, so the
 watch costs no round trip of its own.
 
-* start: ``drbdsetup events2 --timestamps --statistics RES`` runs detached (``setsid``, stdin
-  from /dev/null, output to ``/run/harness/<run-id>/events-<name>.log``) under a node-side
-  deadline (``timeout``), so it cannot outlive a crashed harness by more than that deadline
-  (CLEAN-4).  The session id goes to ``<log>.pid``, where the leftover sweep
-  (:mod:`harness.safety.leftovers`) finds it.  The script returns at once.
-* stop: the session is signalled only while its leader still is a drbdsetup watcher (a pid from
-  a stale file may have been recycled by something else); the script prints whether the watcher
-  was still alive, then the capture.  drbdsetup flushes after every event (it is meant to be
-  read through pipes), so the file is current when it is read.
+* start: ``drbdsetup events2 --timestamps --statistics RES`` runs as a
+  :class:`~harness.remote.detached.DetachedJob` (its own session, stdin from /dev/null, output
+  to ``/run/harness/<run-id>/events-<name>.log``) under a node-side deadline (``timeout``), so
+  it cannot outlive a crashed harness by more than that deadline.  The session id goes to
+  ``<log>.pid``, where the leftover sweep (:mod:`harness.safety.leftovers`) finds it.  The
+  script returns at once.
+* stop: the job's :meth:`~harness.remote.detached.DetachedJob.collect_script`, which signals the
+  session only while its leader still is a drbdsetup watcher (a pid from a stale file may have
+  been recycled by something else), prints whether the watcher was still alive, then the
+  capture.  drbdsetup flushes after every event (it is meant to be read through pipes), so the
+  file is current when it is read.
 * :meth:`EventWatch.judge` turns that output into the window's verdict
   (:mod:`harness.drbd.validity`); a watcher that had exited before the end of the window did
   not see it, so such a window is inconclusive too.
@@ -32,7 +34,7 @@ from typing import Final
 from harness.drbd import commands
 from harness.drbd.validity import RunWatch, Verdict
 from harness.errors import ConfigError
-from harness.remote.detached import cancel_mark, session_start
+from harness.remote.detached import DetachedJob
 from harness.remote.nodefiles import NODE_ROOT, safe_token
 from harness.runfiles.runid import validate_run_id
 
@@ -93,35 +95,26 @@ class EventWatch:
     def pid_path(self) -> str:
         return f"{self.log_path}.pid"
 
+    @property
+    def job(self) -> DetachedJob:
+        """The watcher on the node: SIGKILL 5 s after its deadline's SIGTERM if still there."""
+        return DetachedJob.of_argv(
+            commands.events2_watch_argv(self.resource),
+            deadline_s=math.ceil(self.max_duration_s),
+            kill_after_s=5,
+            pid_file=self.pid_path,
+            log=self.log_path,
+            cancel_file=self.cancel_path,
+        )
+
     def start_script(self) -> str:
         """Shell that starts the watcher detached and returns at once."""
-        q = shlex.quote
-        watcher = shlex.join(
-            [
-                "timeout",
-                "--kill-after=5",
-                str(math.ceil(self.max_duration_s)),
-                *commands.events2_watch_argv(self.resource),
-            ]
-        )
-        inner = f"{watcher} > {q(self.log_path)} 2>&1"
-        start = session_start(inner, self.pid_path, self.cancel_path)
-        return f"umask 077; {{ [ -d {q(self.directory)} ] || mkdir -p {q(self.directory)}; }} && {start}"
+        directory = shlex.quote(self.directory)
+        return f"umask 077; {{ [ -d {directory} ] || mkdir -p {directory}; }} && {self.job.start_script()}"
 
     def stop_script(self) -> str:
         """Shell that stops the watcher if it still runs and prints ``alive=0|1`` and the capture."""
-        q = shlex.quote
-        return (
-            (f"{cancel_mark(self.cancel_path)}; " if self.cancel_path is not None else "")
-            + f"pid=; [ -e {q(self.pid_path)} ] && read -r pid < {q(self.pid_path)}; "
-            "case \"$pid\" in ''|*[!0-9]*) pid='' ;; esac; alive=0; "
-            'if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null'
-            ' && grep -q drbdsetup "/proc/$pid/cmdline" 2>/dev/null; then'
-            ' alive=1; pkill -TERM -s "$pid" 2>/dev/null; fi; '
-            f"rm -f {q(self.pid_path)}; "
-            f'echo "{_MARK}$alive"; '
-            f"cat {q(self.log_path)} 2>/dev/null; true"
-        )
+        return self.job.collect_script(_MARK, leader_holds="drbdsetup")
 
     def judge(self, output: str) -> Verdict:
         """The window's verdict from what :meth:`stop_script` printed."""

@@ -30,6 +30,7 @@ from harness.fields import (
     NBD_DEVICE_PATTERN,
     REPLICATED_DEVICE_PATTERN,
     RESOURCE_PATTERN,
+    SCRATCH_DEVICE_PATTERN,
     AbsPath,
     Duration,
     FrozenModel,
@@ -65,9 +66,6 @@ NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"
 # The kernel's rule, as harness.impair.commands.validate_ifname: no ':' (an address label, not
 # a device tc can shape) and no leading '-'.
 IFACE_PATTERN = r"^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,14}$"
-# Raw scratch devices for disk-only studies: plain kernel names only, never aliases that could
-# resolve somewhere else (by-id/by-uuid links are resolved and checked on the node instead).
-SCRATCH_DEVICE_PATTERN = r"^/dev/[a-z][a-z0-9]{1,31}$"
 
 
 # a threshold: a bound of 0 (or less) passes everything, a maximum of 0 fails everything

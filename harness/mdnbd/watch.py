@@ -1,8 +1,10 @@
 """A node-side watcher of an md-nbd replica for one measurement window.
 
 md has no event stream like DRBD's ``events2``: the watcher samples the state probe every
-200 ms on the node, writes a sample only when it changed, and stops at its own deadline.  The
-window is valid when every sample was healthy and the watcher was still running at the end.
+200 ms on the node, writes a sample only when it changed, and stops at its own deadline.  It
+runs as a :class:`~harness.remote.detached.DetachedJob` and is stopped by the job's
+:meth:`~harness.remote.detached.DetachedJob.collect_script`, as DRBD's watcher is.  The window is
+valid when every sample was healthy and the watcher was still running at the end.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Final
 
 from harness.errors import ConfigError
 from harness.mdnbd.state import MdNbdOutputError, parse_state
-from harness.remote.detached import cancel_mark, session_start
+from harness.remote.detached import DetachedJob
 from harness.remote.nodefiles import node_run_dir, safe_token
 
 __all__ = ["MdNbdWatch", "WatchVerdict"]
@@ -54,26 +56,25 @@ class MdNbdWatch:
     def pid_path(self) -> str:
         return f"{self.log_path}.pid"
 
-    def start_script(self) -> str:
+    @property
+    def job(self) -> DetachedJob:
+        """The sampling loop on the node; it bounds itself (it ends at its own deadline)."""
         q = shlex.quote
         loop = (
             f"end=$(( $(date +%s) + {math.ceil(self.max_duration_s)} )); last=; "
             f'while [ "$(date +%s)" -le "$end" ]; do s=$( {{ {self.state_script}; }} 2>&1 ); '
             f'if [ "$s" != "$last" ]; then printf "%s\\n%s\\n" {q(_SAMPLE)} "$s"; last=$s; fi; sleep 0.2; done'
         )
+        return DetachedJob.of_script(
+            loop, deadline_s=None, pid_file=self.pid_path, log=self.log_path, cancel_file=self.cancel_path
+        )
+
+    def start_script(self) -> str:
         directory = self.log_path.rsplit("/", 1)[0]
-        start = session_start(f"{loop} > {q(self.log_path)} 2>&1", self.pid_path, self.cancel_path)
-        return f"umask 077; mkdir -p {q(directory)} && {start}"
+        return f"umask 077; mkdir -p {shlex.quote(directory)} && {self.job.start_script()}"
 
     def stop_script(self) -> str:
-        q = shlex.quote
-        return (
-            (f"{cancel_mark(self.cancel_path)}; " if self.cancel_path is not None else "")
-            + f"pid=; [ -e {q(self.pid_path)} ] && read -r pid < {q(self.pid_path)}; "
-            "case \"$pid\" in ''|*[!0-9]*) pid='' ;; esac; alive=0; "
-            'if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then alive=1; pkill -TERM -s "$pid" 2>/dev/null; fi; '
-            f'rm -f {q(self.pid_path)}; echo "{_MARK}$alive"; cat {q(self.log_path)} 2>/dev/null; true'
-        )
+        return self.job.collect_script(_MARK)
 
     def judge(self, output: str) -> WatchVerdict:
         head, _, capture = output.partition("\n")

@@ -1,9 +1,9 @@
 """A process started on a node that outlives the SSH call which started it (:class:`DetachedJob`).
 
-The one way the harness leaves something running on a node (fio, the DRBD event watcher, a
-dead-man switch, an iperf3 server, the lock's lease watchdog, the sysrq crash), in the style of
-teuthology's ``run(wait=False)``: start it, ask whether it is alive, wait for it, stop it, fetch
-what it printed.
+The one way the harness leaves something running on a node (fio, the replication's event
+watchers, a dead-man switch, an iperf3 server, the lock's lease watchdog, the sysrq crash), in
+the style of teuthology's ``run(wait=False)``: start it, ask whether it is alive, wait for it,
+stop it, fetch what it printed.
 
 * **start** — ``setsid sh -c COMMAND </dev/null >/dev/null 2>&1 &``: a session of its own, no
   terminal, no open SSH stream, so the starting command returns at once and closing or losing
@@ -20,7 +20,9 @@ what it printed.
 
 A job is a frozen plan: the ``*_script`` methods return shell to run inside a round trip the
 caller makes anyway (fio starts in the same script that prepares its directory); :meth:`start`,
-:meth:`alive`, :meth:`wait`, :meth:`stop` and :meth:`output` run them on a :class:`Runner`.
+:meth:`alive`, :meth:`wait`, :meth:`stop` and :meth:`output` run them on a :class:`Runner`.  A
+watch of a measurement window (the replication's event watchers) ends with
+:meth:`~DetachedJob.collect_script`: stopped, whether it still ran, what it wrote.
 """
 
 from __future__ import annotations
@@ -180,15 +182,16 @@ class DetachedJob:
 
     @property
     def bare(self) -> bool:
-        """No deadline and no records: a script then runs as the session's own shell."""
-        return self.deadline_s is None and self.log is None and self.rc_file is None and self.times_file is None
+        """No deadline, exit code or stamps: a script then runs as the session's own shell (one
+        process less), its output to the log when there is one."""
+        return self.deadline_s is None and self.rc_file is None and self.times_file is None
 
     # -- the shell -----------------------------------------------------------------------------
     def inner_script(self) -> str:
         """What runs inside the new session: stamps, the deadline-bound command, its exit code."""
         q = shlex.quote
         if self.bare and self.argv[:2] == ("sh", "-c") and len(self.argv) == 3:
-            return self.argv[2]
+            return self.argv[2] if self.log is None else f"exec > {q(self.log)} 2>&1; {self.argv[2]}"
         deadline = ""
         if self.deadline_s is not None:
             kill = f"--kill-after={_seconds(self.kill_after_s, 'kill-after')} " if self.kill_after_s else ""
@@ -239,6 +242,28 @@ class DetachedJob:
         :attr:`cancel_file` also a start still on its way."""
         stop = stop_script(self._pid(), grace_s=grace_s)
         return stop if self.cancel_file is None else f"{cancel_mark(self.cancel_file)}; {stop}"
+
+    def collect_script(self, mark: str, *, leader_holds: str | None = None) -> str:
+        """Shell that ends a watch: stops the job if it still runs, prints ``<mark>1`` if it did
+        and ``<mark>0`` if it had ended before (so the end of the window was not watched), then
+        everything it wrote to its log.
+
+        ``leader_holds``: the session is signalled only while its leader's command line holds
+        this word, since a pid from a stale file may have been recycled by something else."""
+        pf = shlex.quote(self._pid())
+        # a leader nobody has reaped yet is a zombie: it has ended, though kill -0 still answers
+        running = (
+            '[ -n "$p" ] && kill -0 "$p" 2>/dev/null && read -r s < "/proc/$p/stat" 2>/dev/null'
+            ' && case "${s##*) }" in Z*) false ;; *) true ;; esac'
+        )
+        if leader_holds is not None:
+            running += f' && grep -q {shlex.quote(leader_holds)} "/proc/$p/cmdline" 2>/dev/null'
+        cancel = "" if self.cancel_file is None else f"{cancel_mark(self.cancel_file)}; "
+        return (
+            f"{cancel}{_READ_PID.format(pf=pf)}; alive=0; "
+            f'if {running}; then alive=1; pkill -TERM -s "$p" 2>/dev/null; fi; '
+            f'rm -f {pf}; echo "{mark}$alive"; {self.output_script()}'
+        )
 
     def output_script(self, *, tail_lines: int | None = None) -> str:
         """Shell that prints what the job wrote to its log (the last ``tail_lines`` lines)."""

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from harness.errors import RefusedError
+from harness.fields import DRBD_DEVICE_PATTERN, MD_DEVICE_PATTERN, SCRATCH_DEVICE_PATTERN
 from harness.remote import CommandResult, Runner, Shell, run_batch
 from harness.replication import Replication, backing_devices_probe, read_backing_devices
 
@@ -34,10 +35,10 @@ __all__ = [
     "probe_device",
 ]
 
-_DRBD = re.compile(r"\A/dev/drbd[0-9]{1,4}\Z")
-_MD_NAME = re.compile(r"\A/dev/md/[A-Za-z0-9][A-Za-z0-9_.-]{0,31}\Z")
+_DRBD = re.compile(DRBD_DEVICE_PATTERN)
+_MD_NAME = re.compile(MD_DEVICE_PATTERN)
 _MD_KERNEL = re.compile(r"\A/dev/md[0-9]{1,4}\Z")
-_PLAIN = re.compile(r"\A/dev/[a-z][a-z0-9]{1,31}\Z")
+_PLAIN = re.compile(SCRATCH_DEVICE_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ def evaluate_drbd_target(facts: DeviceFacts, *, expected_device: str, needed_byt
     problems = [f"probe failed ({e})" for e in facts.probe_errors]
     if not facts.is_block:
         problems.append("not a block device")
-    if _MD_NAME.match(expected_device):
+    if _MD_NAME.fullmatch(expected_device):
         # md-nbd: the product's own answer is the array its name resolves to on the node
         if facts.sh_dev is None:
             problems.append(f"no md array {expected_device} is assembled on this node")
@@ -154,7 +155,7 @@ def evaluate_drbd_target(facts: DeviceFacts, *, expected_device: str, needed_byt
             problems.append("drbdadm sh-dev failed: the resource is not configured on this node")
         elif facts.sh_dev != expected_device:
             problems.append(f"drbdadm sh-dev says the resource's device is {facts.sh_dev}, not {expected_device}")
-        if facts.realpath != expected_device or not _DRBD.match(facts.realpath):
+        if facts.realpath != expected_device or not _DRBD.fullmatch(facts.realpath):
             problems.append(f"resolves to {facts.realpath or '?'}, not the DRBD device {expected_device}")
     problems += [f"is the resource's backing device {b}" for b in facts.backing if b in (facts.path, facts.realpath)]
     return problems + _common_problems(facts, needed_bytes)
@@ -206,7 +207,7 @@ def evaluate_scratch_target(facts: DeviceFacts, *, backing: Sequence[str], neede
         problems.append("not a block device")
     if not facts.realpath.startswith("/dev/"):
         problems.append(f"resolves to {facts.realpath or '?'}")
-    if _DRBD.match(facts.realpath):
+    if _DRBD.fullmatch(facts.realpath):
         problems.append("is a DRBD device (disk studies use raw scratch devices only)")
     if any(dev in (facts.path, facts.realpath) for dev in backing):
         problems.append("backs a DRBD resource")

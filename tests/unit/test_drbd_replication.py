@@ -139,7 +139,7 @@ def test_wait_healthy_retries_failed_probes() -> None:
 
 
 def test_wait_healthy_reports_the_last_probe_error() -> None:
-    # The message drbdsetup prints without the kernel module (ecosystem.md §4.1, verified).
+    # The message drbdsetup prints when the drbd kernel module cannot be loaded.
     node = FakeRunner("a1", argv={EVENTS_NOW: [Answer(rc=20, stderr="Failed to modprobe drbd")]})
     with pytest.raises(DrbdNotReady, match=r"last probe failed: .*Failed to modprobe drbd"):
         recorded_replication(node).wait_healthy(3)
@@ -336,8 +336,8 @@ def test_an_empty_or_foreign_capture_is_inconclusive() -> None:
 
 def test_stop_script_signals_only_our_watcher() -> None:
     script = _watch().stop_script()
-    assert 'grep -q drbdsetup "/proc/$pid/cmdline"' in script
-    assert 'pkill -TERM -s "$pid"' in script
+    assert 'grep -q drbdsetup "/proc/$p/cmdline"' in script
+    assert 'pkill -TERM -s "$p"' in script
     assert "rm -f /run/harness/r1/events-c.log.pid" in script
 
 

@@ -258,6 +258,56 @@ def test_a_bare_job_stops_with_the_shells_own_kill(tmp_path: Path) -> None:
         stop_script(pid_file, grace_s=1.0, one_group=True)
 
 
+def _watch(tmp: Path, script: str) -> DetachedJob:
+    """A job as a replication's watcher is one: a loop that bounds itself, its output in a log."""
+    return DetachedJob.of_script(
+        script, deadline_s=None, pid_file=str(tmp / "w.pid"), log=str(tmp / "w.log"), cancel_file=str(tmp / "w.x")
+    )
+
+
+def test_a_watch_writes_everything_to_its_log_and_its_collect_stops_it(tmp_path: Path) -> None:
+    node = NodeShell()
+    w = _watch(tmp_path, "echo first; echo oops >&2; while :; do sleep 0.1; done")
+    assert w.inner_script().startswith("exec > ")  # the session's own shell: no process between
+    node.run_script(w.start_script(), timeout=10)
+    sid = pid_of(w)
+    log = Path(w.log or "")
+    assert until(lambda: log.exists() and "oops" in log.read_text(), 5)
+    out = node.run_script(w.collect_script("alive="), timeout=10).stdout
+    assert out.splitlines() == ["alive=1", "first", "oops"]  # it ran to the end of the window
+    assert until(lambda: not session(sid), 5)
+    assert not Path(w.pid_file or "").exists()
+    # collected again: nothing runs, the log is still read
+    assert node.run_script(w.collect_script("alive="), timeout=10).stdout.splitlines() == ["alive=0", "first", "oops"]
+
+
+def test_a_watch_that_ended_before_the_window_did_is_reported(tmp_path: Path) -> None:
+    node = NodeShell()
+    w = _watch(tmp_path, "echo done")
+    node.run_script(w.start_script(), timeout=10)
+    sid = pid_of(w)
+    assert until(lambda: not session(sid), 5)
+    assert node.run_script(w.collect_script("alive="), timeout=10).stdout.splitlines() == ["alive=0", "done"]
+
+
+def test_a_watch_signals_only_a_leader_that_holds_its_word(tmp_path: Path) -> None:
+    # a stale pid file whose pid now belongs to something else: that session is left alone
+    node = NodeShell()
+    stranger = subprocess.Popen(["setsid", "sleep", "60"])
+    try:
+        assert until(lambda: bool(session(stranger.pid)), 5)
+        w = _watch(tmp_path, "sleep 60")
+        Path(w.pid_file or "").write_text(f"{stranger.pid}\n")
+        out = node.run_script(w.collect_script("alive=", leader_holds="drbdsetup"), timeout=10).stdout
+        assert out.splitlines()[0] == "alive=0"
+        time.sleep(0.3)
+        assert stranger.poll() is None
+        assert node.run_script(w.collect_script("alive=", leader_holds="sleep"), timeout=10).stdout.startswith("alive=")
+    finally:
+        stranger.kill()
+        stranger.wait()
+
+
 def test_a_stop_that_reaches_the_node_first_keeps_the_start_from_launching(tmp_path: Path) -> None:
     node = NodeShell()
     marker = f"sleep 600.{time.monotonic_ns() % 10**6}"
