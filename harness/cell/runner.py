@@ -87,7 +87,7 @@ class CellRunner:
         self.faults = Faults(
             inventory, run_id, ledger, deadman_grace_s=deadman_grace_s, allow_disconnecting=allow_disconnecting
         )
-        self.measurer = Measurer(self.fio, run_id, deadman_grace_s=deadman_grace_s, progress=progress)
+        self.measurer = Measurer(self.fio, run_id, ledger=ledger, deadman_grace_s=deadman_grace_s, progress=progress)
         self.recorder = Recorder(
             inventory, run_id=run_id, run_dir=run_dir, pool=pool, store=store, ledger=ledger, progress=progress
         )
@@ -228,7 +228,7 @@ class CellRunner:
         )
         result = CellResult(
             spec,
-            measurement.fio,
+            measurement.fio.result,
             judgement.stats,
             judgement.rtt,
             judgement.verdict,
@@ -237,7 +237,7 @@ class CellRunner:
             samples,
             wall,
         )
-        self.recorder.record_series(meta, measurement.bw_logs, fault_windows(spec))
+        self.recorder.record_series(meta, measurement.fio.bw_logs, fault_windows(spec))
         if not last:
             marks.setdefault("rechecked", marks["undone"])
         self.ledger.record(
@@ -246,7 +246,7 @@ class CellRunner:
                 "cell": spec.id,
                 "mode": spec.mode,
                 "impairment": spec.impairment_name,
-                "fio_s": measurement.fio_wall_s,
+                "fio_s": measurement.fio.wall_s,
                 "fio_planned_s": (spec.workload.runtime_s or 0) + spec.workload.ramp_s,
                 **marks,
                 "recorded": time.time(),

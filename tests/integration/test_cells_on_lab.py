@@ -18,8 +18,8 @@ import pytest
 from harness.cell import CellRunner, CellSpec
 from harness.drbd.errors import DrbdNotReady
 from harness.errors import ConfigError, ConnectionLost, RefusedError
+from harness.fio.job import FioFailed
 from harness.fio.profiles import PROFILES
-from harness.fio.runner import FioFailed
 from harness.fio.workloads import for_profile, write_job
 from harness.impair.apply import Impairer
 from harness.impair.profile import NetemProfile

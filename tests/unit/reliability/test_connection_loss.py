@@ -23,7 +23,7 @@ from harness.errors import (
     ConnectionLost,
     HarnessError,
 )
-from harness.fio.runner import FioFailed
+from harness.fio.job import FioFailed
 from harness.probes.reboot import BOOT_ID_PATH, NodeRebooted, parse_boot_id, reboot_error, watch_reboots
 from harness.remote import CommandResult, run_batch
 from harness.remote.pool import ConnectionPool
