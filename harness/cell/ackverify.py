@@ -1,6 +1,6 @@
 """The acknowledged-writes oracle shared by the failover and the partition cells: replay a
 write job's first N writes with fio ``verify_only`` on a node and count the blocks that are
-missing or wrong (reliability.md row 33)."""
+missing or wrong (a lost acknowledged write is a failed verify, never a pass)."""
 
 from __future__ import annotations
 

@@ -159,8 +159,8 @@ class CellRunner:
                 self.inventory, self.pool, widest, health_timeout_s=self.health_timeout_s, progress=self.progress
             )
             marks["guarded"] = time.time()
-            # a node that reboots mid-cell loses its qdiscs and fio: the cell must say so (row 29);
-            # checked after the undo below has run
+            # a node that reboots mid-cell loses its qdiscs and fio: the cell must say so, not
+            # report a half-measured window; checked after the undo below has run
             try:
                 with (
                     watch_reboots([target.primary, target.secondary], known=target.boot_ids()),
@@ -178,7 +178,7 @@ class CellRunner:
                         marks["undone"] = time.time()  # the last cell's is the fault's undo, above
             except NodeRebooted as rebooted:
                 # the undo ran without the rebooted node's tc state; what did it leave on the
-                # nodes, the one that did not reboot above all (row 29)?
+                # nodes, the one that did not reboot above all?
                 recheck = recheck_after_reboot([target.primary, target.secondary], self.run_id)
                 raise NodeRebooted(f"{rebooted}; {recheck}") from rebooted.__cause__
             end = time.monotonic()
@@ -255,8 +255,9 @@ class CellRunner:
         return result
 
     def check_features(self, spec: CellSpec) -> None:
-        """Row 13: a cell needing a feature the run's preflight found missing on a node of its
-        pair raises :class:`~harness.cell.features.FeatureMissing`, before any change."""
+        """A cell needing a feature the run's preflight found missing on a node of its pair
+        raises :class:`~harness.cell.features.FeatureMissing`, before any change (the other
+        cells of the run go on)."""
         pair = self.inventory.pairs[spec.pair]
         refuse_missing(spec, (pair.primary, pair.secondary), read_missing(self.run_dir))
 

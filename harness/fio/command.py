@@ -2,7 +2,7 @@
 
 The argv is a list, never a shell string: the remote layer quotes it with ``shlex`` and every
 value stays one token.  Safety rules that must hold for *every* job live here, in one place,
-rather than in each scenario (reliability.md §5.1 SAFE-3):
+rather than in each scenario, so no scenario can forget one:
 
 * ``--direct=1 --ioengine=libaio``: block-device numbers, not page-cache numbers;
 * ``--allow_file_create=0``: a mistyped ``/dev/drbd10`` fails instead of becoming a regular

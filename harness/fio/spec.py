@@ -4,10 +4,9 @@ A :class:`WorkloadSpec` is the single, validated description of one fio job: pat
 size (or range), concurrency, footprint, timing, sync flags and the optional verify and
 steady-state settings.  It is frozen so it can key test ids, baselines and samples, and it is
 validated at construction so a bad workload is refused with a clear :class:`ConfigError`
-*before* anything touches a node (DESIGN "Bad input gets a clear error before any remote
-change").  Turning a spec into argv is :mod:`harness.fio.command`'s job; this module knows
-nothing about fio's command line.
-
+*before* anything touches a node (a half-started cell would leave changes to undo).  Turning a
+spec into argv is :mod:`harness.fio.command`'s job; this module knows nothing about fio's
+command line.
 
 The verify and steady-state settings are :mod:`harness.fio.options`; reading a workload from
 configuration text is :mod:`harness.fio.config`; profiles that scale it are
@@ -270,7 +269,7 @@ class WorkloadSpec:
         return self.start_bytes + (self.numjobs - 1) * step + self.size
 
     def check_fits(self, device_bytes: int) -> None:
-        """Refuse a layout that runs past the end of the target (SAFE-3: size/offset vs the device).
+        """Refuse a layout that runs past the end of the target (size and offsets vs the device).
 
         Checked here, before anything runs, so the answer does not depend on how a given fio
         version treats a job past the end of a device; and a device smaller than planned usually

@@ -1,4 +1,4 @@
-"""fio on a frozen device (reliability.md row 24): the test suspends I/O on the lab's scratch
+"""fio on a frozen device: the test suspends I/O on the lab's scratch
 resource once fio runs (what fencing or lost quorum do to a real one).  The cell must end at
 its deadline with an error that names the suspended I/O, and the harness must never resume it:
 only the test does, afterwards."""

@@ -2,9 +2,9 @@
 outcome, and the outcome becomes the samples every cell records.
 
 The node replays a recorded run: fio 3.33's JSON of a 4k randwrite with a 1 s ramp and a 2 s
-runtime (tests/data/fio/fio-3.33-randwrite-4k-libaio.json, its command in the README there)
-and recorded per-second bandwidth logs (tests/data/fio/bwlog), framed by this machine's
-/bin/sh running the same script a node runs.
+runtime (tests/data/fio/fio-3.33-randwrite-4k-libaio.json, its command in
+tests/data/fio/README.md) and recorded per-second bandwidth logs (tests/data/fio/bwlog),
+framed by this machine's /bin/sh running the same script a node runs.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""fio failing, hanging, or reporting lost writes is an error or a failed verify, never a pass (rows
-23, 24, 33).
+"""fio failing, hanging, or reporting lost writes is an error or a failed verify, never a pass.
 
-Rows of reliability.md §4 (see tests/RELIABILITY_CASES.md); each test is marked
-``reliability_row(N)`` and named ``test_case_NN_*``; select a row with ``-k rowNN``.
+Each test is a case of the fault and bad-input map in tests/RELIABILITY_CASES.md: marked
+``reliability_row(N)`` and named ``test_case_NN_*``; select one with ``-k rowNN``.
 """
 
 from __future__ import annotations

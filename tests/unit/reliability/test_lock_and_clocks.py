@@ -1,7 +1,7 @@
-"""Concurrent runs are refused by the cluster lock, and durations never mix clocks (rows 30, 31).
+"""Concurrent runs are refused by the cluster lock, and durations never mix clocks.
 
-Rows of reliability.md §4 (see tests/RELIABILITY_CASES.md); each test is marked
-``reliability_row(N)`` and named ``test_case_NN_*``; select a row with ``-k rowNN``.
+Each test is a case of the fault and bad-input map in tests/RELIABILITY_CASES.md: marked
+``reliability_row(N)`` and named ``test_case_NN_*``; select one with ``-k rowNN``.
 """
 
 from __future__ import annotations

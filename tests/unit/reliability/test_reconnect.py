@@ -1,6 +1,6 @@
-"""A lost SSH connection inside a cell (row 25): the steps after fio reconnect, bounded; a loss
-while fio runs fails the cell after the node's faults are held against the ledger.  And what a
-node's reboot mid-cell left on both nodes (row 29).
+"""A lost SSH connection inside a cell: the steps after fio reconnect, bounded; a loss while fio
+runs fails the cell after the node's faults are held against the ledger.  And what a node's
+reboot mid-cell left on both nodes.
 
 The nodes replay recorded tc and fio outputs (tests/doubles.py); the connection drops are
 :class:`ConnectionLost` raised where the transport raises it.
