@@ -3,7 +3,7 @@ the replication is healthy, before anything changes.
 
 One round trip to the primary carries the device guard's probes (:mod:`harness.safety.device`),
 the replication's state and the node's boot id (a node that reboots mid-cell loses its qdiscs
-and its fio: the cell must notice); the secondary's boot id is read at
+and its fio: the cell must notice, not report a half-measured window); the secondary's boot id is read at
 the same time, over its own connection.  An impaired cell's first look at each node's
 replication interface (a foreign or leftover qdisc refuses the fault) rides the same round
 trips.  Only when the state is not healthy does the guard wait, bounded, for it to become so.

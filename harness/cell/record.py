@@ -1,8 +1,8 @@
 """Step 5 of a cell, the record: metadata with provenance, samples, the ledger, the series.
 
-Every sample carries its provenance, so a number can be traced to what produced it: fio, kernel and
-replication versions read on
-the primary once per process, protocol, AZs, instance types, the measured RTT and the run id.
+Every sample carries its provenance, so a number is compared only with its like: fio, kernel
+and replication versions read on the primary once per process, protocol, AZs, instance types,
+the measured RTT and the run id.
 """
 
 from __future__ import annotations

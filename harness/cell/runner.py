@@ -84,7 +84,7 @@ class CellRunner:
         self.faults = Faults(
             inventory, run_id, ledger, deadman_grace_s=deadman_grace_s, allow_disconnecting=allow_disconnecting
         )
-        self.measurer = Measurer(self.fio, run_id, deadman_grace_s=deadman_grace_s, progress=progress)
+        self.measurer = Measurer(self.fio, run_id, ledger=ledger, deadman_grace_s=deadman_grace_s, progress=progress)
         self.recorder = Recorder(
             inventory, run_id=run_id, run_dir=run_dir, pool=pool, store=store, ledger=ledger, progress=progress
         )
@@ -156,8 +156,8 @@ class CellRunner:
                 self.inventory, self.pool, widest, health_timeout_s=self.health_timeout_s, progress=self.progress
             )
             marks["guarded"] = time.time()
-            # a node that reboots mid-cell loses its qdiscs and fio: the cell must say so;
-            # checked after the undo below has run
+            # a node that reboots mid-cell loses its qdiscs and fio: the cell must say so, not
+            # report a half-measured window; checked after the undo below has run
             try:
                 with (
                     watch_reboots([target.primary, target.secondary], known=target.boot_ids()),
@@ -225,7 +225,7 @@ class CellRunner:
         )
         result = CellResult(
             spec,
-            measurement.fio,
+            measurement.fio.result,
             judgement.stats,
             judgement.rtt,
             judgement.verdict,
@@ -234,7 +234,7 @@ class CellRunner:
             samples,
             wall,
         )
-        self.recorder.record_series(meta, measurement.bw_logs, fault_windows(spec))
+        self.recorder.record_series(meta, measurement.fio.bw_logs, fault_windows(spec))
         if not last:
             marks.setdefault("rechecked", marks["undone"])
         self.ledger.record(
@@ -243,7 +243,7 @@ class CellRunner:
                 "cell": spec.id,
                 "mode": spec.mode,
                 "impairment": spec.impairment_name,
-                "fio_s": measurement.fio_wall_s,
+                "fio_s": measurement.fio.wall_s,
                 "fio_planned_s": (spec.workload.runtime_s or 0) + spec.workload.ramp_s,
                 **marks,
                 "recorded": time.time(),
@@ -252,8 +252,9 @@ class CellRunner:
         return result
 
     def check_features(self, spec: CellSpec) -> None:
-        """Row 13: a cell needing a feature the run's preflight found missing on a node of its
-        pair raises :class:`~harness.cell.features.FeatureMissing`, before any change."""
+        """A cell needing a feature the run's preflight found missing on a node of its pair
+        raises :class:`~harness.cell.features.FeatureMissing`, before any change (the other
+        cells of the run go on)."""
         pair = self.inventory.pairs[spec.pair]
         refuse_missing(spec, (pair.primary, pair.secondary), read_missing(self.run_dir))
 

@@ -18,8 +18,8 @@ import pytest
 from harness.cell import CellRunner, CellSpec
 from harness.drbd.errors import DrbdNotReady
 from harness.errors import ConfigError, ConnectionLost, RefusedError
+from harness.fio.job import FioFailed
 from harness.fio.profiles import PROFILES
-from harness.fio.runner import FioFailed
 from harness.fio.workloads import for_profile, write_job
 from harness.impair.apply import Impairer
 from harness.impair.profile import NetemProfile
@@ -229,7 +229,7 @@ def test_pytest_scenarios_write_junit_properties_and_comparison(default_lab: obj
         assert props["kernel"] and props["drbd_version"] == "8.4.11"
         # the unimpaired cell's RTT comes from the probe in fio's start round trip
         assert float(props["rtt"]) > 0
-        # every cell is predicted from its pair's calibration (issue 5)
+        # every cell is predicted from its pair's calibration, so its model ratio is recorded
         assert float(props["predicted_bw"]) > 0 and float(props["model_ratio"]) > 0 and props["bottleneck"]
     series = [json.loads(line) for line in (run / "series.ndjson").read_text().splitlines()]
     measured = [s for s in series if s["scenario"] == "replicated_write"]
