@@ -8,6 +8,7 @@ adds only what fio does not know (the RTT, a model's prediction).
 from __future__ import annotations
 
 from harness.fio.outcome import FioOutcome
+from harness.units import MIB
 
 __all__ = ["fio_overhead", "fio_values"]
 
@@ -23,7 +24,7 @@ def fio_values(outcome: FioOutcome, *, wall: float) -> dict[str, float]:
     completion latencies in ms, fio's runtime, the cell's wall time and harness overhead)."""
     stats = outcome.stats
     return {
-        "bw": stats.bytes_per_s / 2**20,
+        "bw": stats.bytes_per_s / MIB,
         "iops": stats.iops,
         "clat_mean": _ms(stats.clat_mean_us),
         "clat_p50": _ms(stats.clat_p50_us),

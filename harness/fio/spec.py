@@ -26,7 +26,7 @@ from harness.errors import ConfigError
 from harness.fio.config import workload_fields
 from harness.fio.options import SteadyState, VerifySpec
 from harness.fio.text import fio_size_text
-from harness.units import format_bytes
+from harness.units import MIB, format_bytes
 
 __all__ = [
     "DEFAULT_PERCENTILES",
@@ -57,7 +57,7 @@ DIRECT_ALIGN: Final = 512
 #: first 32 sectors, and an md array is scanned again each time it is assembled: random data
 #: of our own there once read as a label (``md127p9``) and the device guard, rightly, refused
 #: the device from then on.  A MiB keeps the alignment of any block size a job uses.
-LABEL_ZONE_BYTES: Final = 1024**2
+LABEL_ZONE_BYTES: Final = MIB
 # A job name becomes fio's --name and part of file names on the node: keep it boring.
 _NAME_RE: Final = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 
@@ -335,7 +335,7 @@ class WorkloadSpec:
         return cls(**workload_fields(data))  # type: ignore[arg-type]
 
 
-def precondition_fill(device_bytes: int, percent: float, *, bs: int = 1024**2, iodepth: int = 8) -> WorkloadSpec:
+def precondition_fill(device_bytes: int, percent: float, *, bs: int = MIB, iodepth: int = 8) -> WorkloadSpec:
     """Sequential write that fills ``percent`` % of the target (past its label zone, which no
     job writes) before random-write cells.
 
