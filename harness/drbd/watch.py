@@ -1,4 +1,4 @@
-"""The event watch: ``drbdsetup events2`` streamed on a node while a measurement runs (REQ-07).
+"""The event watch: ``drbdsetup events2`` streamed on a node while a measurement runs.
 
 An :class:`EventWatch` is a plan, pure until a caller runs its scripts.  The cell runs them
 inside round trips it makes anyway: :meth:`EventWatch.start_script` in the one that starts fio,
@@ -7,8 +7,8 @@ watch costs no round trip of its own.
 
 * start: ``drbdsetup events2 --timestamps --statistics RES`` runs detached (``setsid``, stdin
   from /dev/null, output to ``/run/harness/<run-id>/events-<name>.log``) under a node-side
-  deadline (``timeout``), so it cannot outlive a crashed harness by more than that deadline
-  (CLEAN-4).  The session id goes to ``<log>.pid``, where the leftover sweep
+  deadline (``timeout``), so it cannot outlive a crashed harness by more than that deadline.
+  The session id goes to ``<log>.pid``, where the leftover sweep
   (:mod:`harness.safety.leftovers`) finds it.  The script returns at once.
 * stop: the session is signalled only while its leader still is a drbdsetup watcher (a pid from
   a stale file may have been recycled by something else); the script prints whether the watcher
@@ -69,6 +69,8 @@ class EventWatch:
     peers: frozenset[str] = frozenset()
     #: written by a stop before it looks, so a start still on its way never launches (one per plan)
     cancel_path: str | None = None
+    #: peers diskless by configuration (tie-breakers), or None when the configuration is not known
+    diskless: frozenset[str] | None = None
 
     @classmethod
     def plan(
@@ -81,13 +83,15 @@ class EventWatch:
         max_duration_s: float,
         root: str = NODE_ROOT,
         peers: Collection[str] = (),
+        diskless: Collection[str] | None = None,
     ) -> EventWatch:
         if not 0 < max_duration_s <= MAX_WATCH_S:
             raise ConfigError(f"watch duration must be within (0, {MAX_WATCH_S}] s, got {max_duration_s!r}")
         directory, log = watch_paths(run_id, name, root=root)
         resource = commands.check_resource_name(resource)
         cancel = f"{log}.{secrets.token_hex(4)}.cancel"
-        return cls(node, resource, directory, log, max_duration_s, frozenset(peers), cancel)
+        tie_breakers = None if diskless is None else frozenset(diskless)
+        return cls(node, resource, directory, log, max_duration_s, frozenset(peers), cancel, tie_breakers)
 
     @property
     def pid_path(self) -> str:
@@ -131,11 +135,12 @@ class EventWatch:
             capture = output  # not our script's output: judged as a capture, which it is not
         if not capture.strip():
             return Verdict(False, "no DRBD events captured during the run")
-        run_watch = RunWatch(self.resource, self.peers)
+        run_watch = RunWatch(self.resource, self.peers, self.diskless)
         run_watch.feed_text(capture)
         verdict = run_watch.verdict()
         if not verdict.valid:
-            return Verdict(False, f"DRBD state changed during the run: {verdict}", verdict.event)
+            # the verdict's text names every disturbance, not only the first
+            return Verdict(False, f"DRBD state changed during the run: {verdict}", verdict.event, verdict.disturbances)
         if not alive:
             return Verdict(
                 False,
