@@ -10,7 +10,7 @@ drbdadm would read them as something else:
 * ``all``, drbdadm's keyword for *every* configured resource — ``drbdadm down all`` on a
   production cluster must be impossible to reach from a typo.
 
-What is deliberately missing (reliability.md §5.1 SAFE-5, §4 row 14): builders for
+What is deliberately missing: builders for
 ``--discard-my-data``, ``invalidate``/``invalidate-remote``, ``primary --force``,
 ``secondary --force``, ``resume-io``, ``new-current-uuid --clear-bitmap``.  Those repair or
 override DRBD's own safety decisions and may throw data away; the harness reports the state and
@@ -68,7 +68,7 @@ _RESOURCE_RE: Final = re.compile(r"\A[A-Za-z0-9_.+-]{1,64}\Z")
 #: drbdadm keywords that are not resource names.
 _RESERVED: Final = frozenset({"all"})
 
-#: Tokens no builder may ever produce (SAFE-5).  ``--force`` covers ``primary --force`` and
+#: Tokens no builder may ever produce.  ``--force`` covers ``primary --force`` and
 #: ``secondary --force``; the others are DRBD's repair/override commands.
 FORBIDDEN_TOKENS: Final = frozenset(
     {
@@ -210,7 +210,8 @@ def verify_argv(resource: str, start_sector: int = 0, stop_sector: int | None = 
     return ["drbdadm", "--", *opts, "verify", check_resource_name(resource)]
 
 
-#: Every builder that takes a resource, by name: the SAFE-5 test walks these.
+#: Every builder that takes a resource, by name: the test that no builder emits a forbidden token
+#: walks these.
 READ_ONLY_BUILDERS: Final[Mapping[str, Callable[[str], list[str]]]] = {
     "events2_now": events2_now_argv,
     "events2_watch": events2_watch_argv,
@@ -263,7 +264,7 @@ def describe_version(text: str) -> str:
 
 
 def _code_to_version(code: int) -> str:
-    # DRBD packs the version as 0xMMmmpp: 0x08040b is 8.4.11 (drbd_config.h).
+    # DRBD packs the version as 0xMMmmpp: 0x08040b is 8.4.11.
     return f"{code >> 16 & 0xFF}.{code >> 8 & 0xFF}.{code & 0xFF}"
 
 

@@ -145,7 +145,7 @@ _SKIPPED_RE: Final = re.compile(r"\A-\s+skipped\s+(\d+)\Z")
 #: drbdsetup never prints them as a ``--diff`` (they name the object, they do not change).
 _IDENTITY_KEYS: Final = frozenset({"name", "conn-name", "new_name", "helper", "local", "peer"})
 #: Text values that ``--diff`` does print as ``old->new``: ``backing_dev:none->/dev/sda``
-#: (drbd-utils ``print_device_changes``); a device path is never a number.
+#: a device path is never a number.
 _TEXT_KEYS: Final = _IDENTITY_KEYS | {"backing_dev"}
 
 

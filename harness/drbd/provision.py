@@ -5,7 +5,7 @@ Nothing here is ever run against a real cluster.  The boot lines are rendered in
 guest's ``boot.sh`` (:mod:`harness.lab.render`), which runs them on disks the lab has just
 created as all-zero sparse files; that is why they may do what :mod:`harness.drbd.commands`
 deliberately cannot (``create-md --force``, ``new-current-uuid --clear-bitmap``: skipping the
-initial sync is correct only for blank disks, LAB-NOTES §4).  The protocol switch edits the
+initial sync is correct only for blank disks).  The protocol switch edits the
 guest's own ``/etc/drbd.conf``, which lives in its tmpfs overlay, so a guest restart goes back
 to the protocol the lab was rendered with.
 """
@@ -32,11 +32,11 @@ def render_conf(inv: Inventory, *, disk: str = "/dev/ubda") -> str:
         "global { usage-count no; }",
         "common {",
         # ping-int 1 / ping-timeout 1 s: a lost peer is noticed in about 2 s instead of 11-20 s
-        # (LAB-NOTES P7), which the failover scenario relies on.
+        # on the lab, which the failover scenario relies on.
         # verify-alg: online verify (the partition scenario's oracle, --verify-after) needs one.
         "  net { ping-int 1; ping-timeout 10; verify-alg crc32c; }",
         # The 8.4 default resync controller manages ~250 KiB/s to ~24 MiB/s here; after a
-        # failover the old primary must catch up in seconds, not minutes (P7).
+        # failover the old primary must catch up in seconds, not minutes.
         "  disk { c-plan-ahead 0; resync-rate 1000M; }",
         "}",
     ]

@@ -3,7 +3,7 @@
 :class:`DrbdReplication` works through a :class:`~harness.remote.Runner` (the real one is
 :class:`~harness.remote.SshNode`; unit tests use doubles that replay recorded output).  It only
 ever runs the argv lists of :mod:`harness.drbd.commands`, so nothing here can discard data or
-force a role (SAFE-5).  Every question a caller may want to ask inside a round trip of its own
+force a role.  Every question a caller may want to ask inside a round trip of its own
 (the state, the device's identity, the configuration audit) comes as read-only commands plus a
 reader of their output; :meth:`DrbdReplication.state` and :meth:`DrbdReplication.audit` ask them
 in a round trip of their own.
@@ -96,7 +96,7 @@ class DrbdReplication:
         return self._device
 
     def resolve_device(self) -> str:
-        """``drbdadm sh-dev`` on the node; must equal the inventory's device (SAFE-1)."""
+        """``drbdadm sh-dev`` on the node; must equal the inventory's device, or nothing is written."""
         out = self._run(commands.sh_dev_argv(self.resource)).stdout.strip()
         if not _DRBD_DEVICE_RE.match(out):
             raise DrbdOutputError(f"{self.node}: drbdadm sh-dev {self.resource} printed {out!r}, not /dev/drbdN")
@@ -199,10 +199,10 @@ class DrbdReplication:
     def wait_healthy(self, deadline_s: float, *, max_out_of_sync_kib: int | None = None) -> ResourceState:
         """Poll ``events2 --now`` until healthy, or raise :class:`DrbdNotReady` at the deadline.
 
-        ``max_out_of_sync_kib`` also requires out-of-sync to be back at a baseline (CLEAN-6).
+        ``max_out_of_sync_kib`` also requires out-of-sync to be back at a baseline.
         Failed or timed-out probes are retried until the deadline; a lost SSH connection is
         not (the node is gone, waiting will not help).  Split brain fails at once: it never
-        heals by itself and the harness does not resolve it (reliability.md §4 row 32).
+        heals by itself and the harness does not resolve it (resolving discards one side's writes).
         """
         end = self._clock() + max(deadline_s, 0.0)
         last_state: ResourceState | None = None

@@ -1,4 +1,4 @@
-"""DRBD argv builders, name validation, SAFE-5 and version parsing (harness.drbd.commands)."""
+"""DRBD argv builders, name validation, no repair command, and version parsing (harness.drbd.commands)."""
 
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def test_valid_names_become_exactly_one_last_token(name: str) -> None:
         assert argv[:-1] == build("r0")[:-1]  # the name never changes the command itself
 
 
-# -- SAFE-5: no repair or override command can be built ----------------------------------------
+# -- no repair or override command can be built ----------------------------------------------
 @given(names)
 def test_no_builder_emits_a_forbidden_token(name: str) -> None:
     emitted = [tok for build in ALL_BUILDERS.values() for tok in build(name)]
@@ -116,7 +116,7 @@ def test_forbidden_token_list_covers_safe5() -> None:
 
 
 def test_every_argv_builder_is_registered_and_none_is_a_repair_command() -> None:
-    # A builder added later cannot dodge the SAFE-5 test above: all *_argv functions taking a
+    # A builder added later cannot dodge the test above: all *_argv functions taking a
     # resource must be in the registries the test walks.
     builders = {
         n: f

@@ -139,7 +139,7 @@ def test_wait_healthy_retries_failed_probes() -> None:
 
 
 def test_wait_healthy_reports_the_last_probe_error() -> None:
-    # The message drbdsetup prints without the kernel module (ecosystem.md §4.1, verified).
+    # The message drbdsetup prints without the kernel module.
     node = FakeRunner("a1", argv={EVENTS_NOW: [Answer(rc=20, stderr="Failed to modprobe drbd")]})
     with pytest.raises(DrbdNotReady, match=r"last probe failed: .*Failed to modprobe drbd"):
         recorded_replication(node).wait_healthy(3)
