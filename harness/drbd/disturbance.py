@@ -15,8 +15,8 @@ than replication of the workload:
 * a local or peer disk leaves ``UpToDate`` (``Failed`` is called out as an I/O error), or a
   DRBD 9 device loses quorum (``quorum:no``).  Diskless is no disturbance on a node that is
   diskless by design: the local device says ``client:yes``, the peer device ``peer-client:yes``,
-  or the configuration names the peer among the diskless ones (9.2 prints a diskless
-  tie-breaker as ``peer-client:no`` on its diskful peers, so only the configuration tells);
+  or the configuration names the peer among the diskless ones (a diskful node whose own
+  configuration still keeps a bitmap for the tie-breaker prints it ``peer-client:no``);
 * replication leaves ``Established``: resync (``WFBitMap*``, ``WFSyncUUID``, ``StartingSync*``,
   ``Sync*``, ``PausedSync*``), online verify (``Verify*``), congestion (``Ahead``/``Behind``) or
   ``Off``;

@@ -10,9 +10,9 @@ prints, so a summary can say how many more peers the node can lose before writes
   on its peers (a peer device kept without a bitmap).  A peer the configuration file makes
   diskless while this node's DRBD still prints ``peer-client:no`` (its configuration not
   adjusted yet) votes as a node whose disk is missing; the summary says so.
-* A peer that is gone (replication ``Off``) still votes, as *unknown*, unless its last disk
-  state was Outdated or worse: when every missing voter is known Outdated, none of them can be
-  promoted elsewhere, so they leave the count.  A missing tie-breaker counts as missing.
+* A peer that is gone (replication ``Off``) still counts among the voters, unless every peer
+  that is gone was last seen Outdated or worse: then none of them can be promoted elsewhere,
+  and they all leave the count.  A tie-breaker that is gone counts as a missing tie-breaker.
 * The node needs ``quorum`` of the voters present: ``majority`` is more than half, ``all`` all
   of them, a number that many; ``quorum-minimum-redundancy`` also needs that many UpToDate.
 * Tie-breaker rule: with an even number of voters, one vote short, a node that had quorum

@@ -151,8 +151,10 @@ class PeerDevice:
 
     def diskless_by_design(self, diskless_peers: Collection[str]) -> bool:
         """The peer has no disk on purpose: DRBD says it is a client, or the configuration (or
-        the inventory) names it among ``diskless_peers``.  9.2 prints a diskless tie-breaker as
-        ``peer-client:no`` on its diskful peers, so only the configuration can tell it there."""
+        the inventory) names it among ``diskless_peers``.  A diskful node prints its peer
+        ``peer-client:yes`` only while it keeps no bitmap for it; until its own configuration is
+        adjusted to the peer's ``disk none`` (as on the recorded 9.2.18 lab) it prints
+        ``peer-client:no``, and only the configuration can tell."""
         return self.peer_client is True or (self.conn_name is not None and self.conn_name in diskless_peers)
 
     def diskless_ok(self, diskless_peers: Collection[str]) -> bool:

@@ -1,8 +1,9 @@
 """A diskless tie-breaker on DRBD 9.2.18, as the recordings show it (tests/data/drbd/drbd-9.2.18,
 README.md there): a1 and a2 diskful, a3 re-created with ``disk none`` at state 8.  Its own
 device says ``disk:Diskless client:yes``; its diskful peers print it ``peer-disk:Diskless
-peer-client:no``, so whether its Diskless is intended comes from the configuration (``disk
-none`` in a dump, or the inventory's set), or from ``peer-client:yes`` where DRBD prints that.
+peer-client:no`` (a1 was not adjusted: its recorded dry-run adjust would still turn its bitmap
+for a3 off), so whether its Diskless is intended comes from the configuration (``disk none`` in
+a dump, or the inventory's set), or from ``peer-client:yes`` where DRBD prints that.
 """
 
 from __future__ import annotations
