@@ -70,7 +70,10 @@ def _off(value: object) -> object:
     return None if isinstance(value, str) and value.strip().lower() == "off" else value
 
 
-Percent = Annotated[float | None, BeforeValidator(_off), Field(ge=0, le=100)]
+Percent = Annotated[Annotated[float, Field(ge=0, le=100)] | None, BeforeValidator(_off)]
+NonNegative = Annotated[Annotated[float, Field(ge=0)] | None, BeforeValidator(_off)]
+Positive = Annotated[Annotated[float, Field(gt=0)] | None, BeforeValidator(_off)]
+Ratio = Annotated[Annotated[float, Field(ge=1)] | None, BeforeValidator(_off)]
 
 
 class ValidityThresholds(FrozenModel):
@@ -81,13 +84,13 @@ class ValidityThresholds(FrozenModel):
     max_memory_pressure_pct: Percent = Field(5.0, description="PSI memory some on a node, % of the window")
     max_io_pressure_pct: Percent = Field(None, description="PSI io some on a node, % (off: fio's own I/O waits)")
     max_steal_pct: Percent = Field(5.0, description="CPU steal on a node, % of all CPU time")
-    max_swapin_pages_s: Annotated[float | None, BeforeValidator(_off), Field(ge=0)] = Field(
+    max_swapin_pages_s: NonNegative = Field(
         10.0, description="pages swapped in per second on a node"
     )
-    max_runnable_per_cpu: Annotated[float | None, BeforeValidator(_off), Field(gt=0)] = Field(
+    max_runnable_per_cpu: Positive = Field(
         1.75, description="runnable tasks per CPU, judged on kernels without PSI only"
     )
-    max_rtt_ratio: Annotated[float | None, BeforeValidator(_off), Field(ge=1)] = Field(
+    max_rtt_ratio: Ratio = Field(
         1.5, description="replication-path RTT before/after fio over its calibration"
     )
     min_rtt_excess_ms: float = Field(0.1, ge=0, description="RTT above its calibration that is never disturbed, ms")
