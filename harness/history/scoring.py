@@ -16,22 +16,20 @@ stretch of history) by replaying them night by night, as ``harness history
   regressed runs (1: flagged on the first regressed run).  Recall is detected injections
   over all injections.
 
-Pure: a detector is any function from a series to its :class:`Shift` values.
+Pure: a detector is any function from a series to its :class:`~harness.history.changes.Shift` values.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from harness.history.changes import MIN_HISTORY, Shift
+from harness.history.changes import MIN_HISTORY, Detector
 from harness.rules.tolerance import Direction
 
-__all__ = ["HORIZON", "INJECTED_CHANGES", "DetectionScore", "Detector", "score_detector"]
-
-Detector = Callable[[Sequence[float]], Sequence[Shift]]
+__all__ = ["HORIZON", "INJECTED_CHANGES", "DetectionScore", "score_detector"]
 
 #: The regressions a benchmark injects: the gate's default tolerance, and twice it.
 INJECTED_CHANGES: Final = (0.05, 0.10)

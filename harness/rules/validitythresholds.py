@@ -84,15 +84,11 @@ class ValidityThresholds(FrozenModel):
     max_memory_pressure_pct: Percent = Field(5.0, description="PSI memory some on a node, % of the window")
     max_io_pressure_pct: Percent = Field(None, description="PSI io some on a node, % (off: fio's own I/O waits)")
     max_steal_pct: Percent = Field(5.0, description="CPU steal on a node, % of all CPU time")
-    max_swapin_pages_s: NonNegative = Field(
-        10.0, description="pages swapped in per second on a node"
-    )
+    max_swapin_pages_s: NonNegative = Field(10.0, description="pages swapped in per second on a node")
     max_runnable_per_cpu: Positive = Field(
         1.75, description="runnable tasks per CPU, judged on kernels without PSI only"
     )
-    max_rtt_ratio: Ratio = Field(
-        1.5, description="replication-path RTT before/after fio over its calibration"
-    )
+    max_rtt_ratio: Ratio = Field(1.5, description="replication-path RTT before/after fio over its calibration")
     min_rtt_excess_ms: float = Field(0.1, ge=0, description="RTT above its calibration that is never disturbed, ms")
     min_burst_balance_pct: Percent = Field(20.0, description="a volume's burst balance, %")
 
