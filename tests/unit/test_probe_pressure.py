@@ -5,6 +5,7 @@ window arithmetic with hypothesis."""
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,8 @@ from harness.probes.pressure import (
     pressure_script,
     pressure_window,
 )
+from harness.remote.batch import run_batch
+from tests.doubles import LocalRunner
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pressure"
 
@@ -84,6 +87,19 @@ def test_the_snippet_runs_here_and_parses() -> None:
     assert snap.ncpu >= 1 and snap.uptime_s > 0 and snap.cpu.total > 0
     # the long interrupt line and the rest of vmstat stay on the node
     assert "intr " not in out.stdout and "nr_free_pages" not in out.stdout
+
+
+def test_the_snippet_shares_a_batch_round_trip_and_two_give_a_window() -> None:
+    node = LocalRunner("a1")
+    first = run_batch(
+        node, {"pressure": pressure_script(), "boot": ["cat", "/proc/sys/kernel/random/boot_id"]}, timeout=10
+    )
+    time.sleep(0.2)
+    second = run_batch(node, {"pressure": pressure_script()}, timeout=10)
+    assert first["pressure"].exit_code == 0 and first["pressure"].stderr == "" and first["boot"].stdout.strip()
+    w = pressure_window(parse_snapshot(first["pressure"].stdout, "a1"), parse_snapshot(second["pressure"].stdout, "a1"))
+    assert 0.1 <= w.seconds < 5 and w.ncpu >= 1 and 0 <= w.steal <= 1 and 0 <= w.busy <= 1
+    assert w.has_psi == Path("/proc/pressure/cpu").exists()
 
 
 def test_the_snippet_skips_a_file_it_cannot_read_without_a_lone_header(tmp_path: Path) -> None:
