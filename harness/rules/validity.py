@@ -101,7 +101,8 @@ class ValidityField:
         """``cpu pressure 34 % on a1 > 20 %``."""
         unit = f" {self.unit}" if self.unit else ""
         op = ">" if self.limit == "max" else "<"
-        threshold = "" if self.threshold is None else f" {op} {_text(self.threshold)}{unit}"
+        # the figure to two digits, the threshold as it was set
+        threshold = "" if self.threshold is None else f" {op} {self.threshold:g}{unit}"
         return f"{self.label} {_text(self.figure)}{unit} on {self.where}{threshold}"
 
 
