@@ -16,6 +16,7 @@ from pathlib import Path
 from harness.argtypes import number
 from harness.errors import ConfigError
 from harness.history.changes import MIN_CHANGE, THRESHOLD
+from harness.history.detectors import DEFAULT_DETECTOR, DETECTORS
 from harness.resultsdb.location import ResultsDb, results_db
 
 __all__ = ["add_history_commands"]
@@ -49,6 +50,7 @@ def _inventory_name(value: str | None) -> str | None:
 
 
 def _history(args: argparse.Namespace) -> int:
+    from harness.history.detectors import detector
     from harness.history.plot import history_png
     from harness.history.table import render_changes, render_trends
     from harness.history.trend import cell_trends
@@ -68,8 +70,7 @@ def _history(args: argparse.Namespace) -> int:
         args.metric,
         scenario=args.scenario,
         match=args.match,
-        threshold=args.threshold,
-        min_change=args.min_change,
+        detect=detector(args.detector, threshold=args.threshold, min_change=args.min_change),
     )
     if not trends:
         found = sorted({m for cells in history.cells.values() for c in cells.values() for m in c.stats})
@@ -146,7 +147,17 @@ def add_history_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     history.add_argument("--plot", help="PNG file (default: <reports>/history-<inventory>-<metric>.png)")
     history.add_argument("--no-plot", action="store_true", help="print the tables only")
     history.add_argument(
-        "--threshold", type=_THRESHOLD, default=THRESHOLD, help="noise units a run must move (default: %(default)s)"
+        "--detector",
+        choices=DETECTORS,
+        default=DEFAULT_DETECTOR,
+        help="median-mad: every run from the change on beyond the noise of the runs before it; e-divisive: "
+        "E-divisive means as Apache Otava computes it, p < 0.001 (default: %(default)s)",
+    )
+    history.add_argument(
+        "--threshold",
+        type=_THRESHOLD,
+        default=THRESHOLD,
+        help="noise units a run must move, median-mad only (default: %(default)s)",
     )
     history.add_argument(
         "--min-change",

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -34,6 +34,7 @@ __all__ = [
     "MIN_CHANGE",
     "MIN_HISTORY",
     "THRESHOLD",
+    "Detector",
     "Shift",
     "detect_shift",
     "detect_shifts",
@@ -66,7 +67,8 @@ class Shift:
     after: float
     #: The history's noise (:func:`robust_noise` of the runs before).
     noise: float
-    #: The smallest distance of a changed run from ``before``, in units of ``noise`` (inf: no noise).
+    #: How far out the new level is, in units of ``noise`` (inf: no noise): here the smallest
+    #: distance of a changed run from ``before``; for E-divisive, that of the new level's median.
     score: float
 
     @property
@@ -75,6 +77,10 @@ class Shift:
         if self.before == 0:
             return math.copysign(math.inf, self.after)
         return self.after / self.before - 1
+
+
+#: A change detector: a series of run medians, oldest first, to its level changes.
+Detector = Callable[[Sequence[float]], list[Shift]]
 
 
 def _moved(value: float, centre: float, noise: float, threshold: float, min_change: float) -> float | None:
