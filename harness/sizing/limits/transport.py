@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from harness.errors import ConfigError
 from harness.sizing.catalog.loader import Catalog
 from harness.sizing.limits.closedloop import EXPONENTIAL, SATURATED, closed_loop_rate
-from harness.sizing.limits.limit import Build, Limit
+from harness.sizing.limits.limit import Build
 
 __all__ = [
     "ProtocolALag",
@@ -128,17 +128,15 @@ def add_window_limit(
                 f", less the window its bytes hold while queued behind the replication's "
                 f"{processing / 2**20:,.1f} MiB/s of processing: {looped / 2**20:,.1f} MiB/s"
             )
-    build.add(
-        Limit(
-            key="replication.window",
-            label="TCP send-buffer window",
-            resource="window",
-            units_per_io=writes * bs,
-            baseline=rate,
-            detail=detail,
-            estimate=figure.estimate and not explicit,
-            sources=() if explicit else tuple(figure.sources),
-        )
+    build.cap(
+        key="replication.window",
+        label="TCP send-buffer window",
+        resource="window",
+        units_per_io=writes * bs,
+        baseline=rate,
+        detail=detail,
+        estimate=figure.estimate and not explicit,
+        sources=() if explicit else tuple(figure.sources),
     )
 
 
