@@ -34,7 +34,7 @@ __all__ = [
 
 
 class PdEgress(CatalogRecord):
-    """How Persistent Disk writes use the VM's network egress cap (Google, optimizing-pd-performance).
+    """How Persistent Disk writes use the VM's network egress cap, as Google states it.
 
     Each byte written costs ``write_multiplier`` bytes of egress (redundant parallel writes and
     overhead); while disk writes compete with other egress, ``disk_write_share`` of the cap is
