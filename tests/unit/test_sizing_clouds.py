@@ -126,15 +126,14 @@ def test_azure_provisioned_disks_follow_microsofts_limits() -> None:
         volume_performance("ultra-disk", ultra, VolumeSpec("ultra-disk", 4, 4001, 900), D4)
 
 
-# --- rules checked against the clouds' own pages (review of 2026-11-28) ---------------------------
+# --- the clouds' own burst and egress rules, as they state them -----------------------------------
 
 LARGE_WRITES = Workload("write", MIB, iodepth=32)
 
 
 def test_premium_ssd_throughput_burst_spends_its_own_credits() -> None:
-    # Microsoft (managed-disks-bursting-2 @2e4af987): "Accumulating bursting credits for IOPS and
-    # MB/s are done separate from one another ... The burst traffic will independently consume
-    # credits from IOPS or bandwidth"; P10: 100 MB/s, bursting to 170 MB/s for 30 min.
+    # Microsoft accumulates bursting credits for IOPS and for MB/s separately, and a burst
+    # consumes each on its own; P10: 100 MB/s, bursting to 170 MB/s for 30 min.
     p10 = volume_performance("premium-ssd", CATALOG.volume("premium-ssd"), VolumeSpec("premium-ssd", 128), D4)
     assert p10.throughput_bucket == "bytes"
     assert p10.bytes_bucket == pytest.approx((170 - 100) * 1e6 * 30 * 60)
@@ -167,9 +166,8 @@ def _pair_on_pd(replicate: bool = True) -> Prediction:
 
 
 def test_pd_writes_and_replication_split_the_gcp_egress_cap() -> None:
-    # Google, optimizing-pd-performance: PD writes cost ~1.16x their size in egress; "60% of the
-    # maximum network egress bandwidth ... is allocated to Persistent Disk writes. The remaining
-    # 40% is available for all other network egress traffic."
+    # Google's Persistent Disk rule: PD writes cost ~1.16x their size in egress, and while they
+    # compete with other egress 60 % of the VM's egress cap goes to them and 40 % to the rest.
     prediction = _pair_on_pd()
     egress = 16e9 / 8
     out, peer_in = prediction.limit("primary.network.out"), prediction.limit("peer.network.in")

@@ -1,6 +1,6 @@
 """The DataKeeper study's four cells (t2.small / t3.medium, same AZ / across AZs) and the CPU mechanism.
 
-The study (README, /work/shared/DESIGN.md): fio randwrite 4k, numjobs=8, 120 s, synchronous
+The study (the README's sizing section tells it): fio randwrite 4k, numjobs=8, 120 s, synchronous
 mirroring between two EC2 instances; the t2.small pair was clearly slower across AZs, the
 t3.medium pair showed (almost) no difference.  The inputs that separate the two types are in
 catalog.yaml with their sources: T2 is Xen without enhanced networking, 1 vCPU, standard CPU

@@ -41,9 +41,9 @@ def run(
     )
 
 
-def test_window_example_of_the_issue() -> None:
-    # Linux tcp_wmem max, "between 64K and 4MB, depending on RAM size" (ip-sysctl.rst): at 10 ms
-    # RTT one connection carries 4 MiB per round trip = 400 MiB/s (tests/data/sizing/README.md).
+def test_a_4_mib_window_at_10_ms_rtt_carries_400_mib_s() -> None:
+    # Linux's tcp_wmem maximum is between 64K and 4 MB depending on RAM: at 10 ms RTT one
+    # connection carries 4 MiB per round trip = 400 MiB/s (tests/data/sizing/README.md cites it).
     assert CATALOG.defaults.tcp_sndbuf_bytes.value == 4 * MIB
     window = run(0.010).limit("replication.window")
     assert window.bw == 400 * MIB

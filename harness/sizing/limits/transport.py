@@ -8,10 +8,10 @@
 * **Headers.**  The network allowances count bytes on the wire; each segment of ``MSS = MTU -
   headers`` payload bytes costs ``MTU`` bytes (1500 / 1448 = 3.6 % more at MTU 1500).
 * **Receive window.**  The peer advertises at most its receive buffer less what the kernel
-  counts as buffering overhead: ``tcp_adv_win_scale`` (Linux ip-sysctl.rst: "Count buffering
-  overhead as bytes/2^tcp_adv_win_scale (if tcp_adv_win_scale > 0) or
-  bytes-bytes/2^(-tcp_adv_win_scale), if it is <= 0"; default 1, so half of ``tcp_rmem``'s
-  maximum; Linux 6.6 replaced it with a measured ratio that starts at half).  The window a
+  counts as buffering overhead, set by ``tcp_adv_win_scale``: the kernel counts
+  ``bytes / 2^scale`` of the buffer as overhead when the scale is positive, else
+  ``bytes - bytes / 2^-scale``; the default 1 leaves half of ``tcp_rmem``'s maximum (Linux 6.6
+  replaced the setting with a measured ratio that starts at half).  The window a
   connection keeps in flight is the smaller of the sender's buffer and that.
 * **Window and processing together.**  A byte holds window space from the moment it is sent
   until its ack, and the ack waits for the round trip *and* for the peer to take the byte out of
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from harness.errors import ConfigError
 from harness.sizing.catalog.loader import Catalog
 from harness.sizing.limits.closedloop import EXPONENTIAL, SATURATED, closed_loop_rate
-from harness.sizing.limits.limit import Build, Limit
+from harness.sizing.limits.limit import Build
 
 __all__ = [
     "ProtocolALag",
@@ -46,7 +46,7 @@ __all__ = [
     "wire_factor",
 ]
 
-#: bytes the TCP stack hands down as one unit (GSO_LEGACY_MAX_SIZE, include/linux/netdevice.h)
+#: bytes the TCP stack hands down as one unit (the kernel's GSO_LEGACY_MAX_SIZE)
 SEGMENT_BYTES = 65536
 
 
@@ -128,17 +128,15 @@ def add_window_limit(
                 f", less the window its bytes hold while queued behind the replication's "
                 f"{processing / 2**20:,.1f} MiB/s of processing: {looped / 2**20:,.1f} MiB/s"
             )
-    build.add(
-        Limit(
-            key="replication.window",
-            label="TCP send-buffer window",
-            resource="window",
-            units_per_io=writes * bs,
-            baseline=rate,
-            detail=detail,
-            estimate=figure.estimate and not explicit,
-            sources=() if explicit else tuple(figure.sources),
-        )
+    build.cap(
+        key="replication.window",
+        label="TCP send-buffer window",
+        resource="window",
+        units_per_io=writes * bs,
+        baseline=rate,
+        detail=detail,
+        estimate=figure.estimate and not explicit,
+        sources=() if explicit else tuple(figure.sources),
     )
 
 
