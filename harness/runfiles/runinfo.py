@@ -26,7 +26,6 @@ kept (:attr:`RunInfo.extra`), so reading and writing again loses nothing.
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 from collections.abc import Mapping
@@ -39,7 +38,7 @@ from typing import Any, Final
 
 from harness.errors import ConfigError
 from harness.redact import redact, redact_obj
-from harness.userfiles.jsonsafe import dumps
+from harness.userfiles.jsonsafe import dumps, loads
 from harness.userfiles.userfile import read_config_text
 
 __all__ = ["RUN_JSON", "RunInfo", "iso_time", "tool_versions"]
@@ -198,7 +197,7 @@ class RunInfo:
     @classmethod
     def from_json(cls, text: str, *, where: str = RUN_JSON) -> RunInfo:
         try:
-            data = json.loads(text)
+            data = loads(text)
         except (ValueError, RecursionError) as exc:  # RecursionError: arrays nested thousands deep
             raise ConfigError(f"{where}: not valid JSON: {exc}") from None
         return cls.from_dict(data, where=where)

@@ -22,6 +22,7 @@ from harness.errors import ConfigError
 from harness.redact import redact_obj
 from harness.runfiles.ndjson import NdjsonFile, read_ndjson
 from harness.userfiles.jsonsafe import dumps, loads
+from harness.userfiles.limits import MAX_TIMESTAMP
 
 __all__ = [
     "IDENTITY_KEYS",
@@ -111,6 +112,13 @@ def _measured(metric: str, unit: str, raw: Any) -> float:
     return value
 
 
+def _timestamp(raw: Any) -> float:
+    """A sample's Unix time as read back: a number from 1970 to the year 9999 (ValueError otherwise)."""
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 <= raw <= MAX_TIMESTAMP:
+        raise ValueError(f"timestamp {raw!r} is no time between 1970 and 9999 ({_CORRUPT})")
+    return float(raw)
+
+
 @dataclass(frozen=True)
 class Sample:
     """One measured (or derived) number with everything needed to interpret it."""
@@ -153,7 +161,7 @@ class Sample:
             value=_measured(metric, unit, data["value"]),
             unit=unit,
             metadata=dict(data.get("metadata") or {}),
-            timestamp=float(data.get("timestamp", 0.0)),
+            timestamp=_timestamp(data.get("timestamp", 0.0)),
         )
 
     @property
