@@ -56,7 +56,7 @@ def _history(args: argparse.Namespace) -> int:
 
     reports = Path(args.reports or "reports")
     db = _database(args, reports)
-    with db.open() as store:
+    with db.open(create=False) as store:
         history = run_history(store, inventory=_inventory_name(args.inventory), last=args.last)
     if not history.runs:
         raise ConfigError(
@@ -120,7 +120,7 @@ def _status(args: argparse.Namespace) -> int:
     from collections import Counter
 
     db = _database(args, Path(args.reports or "reports"))
-    with db.open() as store:
+    with db.open(create=False) as store:
         version, counts, runs = store.schema_version(), store.table_counts(), store.runs()
     print(f"{db.describe()}: schema version {version}")
     print("  " + ", ".join(f"{n} {table}" for table, n in counts.items()))
