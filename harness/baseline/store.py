@@ -34,7 +34,7 @@ from filelock import FileLock
 
 from harness.errors import ConfigError
 from harness.report.aggregate import aggregate_samples
-from harness.runfiles.rundir import RunDir
+from harness.runfiles.rundir import BASELINE_INFO, RunDir
 from harness.runfiles.runinfo import RunInfo
 from harness.runfiles.samples import Sample, read_samples
 from harness.userfiles.jsonsafe import dumps, loads
@@ -53,7 +53,7 @@ __all__ = [
 
 #: Directory under the reports root that holds baselines.
 BASELINES_DIR: Final = "baselines"
-_INFO_FILE: Final = "baseline.json"
+_INFO_FILE: Final = BASELINE_INFO
 _SAMPLES_FILE: Final = "samples.ndjson"
 # What a baseline owns in its directory: only these are ever replaced or removed.
 _OWNED: Final = frozenset({_INFO_FILE, _SAMPLES_FILE})
