@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from harness.errors import ConfigError
-from harness.redact import redact
+from harness.redact import redact_url
 from harness.resultsdb.store import ResultsStore
 
 __all__ = ["DEFAULT_FILE", "DISABLED", "ResultsDb", "results_db"]
@@ -49,7 +49,7 @@ class ResultsDb:
         return SqliteStore(self.path, create=create)
 
     def describe(self) -> str:
-        return redact(self.url) if self.url is not None else str(self.path)
+        return redact_url(self.url) if self.url is not None else str(self.path)
 
 
 def results_db(value: str | None, reports_root: Path) -> ResultsDb | None:

@@ -37,7 +37,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from harness.errors import ConfigError
-from harness.redact import redact, redact_obj
+from harness.redact import redact_obj, redact_url
 from harness.userfiles.jsonsafe import dumps, loads
 from harness.userfiles.userfile import read_config_text
 
@@ -143,7 +143,7 @@ class RunInfo:
         # The command line quotes what the user typed (--results-db postgresql://ci:SECRET@db,
         # --pushgateway https://u:SECRET@...): redacted when a record is made or read, so run.json,
         # report.html, a saved baseline and the results database all get the clean text.
-        object.__setattr__(self, "argv", tuple(redact(a) for a in self.argv))
+        object.__setattr__(self, "argv", tuple(redact_url(a) for a in self.argv))
         object.__setattr__(self, "extra", MappingProxyType(redact_obj(dict(self.extra))))
 
     def to_dict(self) -> dict[str, Any]:
