@@ -16,6 +16,7 @@ import base64
 import hashlib
 import logging
 import socket
+import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,6 +99,12 @@ def fetch_host_key(spec: SshSpec) -> paramiko.PKey:
         try:
             transport.start_client(timeout=spec.connect_timeout)
             return transport.get_remote_server_key()
+        except (EOFError, ValueError, LookupError, struct.error, MemoryError) as exc:
+            # paramiko re-raises whatever its reader thread met: a server that closed after its
+            # banner (EOFError), sent a packet that does not parse, or announced one of gigabytes
+            # (paramiko asks for the whole buffer at once: MemoryError, nothing read yet)
+            detail = str(exc) or ("a packet too large to read" if isinstance(exc, MemoryError) else "no more data")
+            raise paramiko.SSHException(f"{type(exc).__name__}: {detail}") from None
         finally:
             transport.close()
     except (OSError, paramiko.SSHException) as exc:

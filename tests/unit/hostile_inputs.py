@@ -33,9 +33,10 @@ __all__ = ["FUZZ", "GUARD_S", "Outcome", "Tree", "no_secret", "run_cli", "unchan
 GUARD_S: Final = 10
 #: Address space one command may add before it counts as a memory blow-up.
 MEMORY_GUARD: Final = 1 << 30
-#: Each fuzz target's examples: the whole set of targets stays within about a minute.
+#: Each fuzz target's examples: the whole set of targets stays within about a minute
+#: (HARNESS_FUZZ_EXAMPLES=N runs N each, for a longer search by hand).
 FUZZ = settings(
-    max_examples=25,
+    max_examples=int(os.environ.get("HARNESS_FUZZ_EXAMPLES", "25")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
@@ -122,6 +123,9 @@ def _state(root: Path) -> Tree:
     state: Tree = {}
     for path in [root, *root.rglob("*")]:
         info = path.lstat()
+        if path.is_dir() and not path.is_symlink():  # a directory changes when a file in it is made
+            state[str(path.relative_to(root))] = (0, 0, False)
+            continue
         state[str(path.relative_to(root))] = (info.st_size, info.st_mtime_ns, path.is_symlink())
     return state
 
