@@ -11,6 +11,7 @@ asked to fail on it, 2 bad input (no such database content, a bad option).
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from harness.argtypes import number
@@ -18,6 +19,8 @@ from harness.errors import ConfigError
 from harness.history.changes import MIN_CHANGE, THRESHOLD
 from harness.history.detectors import DEFAULT_DETECTOR, DETECTORS
 from harness.resultsdb.location import ResultsDb, results_db
+from harness.userfiles.names import check_name
+from harness.userfiles.outfile import check_output, write_replacing
 
 __all__ = ["add_history_commands"]
 
@@ -49,6 +52,24 @@ def _inventory_name(value: str | None) -> str | None:
     return load_inventory(Path(value)).name
 
 
+def _plot_path(args: argparse.Namespace, reports: Path, inventory: str | None) -> Path:
+    """Where the plot goes: ``--plot FILE`` (an existing file only with ``--force``), or the
+    reports root's own ``history-<inventory>-<metric>.png``, its name built through the one
+    name rule (the inventory name comes from the database: a crafted one never leaves the root)."""
+    if args.plot:
+        out = Path(args.plot)
+        check_output(out, {}, force=args.force, option="--plot")
+        return out
+    try:
+        name = f"history-{check_name(str(inventory), 'inventory name')}-{check_name(args.metric, 'metric')}.png"
+    except ConfigError as exc:
+        raise ConfigError(f"{exc}; it names the plot file: give one with --plot FILE") from None
+    out = reports / name
+    if os.path.lexists(out) and (out.is_symlink() or not out.is_file()):
+        raise ConfigError(f"{out}: is not a plot file of the harness's own (a link, a directory...); use --plot FILE")
+    return out
+
+
 def _history(args: argparse.Namespace) -> int:
     from harness.history.detectors import detector
     from harness.history.plot import history_png
@@ -58,7 +79,7 @@ def _history(args: argparse.Namespace) -> int:
 
     reports = Path(args.reports or "reports")
     db = _database(args, reports)
-    with db.open() as store:
+    with db.open(create=False) as store:
         history = run_history(store, inventory=_inventory_name(args.inventory), last=args.last)
     if not history.runs:
         raise ConfigError(
@@ -85,11 +106,12 @@ def _history(args: argparse.Namespace) -> int:
     print()
     print(render_changes(trends))
     if not args.no_plot:
+        out = _plot_path(args, reports, history.inventory)
         png = history_png(trends, args.metric)
         if png is not None:
-            out = Path(args.plot) if args.plot else reports / f"history-{history.inventory}-{args.metric}.png"
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_bytes(png)
+            if not args.plot:
+                reports.mkdir(parents=True, exist_ok=True)
+            write_replacing(out, png, option="--plot")
             print(f"\nplot: {out}")
     changed = any(t.shift is not None for t in trends)
     return 1 if changed and args.fail_on_change else 0
@@ -121,7 +143,7 @@ def _status(args: argparse.Namespace) -> int:
     from collections import Counter
 
     db = _database(args, Path(args.reports or "reports"))
-    with db.open() as store:
+    with db.open(create=False) as store:
         version, counts, runs = store.schema_version(), store.table_counts(), store.runs()
     print(f"{db.describe()}: schema version {version}")
     print("  " + ", ".join(f"{n} {table}" for table, n in counts.items()))
@@ -146,6 +168,7 @@ def add_history_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     history.add_argument("-k", "--cell", dest="match", help="only cells whose key contains this text, e.g. multi-az")
     history.add_argument("--plot", help="PNG file (default: <reports>/history-<inventory>-<metric>.png)")
     history.add_argument("--no-plot", action="store_true", help="print the tables only")
+    history.add_argument("--force", action="store_true", help="replace an existing --plot file")
     history.add_argument(
         "--detector",
         choices=DETECTORS,

@@ -9,6 +9,8 @@ group's previous run, so a series of a cell that no longer ran does not linger.
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import os
 import urllib.error
 from pathlib import Path
@@ -17,6 +19,7 @@ from prometheus_client.exposition import push_to_gateway
 
 from harness.errors import ConfigError, InfraError
 from harness.export.metrics import RunMetrics, registry_of, render_prometheus
+from harness.redact import redact_url
 
 __all__ = ["PushError", "push_to_pushgateway", "write_textfile"]
 
@@ -37,19 +40,25 @@ def write_textfile(path: Path, metrics: RunMetrics) -> Path:
     try:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write the metrics textfile: {exc.strerror or exc}") from None
     finally:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
     return path
 
 
 def push_to_pushgateway(url: str, metrics: RunMetrics, *, job: str = "harness", timeout: float = 10.0) -> None:
     """Replace the group ``job``/``inventory`` on the Pushgateway at ``url`` with this run's metrics."""
+    shown = redact_url(url)
     if not url.startswith(("http://", "https://")):
-        raise ConfigError(f"--pushgateway {url!r}: expected an http:// or https:// URL")
+        raise ConfigError(f"--pushgateway {shown!r}: expected an http:// or https:// URL")
     grouping = {"inventory": metrics.info.inventory_name or "unnamed"}
     try:
         push_to_gateway(url, job=job, registry=registry_of(metrics), grouping_key=grouping, timeout=timeout)
+    except (ValueError, http.client.InvalidURL):  # their words would quote the URL's parts, its password too
+        raise ConfigError(f"--pushgateway {shown}: not a URL urllib can open (http://host:port)") from None
     except urllib.error.HTTPError as exc:
-        raise PushError(f"Pushgateway {url} refused the push: HTTP {exc.code} {exc.reason}") from None
+        raise PushError(f"Pushgateway {shown} refused the push: HTTP {exc.code} {exc.reason}") from None
     except (urllib.error.URLError, OSError) as exc:
-        raise PushError(f"Pushgateway {url} could not be reached: {exc}") from None
+        raise PushError(f"Pushgateway {shown} could not be reached: {exc}") from None

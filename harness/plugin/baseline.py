@@ -99,7 +99,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if hs is None or not hs.is_controller:
         return
     if history is not None:
-        _check_history(config, hs, history)
+        if not config.getoption("collectonly", False):  # collecting reads no database, nor makes one
+            _check_history(config, hs, history)
         compare = None
     store, inventory = BaselineStore(hs.reports_root), hs.inventory.name
     if save is not None:
@@ -114,7 +115,7 @@ def _check_history(config: pytest.Config, hs: HarnessSession, runs: int) -> None
     if db is None:
         raise pytest.UsageError(f"--baseline-compare history:{runs} needs the results database, not --results-db none")
     try:
-        with db.open() as store:
+        with db.open(create=False) as store:
             history_side(store, hs.inventory.name, runs, exclude=hs.run_id)
     except HarnessError as exc:
         raise pytest.UsageError(f"--baseline-compare history:{runs}: {exc}") from None
@@ -176,7 +177,7 @@ class BaselineStep:
         db = results_db_of(self.config, self.hs.reports_root)
         if db is None:  # refused at configure time; kept for a caller that skipped it
             raise ConfigError(f"{name}: needs the results database, not --results-db none")
-        with db.open() as store:
+        with db.open(create=False) as store:
             return history_side(store, self.hs.inventory.name, runs, exclude=self.hs.run_id)
 
     def save(self, session: pytest.Session, results: RunResults, info: RunInfo) -> None:

@@ -46,6 +46,6 @@ def read_ndjson(path: Path, parse: Callable[[str], T], *, what: str, missing: st
             continue
         try:
             out.append(parse(line))
-        except (ValueError, KeyError, TypeError, RecursionError) as exc:
+        except (ValueError, KeyError, TypeError, ArithmeticError, RecursionError) as exc:
             raise ConfigError(f"{path}:{n}: not a {what} record: {exc}") from None
     return out

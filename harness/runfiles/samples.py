@@ -22,6 +22,7 @@ from harness.errors import ConfigError
 from harness.redact import redact_obj
 from harness.runfiles.ndjson import NdjsonFile, read_ndjson
 from harness.userfiles.jsonsafe import dumps, loads
+from harness.userfiles.limits import MAX_TIMESTAMP
 
 __all__ = [
     "IDENTITY_KEYS",
@@ -31,7 +32,9 @@ __all__ = [
     "Sample",
     "SampleStore",
     "cell_key",
+    "measured_value",
     "read_samples",
+    "timestamp_value",
 ]
 
 #: Metrics a measurement cell records, with their units.
@@ -93,7 +96,7 @@ SIGNED_METRICS: frozenset[str] = frozenset({"overhead", "fio_overhead"})
 _CORRUPT = "a corrupt file: restore it from a copy, or measure again"
 
 
-def _measured(metric: str, unit: str, raw: Any) -> float:
+def measured_value(metric: str, unit: str, raw: Any) -> float:
     """A sample's value as read back: a number (``null`` is a gap: NaN), finite, and not
     negative unless the metric can be (ValueError naming the metric otherwise)."""
     if raw is None:
@@ -109,6 +112,13 @@ def _measured(metric: str, unit: str, raw: Any) -> float:
     if value < 0 and metric not in SIGNED_METRICS:
         raise ValueError(f"{metric} {value:g} {unit} is negative ({_CORRUPT})")
     return value
+
+
+def timestamp_value(raw: Any) -> float:
+    """A sample's Unix time as read back: a number from 1970 to the year 9999 (ValueError otherwise)."""
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 <= raw <= MAX_TIMESTAMP:
+        raise ValueError(f"timestamp {raw!r} is no time between 1970 and 9999 ({_CORRUPT})")
+    return float(raw)
 
 
 @dataclass(frozen=True)
@@ -144,16 +154,21 @@ class Sample:
     def from_json(cls, line: str) -> Sample:
         """One NDJSON line, checked: a corrupt measurement (negative bandwidth, ``Infinity``,
         text for a number) is a ValueError, never a number that compares as a regression."""
-        data = loads(line)
+        return cls.from_dict(loads(line))
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Sample:
+        """A record as read back (an NDJSON line's object, a results database row), checked as
+        :meth:`from_json` checks it."""
         if not isinstance(data, dict) or not isinstance(data.get("metadata") or {}, dict):
             raise ValueError("expected an object with metric, value, unit and metadata")
         metric, unit = str(data["metric"]), str(data["unit"])
         return cls(
             metric=metric,
-            value=_measured(metric, unit, data["value"]),
+            value=measured_value(metric, unit, data["value"]),
             unit=unit,
             metadata=dict(data.get("metadata") or {}),
-            timestamp=float(data.get("timestamp", 0.0)),
+            timestamp=timestamp_value(data.get("timestamp", 0.0)),
         )
 
     @property
