@@ -51,15 +51,16 @@ def _add_network_limit(
         allowance_burst = Burst(burst, f"{key}_credits", (burst - base) * minutes * 60)
         detail += f" baseline, {network.burst_gbps:g} Gbps burst (~{minutes:g} min at full burst)"
     detail += f" {direction}bound; carries {why}"
-    _add_allowance_limit(
-        build,
-        node,
+    _note_estimate(build, node)
+    build.cap(
         key=key,
         label=f"{node.role} {node.name} network {direction}",
+        resource="network",
         units_per_io=bytes_per_io,
         baseline=base,
         burst=allowance_burst,
         detail=detail,
+        estimate=network.estimate,
         sources=tuple(node.instance.sources),
     )
 
@@ -149,45 +150,24 @@ def _add_disk_egress_limit(build: Build, node: Node, egress: PdEgress, bs: int, 
     if contended:
         detail += f" x {share:.0%} allocated to Persistent Disk writes while replication competes"
     detail += f"; each written byte costs {egress.write_multiplier:g} bytes of egress (Google)"
-    _add_allowance_limit(
-        build,
-        node,
+    _note_estimate(build, node)
+    build.cap(
         key=f"{node.role}.network.disk_writes",
         label=f"{node.role} {node.name} egress for {node.volume.type} writes",
+        resource="network",
         units_per_io=node.writes * bs * egress.write_multiplier,
         baseline=_gbps(network.baseline_gbps) * share,
         detail=detail,
+        estimate=network.estimate,
         sources=tuple(cited.sources if cited is not None else volume.sources) + tuple(node.instance.sources),
     )
 
 
-def _add_allowance_limit(
-    build: Build,
-    node: Node,
-    *,
-    key: str,
-    label: str,
-    units_per_io: float,
-    baseline: float,
-    detail: str,
-    sources: tuple[str, ...],
-    burst: Burst | None = None,
-) -> None:
-    """One limit on ``node``'s network allowance, its estimate noted once where the catalog says so."""
+def _note_estimate(build: Build, node: Node) -> None:
+    """Note once that ``node``'s network allowance is an estimate, where the catalog says so."""
     network = node.instance.network
     if network.estimate:
         build.estimate(f"{node.name} network: {network.note}")
-    build.cap(
-        key=key,
-        label=label,
-        resource="network",
-        units_per_io=units_per_io,
-        baseline=baseline,
-        burst=burst,
-        detail=detail,
-        estimate=network.estimate,
-        sources=sources,
-    )
 
 
 def add_measured_path(build: Build, rate_bits: float, label: str, writes: float, bs: int) -> None:
