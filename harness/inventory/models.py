@@ -142,7 +142,7 @@ class PairSpec(FrozenModel):
         "/dev/nbd0", description="md-nbd: the primary's NBD device connected to the peer's export"
     )
     nbd_timeout: StrictInt = Field(5, ge=1, le=600, description="md-nbd: nbd-client request timeout, seconds")
-    # by default a fault shapes only this resource's port to the peer; `path` shapes
+    # By default a fault shapes only this resource's port to the peer; `path` shapes
     # everything to the peer's address (other resources, corosync on it) and must be asked for
     shape: Literal["resource", "path"] = Field(
         "resource", description="what a fault shapes: the resource's port (default) or the whole path to the peer"

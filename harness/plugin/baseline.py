@@ -99,9 +99,13 @@ def pytest_configure(config: pytest.Config) -> None:
     if hs is None or not hs.is_controller:
         return
     if history is not None:
-        if not config.getoption("collectonly", False):  # collecting reads no database, nor makes one
-            _check_history(config, hs, history)
+        _check_history(config, hs, history)
         compare = None
+    _check_store(config, hs, save, compare)
+
+
+def _check_store(config: pytest.Config, hs: HarnessSession, save: str | None, compare: str | None) -> None:
+    """``--baseline-save NAME`` may be saved, ``--baseline-compare NAME`` is saved."""
     store, inventory = BaselineStore(hs.reports_root), hs.inventory.name
     if save is not None:
         _check_save(config, store, inventory, save)
@@ -110,7 +114,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _check_history(config: pytest.Config, hs: HarnessSession, runs: int) -> None:
-    """``history:N`` needs the results database and a run of the inventory in it."""
+    """``history:N`` needs the results database and a run of the inventory in it (collecting
+    reads no database, nor makes one)."""
+    if config.getoption("collectonly", False):
+        return
     db = results_db_of(config, hs.reports_root)
     if db is None:
         raise pytest.UsageError(f"--baseline-compare history:{runs} needs the results database, not --results-db none")

@@ -79,6 +79,11 @@ def _failure(path: Path, exc: sqlite3.Error, writing: bool) -> HarnessError:
     return ConfigError(f"{path}: {_UNUSABLE} (damaged?): {exc}")
 
 
+def _reason(exc: Exception) -> str:
+    # sqlite3 decodes TEXT as UTF-8 when it hands a row over: damaged bytes are a UnicodeDecodeError
+    return "text that is not UTF-8 in it" if isinstance(exc, UnicodeDecodeError) else str(exc)
+
+
 def _check_file(path: Path) -> bool:
     """Whether ``path`` is there; refuse what is no SQLite file before SQLite opens it (a FIFO
     would block, notes are no database)."""
@@ -125,9 +130,9 @@ class SqliteStore(ResultsStore):
             self._conn.execute("PRAGMA foreign_keys=ON")
             self.migrate()
             self._check_schema()
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             self._conn.close()
-            raise ConfigError(f"{path}: {_UNUSABLE}: {exc}") from None
+            raise ConfigError(f"{path}: {_UNUSABLE}: {_reason(exc)}") from None
         except HarnessError:
             self._conn.close()
             raise
@@ -182,6 +187,8 @@ class SqliteStore(ResultsStore):
                     cur.execute("ROLLBACK")
             if isinstance(exc, sqlite3.Error):
                 raise _failure(self.path, exc, writing=writing) from None
+            if isinstance(exc, UnicodeDecodeError):
+                raise ConfigError(f"{self.path}: {_UNUSABLE} (damaged?): {_reason(exc)}") from None
             raise
 
     def _lock_for_migration(self, cur: Cursor) -> None:

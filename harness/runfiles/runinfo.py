@@ -134,7 +134,7 @@ class RunInfo:
     exitstatus: int | None = None
     #: Each node's clock offset at the start and at the end of the run (:mod:`harness.runfiles.clockskew`).
     clock_offsets: Mapping[str, Any] = field(default_factory=dict)
-    #: ``tests/x.py::test_y by SIGTERM`` when an interrupt ended the run
+    #: ``tests/x.py::test_y by SIGTERM`` when an interrupt (Ctrl-C, SIGTERM, SIGHUP) ended the run
     interrupted: str | None = None
     #: Keys this version of the harness does not know, kept so a re-render loses nothing.
     extra: Mapping[str, Any] = field(default_factory=dict)

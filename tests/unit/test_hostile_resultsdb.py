@@ -196,7 +196,7 @@ def test_fuzz_results_database(
     for what, value in damages:
         try:
             _damaged(db, what, value)
-        except sqlite3.DatabaseError:
+        except (sqlite3.DatabaseError, UnicodeDecodeError):
             break  # an earlier damage made the file unreadable to sqlite3 itself: that is the case
     for argv in _readers(db):
         run_cli(argv).clean((0, 1, 2))

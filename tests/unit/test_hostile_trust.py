@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,8 +22,9 @@ from hypothesis import strategies as st
 
 from harness.errors import ConfigError
 from harness.remote.trust import read_known_hosts
-from tests.unit.hostile_inputs import FUZZ, run_cli
+from tests.unit.hostile_inputs import FUZZ, GUARD_S, run_cli
 
+ROOT = Path(__file__).resolve().parents[2]
 Serve = Callable[[socket.socket], None]
 _KEY = paramiko.RSAKey.generate(2048)
 
@@ -125,11 +128,17 @@ def test_a_directory_as_known_hosts_is_bad_input(tmp_path: Path) -> None:
     ],
 )
 def test_a_server_that_speaks_no_ssh_is_one_line(tmp_path: Path, payload: bytes, message: str) -> None:
+    """A real process: pytest's own log capture would hide what paramiko prints to a terminal."""
     with _servers(_sends(payload)) as ports:
-        outcome = run_cli(["trust", "--inventory", str(_inventory(tmp_path, ports, tmp_path / "kh")), "--yes"])
-    outcome.clean((5,))
-    lines = [line for line in outcome.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith(f"error: 127.0.0.1:{ports[0]}: {message}"), outcome.stderr
+        inventory = _inventory(tmp_path, ports, tmp_path / "kh")
+        code = "import sys; from harness.cli import main; sys.exit(main(sys.argv[1:]))"
+        result = subprocess.run(
+            [sys.executable, "-c", code, "trust", "--inventory", str(inventory), "--yes"],
+            check=False, cwd=ROOT, capture_output=True, text=True, timeout=GUARD_S,
+        )  # fmt: skip
+    assert result.returncode == 5, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"error: 127.0.0.1:{ports[0]}: {message}"), result.stderr
 
 
 # -- the fuzz targets ---------------------------------------------------------------------------
