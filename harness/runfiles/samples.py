@@ -51,6 +51,14 @@ METRICS: dict[str, str] = {
     "predicted_iops": "IOPS",
     "model_ratio": "×",  # measured / predicted bandwidth
     "ss_attained": "0/1",  # fio's steady-state criterion met (precondition cells)
+    # --repeat auto (harness.cell.autorepeat): the repeats a cell needed, the confidence asked
+    # for, and the distribution-free interval of its median bandwidth at that confidence
+    "repeats_needed": "runs",
+    "interval_confidence": "0-1",
+    "interval_low": "MiB/s",
+    "interval_high": "MiB/s",
+    # the test's own assertion failed after its cell had passed (harness.plugin.verdicts)
+    "assertion_failed": "0/1",
     "lost_writes": "blocks",
     "acked_writes": "blocks",
     # bonnie++ (harness.bonnie): seeks and file create/stat/delete per second, each phase's
