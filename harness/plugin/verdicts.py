@@ -66,9 +66,12 @@ def as_skipped(report: pytest.TestReport, item: pytest.Item, reason: str) -> Non
     report.longrepr = (str(item.path), (item.location[1] or 0) + 1, f"Skipped: {reason}")
 
 
-def _set_properties(report: pytest.TestReport, verdict: BoundResult) -> None:
+def _set_properties(item: pytest.Item, report: pytest.TestReport, verdict: BoundResult) -> None:
+    """The test's ``verdict`` properties as the cell's now: JUnit writes the item's properties
+    from its teardown report, which copies them from the item."""
     replaced = {"verdict": verdict.verdict, "verdict_reason": verdict.reason}
-    report.user_properties = [(k, replaced.get(k, v)) for k, v in report.user_properties]
+    item.user_properties[:] = [(k, replaced.get(k, v)) for k, v in item.user_properties]
+    report.user_properties = list(item.user_properties)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -83,7 +86,7 @@ def pytest_runtest_makereport(
     message = failure_text(call.excinfo)
     verdict = assertion_verdict(message, [c.certificate for c in cells], session.runner.inconclusive_policy)
     session.runner.store.append(assertion_samples(cells, verdict))
-    _set_properties(report, verdict)
+    _set_properties(item, report, verdict)
     if verdict.verdict == "inconclusive":
         as_skipped(report, item, f"INCONCLUSIVE {cells[-1].spec.id}: {verdict.reason}")
     return report

@@ -24,6 +24,7 @@ from harness.runfiles.ndjson import NdjsonFile, read_ndjson
 from harness.userfiles.jsonsafe import dumps, loads
 
 __all__ = [
+    "CALIBRATION_SCENARIO",
     "IDENTITY_KEYS",
     "METRICS",
     "PROVENANCE_KEYS",
@@ -74,6 +75,10 @@ METRICS: dict[str, str] = {
     "resync_time": "s",  # from the heal until both replicas were current again
     "verify_out_of_sync": "KiB",  # what online verify found different afterwards
 }
+
+#: The scenario of the calibration cells (harness.prediction.calibrate): the model's inputs, which
+#: no test reports.
+CALIBRATION_SCENARIO = "calibration"
 
 #: Metadata that identifies a cell across runs (baselines match on these, never on nodeids).
 IDENTITY_KEYS = ("scenario", "pair", "mode", "workload", "impairment")

@@ -51,7 +51,15 @@ class Cell:
         self.specs.append(spec)
         bw = self.bandwidths[i % len(self.bandwidths)]
         verdict = self.verdicts[i] if i < len(self.verdicts) else "pass"
-        meta = {"scenario": spec.scenario, "pair": spec.pair, "repeat": spec.repeat, "verdict": verdict}
+        meta = {
+            "scenario": spec.scenario,
+            "pair": spec.pair,
+            "mode": spec.mode,
+            "workload": spec.workload.id(),
+            "impairment": spec.impairment_name,
+            "repeat": spec.repeat,
+            "verdict": verdict,
+        }
         samples = [Sample(m, v, METRICS[m], meta) for m, v in (("bw", bw), ("wall", 7.5), ("overhead", 1.5))]
         return CellResult(
             spec,

@@ -17,11 +17,12 @@ from harness.cell.certificate import Readings, cell_certificate, read_ends, read
 from harness.cell.judge import judge
 from harness.cell.measure import Measurement
 from harness.cell.spec import CellSpec
-from harness.errors import InfraError
+from harness.errors import ConfigError, InfraError
 from harness.fio.outcome import FioOutcome
 from harness.fio.report import parse_fio_json
 from harness.fio.spec import WorkloadSpec
 from harness.impair.profile import NetemProfile
+from harness.inventory import parse_inventory
 from harness.inventory.models import ThresholdSpec
 from harness.lab.hostload import LabHostProbe, process_ticks
 from harness.probes.hostload import HostReading, host_figures
@@ -195,3 +196,18 @@ def test_a_bound_that_failed_on_a_quiet_window_still_fails() -> None:
 
 def test_the_fail_policy_keeps_the_bound_as_it_failed() -> None:
     assert _judged("psi/r2-hog-cpu2-load100-nice", policy="fail")[0] == "fail"
+
+
+# -- the inventory's validity section ------------------------------------------------------------------
+LAB_YAML = Path(__file__).resolve().parents[2] / "inventories" / "lab.yaml"
+
+
+def test_the_inventory_sets_the_thresholds_and_names_a_bad_one() -> None:
+    text = LAB_YAML.read_text()
+    assert parse_inventory(text).validity == DEFAULT_THRESHOLDS  # the lab states the defaults
+    looser = parse_inventory(text.replace("  max_host_cpu_pressure_pct: 10\n", "  max_host_cpu_pressure_pct: 40\n"))
+    assert looser.validity.max_host_cpu_pressure_pct == 40
+    off = parse_inventory(text.replace("  max_host_cpu_pressure_pct: 10\n", "  max_host_cpu_pressure_pct: off\n"))
+    assert off.validity.max_host_cpu_pressure_pct is None
+    with pytest.raises(ConfigError, match=r"validity\.max_steal_pct: Input should be less than or equal to 100"):
+        parse_inventory(text.replace("  max_host_cpu_pressure_pct: 10\n", "  max_steal_pct: 250\n"))
