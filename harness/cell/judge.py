@@ -2,7 +2,10 @@
 
 A window in which the replication did not stay healthy is *inconclusive*, never a pass and
 never a regression: a number is only as good as the window it was measured in.  Otherwise the
-inventory's absolute bounds and the scenario's own checks decide.
+inventory's absolute bounds and the scenario's own checks decide, and a bound that failed while
+the cell's validity certificate names a disturbance (a busy CPU, swapping, a slow path) is
+inconclusive too unless the policy says fail (:func:`harness.rules.inconclusive.decide`); a
+clean certificate changes nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from harness.inventory.models import ThresholdSpec
 from harness.probes.rtt import RttStats
 from harness.replication import WindowVerdict
 from harness.rules.bounds import BoundResult, absolute_bounds_for, check_absolute, combine, inconclusive
+from harness.rules.inconclusive import DEFAULT_POLICY, Policy, decide
+from harness.rules.validity import Certificate
 
 __all__ = ["Judgement", "judge", "validity"]
 
@@ -55,6 +60,8 @@ def judge(
     limits: ThresholdSpec,
     extra_checks: ExtraChecks | None = None,
     annotate: Annotator | None = None,
+    certificate: Certificate | None = None,
+    policy: Policy = DEFAULT_POLICY,
 ) -> Judgement:
     outcome, rtt = measurement.fio, measurement.rtt
     stats = outcome.stats
@@ -82,4 +89,7 @@ def judge(
     ctx_rtt = rtt if rtt is not None else RttStats((0.0,), 1, 1)
     if extra_checks is not None and valid.passed:
         checks += extra_checks(CellContext(spec, ctx_rtt, outcome.result, stats))
-    return Judgement(stats, ctx_rtt, values, valid, combine(checks), extra_meta)
+    verdict = combine(checks)
+    if certificate is not None:
+        verdict = decide(verdict, certificate, policy)
+    return Judgement(stats, ctx_rtt, values, valid, verdict, extra_meta)

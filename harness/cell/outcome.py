@@ -16,7 +16,10 @@ from harness.rules.bounds import BoundResult
 from harness.runfiles.samples import Sample
 from harness.units import MIB
 
-__all__ = ["CellOutcome", "MeasuredRates"]
+__all__ = ["VALIDITY_PREFIX", "CellOutcome", "MeasuredRates"]
+
+#: the metadata keys of a cell's validity certificate start so (``validity``, ``validity.reason``, ...)
+VALIDITY_PREFIX = "validity"
 
 
 class MeasuredRates:
@@ -63,4 +66,6 @@ class CellOutcome:
         # which calibration the prediction used: its id, time, and whether reused from a past run
         if "calibration" in self.metadata:
             props.append(("calibration", self.metadata["calibration"]))
+        # the validity certificate: its verdict, reason and every figure with threshold and source
+        props += [(key, value) for key, value in self.metadata.items() if key.startswith(VALIDITY_PREFIX)]
         return [(key, redact_obj(value)) for key, value in props]

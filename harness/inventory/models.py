@@ -46,6 +46,7 @@ from harness.remote.endpoints import endpoint, replication_ip
 from harness.remote.spec import SshSpec
 from harness.rules.bounds import check_band
 from harness.rules.tolerance import TOLERANCES_JSON_SCHEMA, parse_tolerances
+from harness.rules.validitythresholds import ValidityThresholds
 from harness.units import GIB, MIB
 from harness.userfiles.names import name_problem
 
@@ -293,6 +294,8 @@ class Inventory(FrozenModel):
         default_factory=dict, description="fio workloads by name (rw, bs or bsrange, numjobs, iodepth, size, ...)"
     )
     thresholds: ThresholdSpec = ThresholdSpec()
+    # where a cell's validity certificate calls its window disturbed (harness.rules.validitythresholds)
+    validity: ValidityThresholds = ValidityThresholds()
     baseline_tolerances: Annotated[
         dict[StrictStr, float | None], BeforeValidator(parse_tolerances), WithJsonSchema(TOLERANCES_JSON_SCHEMA)
     ] = Field(

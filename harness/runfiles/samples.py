@@ -25,6 +25,7 @@ from harness.userfiles.jsonsafe import dumps, loads
 from harness.userfiles.limits import MAX_TIMESTAMP
 
 __all__ = [
+    "CALIBRATION_SCENARIO",
     "IDENTITY_KEYS",
     "METRICS",
     "PROVENANCE_KEYS",
@@ -54,6 +55,14 @@ METRICS: dict[str, str] = {
     "predicted_iops": "IOPS",
     "model_ratio": "×",  # measured / predicted bandwidth
     "ss_attained": "0/1",  # fio's steady-state criterion met (precondition cells)
+    # --repeat auto (harness.cell.autorepeat): the repeats a cell needed, the confidence asked
+    # for, and the distribution-free interval of its median bandwidth at that confidence
+    "repeats_needed": "runs",
+    "interval_confidence": "0-1",
+    "interval_low": "MiB/s",
+    "interval_high": "MiB/s",
+    # the test's own assertion failed after its cell had passed (harness.plugin.verdicts)
+    "assertion_failed": "0/1",
     "lost_writes": "blocks",
     "acked_writes": "blocks",
     # bonnie++ (harness.bonnie): seeks and file create/stat/delete per second, each phase's
@@ -69,6 +78,10 @@ METRICS: dict[str, str] = {
     "resync_time": "s",  # from the heal until both replicas were current again
     "verify_out_of_sync": "KiB",  # what online verify found different afterwards
 }
+
+#: The scenario of the calibration cells (harness.prediction.calibrate): the model's inputs, which
+#: no test reports.
+CALIBRATION_SCENARIO = "calibration"
 
 #: Metadata that identifies a cell across runs (baselines match on these, never on nodeids).
 IDENTITY_KEYS = ("scenario", "pair", "mode", "workload", "impairment")

@@ -77,6 +77,10 @@ def _tail_answers(node: FakeRunner, log: str, text: str) -> None:
     node.scripts.insert(0, (f"tail -n 8 {log}", Answer(f"{text}{KERNEL_MARK}\n{kernel}")))
 
 
+#: a recorded print of the pressure snippet without PSI, as the lab's guest kernel has none
+#: (tests/data/pressure/README.md): what closes a cell's validity window on a node
+QUIET_END = {"pressure": Answer(data("pressure/no-psi/quiet-after.txt"))}
+
 # Recorded stderr of the runs that made the JSON files (tests/data/fio/README.md).
 DEVFULL_STDERR = "fio: io_u error on file /dev/full: No space left on device: write offset=0, buflen=4096"
 
@@ -200,6 +204,7 @@ def test_case_23_a_failed_fio_names_the_replication_events_and_the_cell_still_cl
             # the watch's capture as its stop script prints it: alive, then the recorded stream
             "events": Answer("harness-watch alive=1\n" + data("drbd/84-events2-stream-primary-disconnect-resync.txt")),
             "bw": Answer(),
+            **QUIET_END,
         }
     )
     pair = LAB.pairs["single-az"]
@@ -292,10 +297,15 @@ def test_the_primarys_clear_rides_fios_exit_round_trip(tmp_path: Path) -> None:
             "bw": Answer(),
             "impair_clear": Answer(),
             "impair_qdiscs": Answer(data("tc/lab/default-root.json")),
+            # the validity window closes in the same round trip: the path's ping while the fault is
+            # still in place (a recorded reply), then the node's pressure snapshot
+            "ping_after": Answer(data("ping/iputils-20221126-reply.txt")),
+            **QUIET_END,
         }
     )
     pair = LAB.pairs["single-az"]
-    target = Target(pair, a1, FakeRunner("a2"), recorded_replication(a1), PEER, "boot")
+    a2 = FakeRunner("a2", batch=dict(QUIET_END))  # the secondary's snapshot, on its own connection
+    target = Target(pair, a1, a2, recorded_replication(a1), PEER, "boot")
     # the proof's profile: 0.2 ms more RTT, which the recorded ping's minimum passes; the fault
     # applied is QDISC_T, what the recorded read-back shows
     profile = NetemProfile("t", delay_s=0.0001)
@@ -334,3 +344,9 @@ def test_the_primarys_clear_rides_fios_exit_round_trip(tmp_path: Path) -> None:
     clears = [c for c in a1.calls if "tc qdisc del dev vec1 root handle 4842:" in c and "HARNESS_TC_BATCH" not in c]
     assert len(clears) == 1
     assert clears[0].startswith("{ if [ -s ") and f"{applied.token}.deadman" in clears[0]
+    # the ping after fio ran before the clear, in the same round trip; both nodes' windows closed
+    after_ping = next(i for i, c in enumerate(a1.calls) if "ping -n -c 10" in c and c.startswith("{ if"))
+    assert after_ping < a1.calls.index(clears[0])
+    assert measurement.rtt_after is not None and measurement.rtt_after.median_ms > 0
+    assert measurement.window_end is not None and set(measurement.window_end.nodes) == {"a1", "a2"}
+    assert measurement.window_end.problems == ()
