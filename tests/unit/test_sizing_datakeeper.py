@@ -16,7 +16,7 @@ import pytest
 from harness.sizing.catalog.loader import load_builtin_catalog
 from harness.sizing.model.predict import predict
 from harness.sizing.model.prediction import Prediction
-from harness.sizing.scenario.question import NodeSpec, Scenario, VolumeSpec, Workload
+from harness.sizing.scenario.question import Scenario, SizedNode, VolumeSpec, Workload
 
 CATALOG = load_builtin_catalog()
 STUDY = Workload("randwrite", 4096, numjobs=8)
@@ -25,7 +25,7 @@ STUDY = Workload("randwrite", 4096, numjobs=8)
 def cell(instance: str, placement: str, *, rtt_s: float | None = None, launch: bool = False) -> Prediction:
     return predict(
         Scenario(
-            primary=NodeSpec(instance, VolumeSpec("gp2", 100)),
+            primary=SizedNode(instance, VolumeSpec("gp2", 100)),
             workload=STUDY,
             placement=placement if rtt_s is None else "custom",
             rtt_s=rtt_s,

@@ -11,13 +11,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.errors import ConfigError
+from harness.fields import ReplicationProtocol
 from harness.sizing.answer.search import Requirement, search
 from harness.sizing.catalog.loader import Catalog, load_builtin_catalog
 from harness.sizing.model.predict import predict
 from harness.sizing.model.prediction import Prediction
-from harness.sizing.scenario.question import MIB, Calibration, NodeSpec, Protocol, Scenario, VolumeSpec, Workload
+from harness.sizing.scenario.question import Calibration, Scenario, SizedNode, VolumeSpec, Workload
 from harness.sizing.volumes.performance import VolumePerformance
 from harness.sizing.volumes.rules import volume_performance
+from harness.units import MIB
 
 CATALOG = load_builtin_catalog()
 KIB = 1024
@@ -46,13 +48,13 @@ def scenario(
     replicate: bool = True,
     placement: str = "same-az",
     rtt_s: float | None = None,
-    protocol: Protocol = "C",
+    protocol: ReplicationProtocol = "C",
     duration_s: float | None = None,
     calibration: Calibration | None = None,
     launch_credits: bool = False,
 ) -> Scenario:
     return Scenario(
-        primary=NodeSpec(instance, volume),
+        primary=SizedNode(instance, volume),
         workload=workload,
         replicate=replicate,
         placement=placement,
@@ -307,7 +309,7 @@ FAST_DEVICE = Calibration(
         ("C", False, 0.001),  # no replication: the device alone
     ],
 )
-def test_qd1_latency_follows_the_protocol(protocol: Protocol, replicate: bool, per_write_s: float) -> None:
+def test_qd1_latency_follows_the_protocol(protocol: ReplicationProtocol, replicate: bool, per_write_s: float) -> None:
     result = predict(
         scenario(
             "m5.large",
@@ -518,7 +520,9 @@ def _not_above(new: float, old: float) -> bool:
     rtt=st.floats(0, 0.05),
     extra=st.floats(0, 0.05),
 )
-def test_more_rtt_never_raises_sync_throughput(base: Scenario, protocol: Protocol, rtt: float, extra: float) -> None:
+def test_more_rtt_never_raises_sync_throughput(
+    base: Scenario, protocol: ReplicationProtocol, rtt: float, extra: float
+) -> None:
     near = predict(scenario_with(base, protocol=protocol, rtt_s=rtt), CATALOG)
     far = predict(scenario_with(base, protocol=protocol, rtt_s=rtt + extra), CATALOG)
     assert _not_above(far.iops, near.iops)
@@ -614,7 +618,7 @@ def test_a_bigger_size_scaled_volume_never_lowers_a_prediction(base: Scenario, g
     limit = {"gp2": 16384, "st1": 16384, "standard": 1024}[volume.type]
     bigger = VolumeSpec(volume.type, min(limit, math.floor((volume.size_gib or 1) * grow)))
     before = predict(base, CATALOG)
-    after = predict(scenario_with(base, primary=NodeSpec(base.primary.instance_type, bigger)), CATALOG)
+    after = predict(scenario_with(base, primary=SizedNode(base.primary.instance_type, bigger)), CATALOG)
     assert _not_above(before.iops, after.iops)
 
 
@@ -642,7 +646,7 @@ def test_one_write_in_flight_through_a_throttle_slower_than_its_path_runs_at_the
     so one write in flight cycles in the throttle's 2.11 ms interval, not in that plus the
     CPUs' time (which gave 438, below the slower network's rate)."""
     base = Scenario(
-        primary=NodeSpec(instance_type="t3.medium", volume=VolumeSpec(type="gp2", size_gib=158)),
+        primary=SizedNode(instance_type="t3.medium", volume=VolumeSpec(type="gp2", size_gib=158)),
         workload=Workload(rw="write", bs=65536, numjobs=1, iodepth=1),
         placement="same-az",
         protocol="A",

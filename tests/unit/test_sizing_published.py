@@ -16,8 +16,9 @@ from harness.errors import ConfigError
 from harness.sizing.catalog.loader import Catalog, load_builtin_catalog
 from harness.sizing.catalog.provenance import findings
 from harness.sizing.model.predict import predict
-from harness.sizing.scenario.question import KIB, MIB, NodeSpec, Scenario, VolumeSpec, Workload
+from harness.sizing.scenario.question import Scenario, SizedNode, VolumeSpec, Workload
 from harness.sizing.volumes.rules import volume_performance
+from harness.units import KIB, MIB
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sizing"
 
@@ -45,7 +46,7 @@ def test_gp2_burst_duration_table(catalog: Catalog, row: dict[str, str]) -> None
 
 def _st1_alone(catalog: Catalog, rw: str, bs: int, duration_s: float | None = None) -> float:
     scenario = Scenario(
-        primary=NodeSpec("m5.4xlarge", VolumeSpec("st1", 500)),
+        primary=SizedNode("m5.4xlarge", VolumeSpec("st1", 500)),
         workload=Workload(rw, bs, numjobs=8, iodepth=16),
         replicate=False,
         duration_s=duration_s,
@@ -69,7 +70,7 @@ def test_st1_two_hour_random_write_mean(catalog: Catalog, gib: int) -> None:
     # At 1 TiB that is 185.6 IOPS on average, where charging 4 KiB per I/O gave the 500 IOPS cap
     # (2.7x too high).
     scenario = Scenario(
-        primary=NodeSpec("m5.4xlarge", VolumeSpec("st1", gib)),
+        primary=SizedNode("m5.4xlarge", VolumeSpec("st1", gib)),
         workload=Workload("randwrite", 4 * KIB, numjobs=8, iodepth=16),
         replicate=False,
         duration_s=7200,

@@ -17,7 +17,7 @@ from typing import Literal
 
 from harness.sizing.catalog.instance_types import InstanceType
 from harness.sizing.catalog.loader import Catalog
-from harness.sizing.scenario.question import NodeSpec
+from harness.sizing.scenario.question import SizedNode
 from harness.sizing.volumes.performance import VolumePerformance
 
 __all__ = ["LATENCY_KEY", "PATH_KEYS", "REL_TIE", "Bucket", "Build", "Burst", "Limit", "Node"]
@@ -153,7 +153,7 @@ class Node:
     """One node of the pair as its limits see it: instance, volume, and its share of the I/Os."""
 
     role: Literal["primary", "peer"]
-    spec: NodeSpec
+    spec: SizedNode
     instance: InstanceType
     volume: VolumePerformance
     writes: float

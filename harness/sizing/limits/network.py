@@ -16,7 +16,8 @@ from typing import Literal
 
 from harness.sizing.catalog.gcp_disks import GcpSizeScaledDisk, PdEgress
 from harness.sizing.limits.limit import Build, Burst, Node
-from harness.sizing.scenario.question import MIB, Calibration
+from harness.sizing.scenario.question import Calibration
+from harness.units import MIB
 
 __all__ = ["add_measured_path", "add_network_limits", "add_replication_capacities"]
 

@@ -14,7 +14,8 @@ import math
 from collections.abc import Sequence
 
 from harness.sizing.limits.limit import Build, Burst, Node
-from harness.sizing.scenario.question import GIB, KIB, MIB, TIB, Calibration
+from harness.sizing.scenario.question import Calibration
+from harness.units import GIB, KIB, MIB, TIB
 
 __all__ = ["add_calibrated_limits", "add_ebs_limits", "add_volume_limits"]
 

@@ -36,6 +36,7 @@ from harness.errors import ConfigError
 from harness.sizing.catalog.loader import Catalog
 from harness.sizing.limits.closedloop import EXPONENTIAL, SATURATED, closed_loop_rate
 from harness.sizing.limits.limit import Build
+from harness.units import MIB
 
 __all__ = [
     "ProtocolALag",
@@ -117,8 +118,8 @@ def add_window_limit(
         origin = "--sndbuf" if explicit else "tcp_wmem max (DRBD sndbuf-size 0 = autotuned)"
     rate = sndbuf / rtt_s
     detail = (
-        f"one connection per peer keeps at most {sndbuf / 2**20:g} MiB unacknowledged ({origin}): "
-        f"{sndbuf / 2**20:g} MiB / {rtt_s * 1000:.3g} ms RTT"
+        f"one connection per peer keeps at most {sndbuf / MIB:g} MiB unacknowledged ({origin}): "
+        f"{sndbuf / MIB:g} MiB / {rtt_s * 1000:.3g} ms RTT"
     )
     if processing is not None and processing > 0 and rtt_s > (processing_rtt_s or 0.0):
         looped = window_loop_rate(sndbuf, rtt_s, processing, processing_rtt_s)
@@ -126,7 +127,7 @@ def add_window_limit(
             rate = looped
             detail += (
                 f", less the window its bytes hold while queued behind the replication's "
-                f"{processing / 2**20:,.1f} MiB/s of processing: {looped / 2**20:,.1f} MiB/s"
+                f"{processing / MIB:,.1f} MiB/s of processing: {looped / MIB:,.1f} MiB/s"
             )
     build.cap(
         key="replication.window",

@@ -18,8 +18,8 @@ from harness.sizing.catalog.volume_types import (
     ThroughputBurstVolume,
     ThroughputFromIops,
 )
-from harness.sizing.scenario.question import GIB, KIB, MIB, TIB
 from harness.sizing.volumes.performance import Choice, VolumePerformance
+from harness.units import GIB, KIB, MIB, TIB
 
 __all__ = ["fixed", "instance_store", "provisioned", "size_scaled_burst", "throughput_burst"]
 

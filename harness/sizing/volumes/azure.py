@@ -4,8 +4,8 @@ records and the tier lookup are :mod:`harness.sizing.catalog.azure_disks`)."""
 from __future__ import annotations
 
 from harness.sizing.catalog.azure_disks import AzureTieredDisk, azure_tier
-from harness.sizing.scenario.question import KIB
 from harness.sizing.volumes.performance import Choice, VolumePerformance
+from harness.units import KIB
 
 __all__ = ["tiered"]
 

@@ -7,8 +7,8 @@ import math
 
 from harness.errors import ConfigError
 from harness.sizing.catalog.gcp_disks import GcpLocalSsd, GcpSizeScaledDisk
-from harness.sizing.scenario.question import KIB, MIB
 from harness.sizing.volumes.performance import Choice, VolumePerformance
+from harness.units import KIB, MIB
 
 __all__ = ["local_ssd", "size_scaled"]
 
