@@ -9,9 +9,9 @@ leaves a field empty for a phase it did not run (``-f`` skips the per-character 
 come out as a rate of ``None``, told apart by :attr:`BonniePhase.too_fast`.
 
 Every figure is a finite, non-negative decimal of at most
-:data:`~harness.userfiles.limits.MAX_DIGITS` digits (``inf``, ``nan``, ``-1`` or a 400-digit
+:data:`~harness.limits.MAX_DIGITS` digits (``inf``, ``nan``, ``-1`` or a 400-digit
 rate is an error naming the field), and the output is at most
-:data:`~harness.userfiles.limits.MAX_BONNIE_BYTES`: what the parser accepts, the samples and
+:data:`~harness.limits.MAX_BONNIE_BYTES`: what the parser accepts, the samples and
 every later reader of the run accept too.
 """
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from harness.errors import HarnessError
-from harness.userfiles.limits import MAX_BONNIE_BYTES, MAX_DIGITS
+from harness.limits import MAX_BONNIE_BYTES, MAX_DIGITS
 
 __all__ = ["PHASES", "BonnieOutputError", "BonniePhase", "BonnieResult", "parse_bonnie_csv"]
 

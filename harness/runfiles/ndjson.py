@@ -10,7 +10,7 @@ from typing import TypeVar
 from filelock import FileLock
 
 from harness.errors import ConfigError
-from harness.userfiles.limits import MAX_NDJSON_BYTES
+from harness.limits import MAX_NDJSON_BYTES
 from harness.userfiles.userfile import read_config_text
 
 __all__ = ["NdjsonFile", "read_ndjson"]

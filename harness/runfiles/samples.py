@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.limits import MAX_TIMESTAMP
 from harness.redact import redact_obj
 from harness.runfiles.ndjson import NdjsonFile, read_ndjson
 from harness.userfiles.jsonsafe import dumps, loads
-from harness.userfiles.limits import MAX_TIMESTAMP
 
 __all__ = [
     "CALIBRATION_SCENARIO",

@@ -8,7 +8,7 @@ not report, a limit that does not bind, a figure too large for a float — and t
 anything non-finite that is left (``allow_nan=False``).  :func:`loads` is the reading side for
 the harness's records (samples, series, run.json, baseline metadata, the results database): a
 ``NaN``/``Infinity`` token, a number that overflows a float, an integer of more than
-:data:`~harness.userfiles.limits.MAX_DIGITS` digits or a string holding half a surrogate pair
+:data:`~harness.limits.MAX_DIGITS` digits or a string holding half a surrogate pair
 (``"\ud800"``, which no UTF-8 file can hold: writing it back would fail) is an error.
 """
 
@@ -19,7 +19,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from harness.userfiles.limits import MAX_DIGITS
+from harness.limits import MAX_DIGITS
 
 __all__ = ["dumps", "finite", "loads"]
 

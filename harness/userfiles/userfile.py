@@ -3,7 +3,7 @@
 Whatever the path points at, the answer is the file's text or a :class:`ConfigError` in one
 line: never a traceback, a hang or the whole memory.  So the file must be a regular file (not
 ``/dev/zero``, a FIFO that blocks until a writer comes, or a directory), no larger than
-:data:`~harness.userfiles.limits.MAX_FILE_BYTES` (checked on the open file before reading, and again while reading, so a
+:data:`~harness.limits.MAX_FILE_BYTES` (checked on the open file before reading, and again while reading, so a
 file that grows meanwhile is cut off too), and UTF-8: a UTF-16 or Latin-1 file is named for
 what it is, with the line and offset of the first byte that is not UTF-8.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import BinaryIO, Final
 
 from harness.errors import ConfigError
-from harness.userfiles.limits import MAX_FILE_BYTES, describe_bytes
+from harness.limits import MAX_FILE_BYTES, describe_bytes
 
 __all__ = ["MAX_FILE_BYTES", "read_config_text"]
 

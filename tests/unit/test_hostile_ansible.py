@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.userfiles.limits import MAX_HOSTS
+from harness.limits import MAX_HOSTS
 from tests.unit.hostile_inputs import FUZZ, GUARD_S, run_cli, unchanged
 
 MAPPING = """\

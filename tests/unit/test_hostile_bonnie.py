@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from harness.bonnie import BonnieOutputError, bonnie_values
 from harness.bonnie.result import BonnieResult, parse_bonnie_csv
+from harness.limits import MAX_BONNIE_BYTES
 from harness.runfiles.samples import METRICS, Sample
-from harness.userfiles.limits import MAX_BONNIE_BYTES
 from tests.unit.hostile_inputs import FUZZ
 
 DATA = Path(__file__).parent.parent / "data" / "bonnie"

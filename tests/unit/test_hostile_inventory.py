@@ -15,7 +15,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.userfiles.limits import MAX_ECHO_CHARS, MAX_ERROR_LINE_CHARS, MAX_EXPANDED_CHARS
+from harness.limits import MAX_ECHO_CHARS, MAX_ERROR_LINE_CHARS, MAX_EXPANDED_CHARS
 from tests.unit.hostile_inputs import FUZZ, GUARD_S, run_cli, unchanged
 
 ROOT = Path(__file__).resolve().parents[2]

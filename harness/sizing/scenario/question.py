@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from harness.errors import ConfigError
 from harness.fields import ReplicationProtocol
-from harness.userfiles.limits import MAX_IN_FLIGHT
+from harness.limits import MAX_IN_FLIGHT
 
 __all__ = [
     "RW_MODES",
