@@ -27,6 +27,7 @@ from pydantic import (
 from harness.errors import ConfigError
 from harness.fields import (
     DRBD_DEVICE_PATTERN,
+    IFACE_PATTERN,
     NBD_DEVICE_PATTERN,
     REPLICATED_DEVICE_PATTERN,
     RESOURCE_PATTERN,
@@ -64,9 +65,6 @@ __all__ = [
 ]
 
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"
-# The kernel's rule, as harness.impair.commands.validate_ifname: no ':' (an address label, not
-# a device tc can shape) and no leading '-'.
-IFACE_PATTERN = r"^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,14}$"
 
 
 # a threshold: a bound of 0 (or less) passes everything, a maximum of 0 fails everything
