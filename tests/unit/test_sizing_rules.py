@@ -1,0 +1,59 @@
+"""Published rules the sizing figures must follow, each checked where a wrong figure once came out.
+
+io2's throughput rule is AWS's (EBS Provisioned IOPS SSD page, cited in the catalog): 0.256 MiB/s
+per provisioned IOPS with 256 KiB I/O, at most 4,000 MiB/s, that maximum reached from 16,000 IOPS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness.cli.sizing import add_arguments, run
+from harness.sizing.catalog.loader import Catalog, load_builtin_catalog
+from harness.sizing.scenario.question import VolumeSpec
+from harness.sizing.volumes.rules import volume_performance
+from harness.units import MIB
+
+CATALOG: Catalog = load_builtin_catalog()
+
+
+def sizing_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(prog="harness sizing")
+    add_arguments(parser)
+    assert run(parser.parse_args([*argv, "--json"])) == 0
+    data: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return data
+
+
+@given(st.integers(min_value=100, max_value=256000))
+def test_io2_throughput_is_a_256_kib_io_per_provisioned_iops_up_to_4000_mib_s(iops: int) -> None:
+    size = max(4, -(-iops // 1000))
+    perf = volume_performance(
+        "io2", CATALOG.volume("io2"), VolumeSpec("io2", size, iops), CATALOG.instance("m6i.8xlarge")
+    )
+    assert perf.baseline_bytes_s == pytest.approx(min(4000.0, iops * 256 / 1024) * MIB)
+
+
+def test_io2_reaches_its_maximum_from_16000_iops() -> None:
+    io2 = CATALOG.volume("io2")
+    m6i = CATALOG.instance("m6i.8xlarge")
+    at = {
+        iops: volume_performance("io2", io2, VolumeSpec("io2", 100, iops), m6i).baseline_bytes_s
+        for iops in (15000, 16000, 64000)
+    }
+    assert at == {15000: 3750 * MIB, 16000: 4000 * MIB, 64000: 4000 * MIB}
+
+
+def test_io2_2000_iops_streams_500_mib_s_of_1_mib_writes(capsys: pytest.CaptureFixture[str]) -> None:
+    data = sizing_json(
+        capsys,
+        *("--instance-type", "m6i.8xlarge", "--volume", "io2:1000GiB:2000"),
+        *("--workload", "write:1m:numjobs=8:iodepth=4", "--no-replication"),
+    )
+    assert data["bw_mib_s"] == pytest.approx(500.0)
