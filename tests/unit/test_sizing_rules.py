@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from harness.cli.sizing import add_arguments, run
 from harness.sizing.catalog.loader import Catalog, load_builtin_catalog
-from harness.sizing.scenario.question import VolumeSpec
+from harness.sizing.model.cost import pair_cost
+from harness.sizing.scenario.question import Scenario, SizedNode, VolumeSpec, Workload
 from harness.sizing.volumes.rules import volume_performance
 from harness.units import MIB
 
@@ -57,3 +58,21 @@ def test_io2_2000_iops_streams_500_mib_s_of_1_mib_writes(capsys: pytest.CaptureF
         *("--workload", "write:1m:numjobs=8:iodepth=4", "--no-replication"),
     )
     assert data["bw_mib_s"] == pytest.approx(500.0)
+
+
+@pytest.mark.parametrize(
+    ("instance", "volume", "per_gb"), [("n2-standard-4", "pd-ssd", 0.01), ("m5.large", "gp3", 0.02)]
+)
+def test_cross_zone_transfer_is_billed_on_each_side_the_provider_bills(
+    instance: str, volume: str, per_gb: float
+) -> None:
+    # Google bills a VM-to-VM GB as the sender's egress only (no ingress charge); AWS bills it
+    # out of one zone and into the other.
+    scenario = Scenario(
+        primary=SizedNode(instance, VolumeSpec(volume, 100)),
+        workload=Workload("randwrite", 4096, numjobs=8),
+        placement="cross-az",
+    )
+    cost = pair_cost(scenario, CATALOG, 1e6)
+    assert cost is not None
+    assert cost.transfer_per_gb == pytest.approx(per_gb)

@@ -9,7 +9,7 @@ catalog :class:`Defaults` and the round trip of a named :class:`PlacementEntry`.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -98,12 +98,15 @@ class DefaultsOverlay(CatalogRecord):
 
 class PlacementEntry(CatalogRecord):
     """A named pair placement, the round-trip time the model assumes for it, and what the
-    provider charges per GB that crosses it (each direction, e.g. AWS inter-AZ)."""
+    provider charges per GB that crosses it: ``transfer_billed_sides`` is 2 where both the
+    sender and the receiver pay (AWS inter-AZ), 1 where only the sender's egress is billed
+    (Google Cloud, which charges no ingress)."""
 
     description: str = ""
     cloud: str = "aws"
     rtt_ms: NonNegativeFloat
     transfer_usd_per_gb: NonNegativeFloat | None = None
+    transfer_billed_sides: Literal[1, 2] = 2
     estimate: bool = False
     note: str = ""
     sources: SourceList

@@ -2,7 +2,7 @@
 
 Prices are catalog data (on-demand list price per hour of an instance; per GiB-month, per
 provisioned IOPS-month and MiB/s-month above what a volume includes; per GB that crosses a
-placement, charged on both sides), each with its region, source and date.  A month is 730 hours,
+placement, on each side the provider bills), each with its region, source and date.  A month is 730 hours,
 as the providers' calculators take it.  Replication traffic is priced per GB because how much a
 pair writes in a month is the customer's figure, not the model's; the cost at the predicted rate
 sustained all month is given as the ceiling.
@@ -91,6 +91,6 @@ def pair_cost(scenario: Scenario, catalog: Catalog, written_bytes_s: float) -> P
         placement = catalog.placement(placement_for(scenario.placement, cloud))
         if placement.transfer_usd_per_gb is None:
             return None
-        per_gb = 2 * placement.transfer_usd_per_gb * scenario.peers  # charged out of one zone and into the other
+        per_gb = placement.transfer_billed_sides * placement.transfer_usd_per_gb * scenario.peers
     at_rate = per_gb * written_bytes_s * HOURS_PER_MONTH * 3600 / 1e9
     return PairCost(instances, volumes, per_gb, at_rate, ", ".join(sorted(regions)))
