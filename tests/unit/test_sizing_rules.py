@@ -76,3 +76,18 @@ def test_cross_zone_transfer_is_billed_on_each_side_the_provider_bills(
     cost = pair_cost(scenario, CATALOG, 1e6)
     assert cost is not None
     assert cost.transfer_per_gb == pytest.approx(per_gb)
+
+
+@pytest.mark.parametrize(
+    ("replication", "covered"),
+    [(("--no-replication",), "for the node"), ((), "for the pair"), (("--peers", "2"), "for the 3 nodes")],
+)
+def test_cost_line_names_the_nodes_it_prices(
+    capsys: pytest.CaptureFixture[str], replication: tuple[str, ...], covered: str
+) -> None:
+    parser = argparse.ArgumentParser(prog="harness sizing")
+    add_arguments(parser)
+    argv = ["--instance-type", "m5.large", "--volume", "gp3:100GiB", "--workload", "randwrite:4k", *replication]
+    assert run(parser.parse_args(argv)) == 0
+    cost = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Cost:"))
+    assert f"/month {covered} at on-demand" in cost

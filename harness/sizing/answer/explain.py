@@ -246,8 +246,9 @@ def cost_line(prediction: Prediction) -> str:
     cost = prediction.cost
     if cost is None:
         return "Cost: not known (the catalog has no price for one of the instance or volume types)."
+    covered = {1: "the node", 2: "the pair"}.get(cost.nodes, f"the {cost.nodes} nodes")
     text = (
-        f"Cost: ${cost.pair_month:,.2f}/month for the pair at on-demand list prices in {cost.region} "
+        f"Cost: ${cost.pair_month:,.2f}/month for {covered} at on-demand list prices in {cost.region} "
         f"(instances ${cost.instances_month:,.2f}, volumes ${cost.volumes_month:,.2f})"
     )
     if cost.transfer_per_gb > 0:

@@ -25,13 +25,15 @@ HOURS_PER_MONTH = 730.0
 
 @dataclass(frozen=True)
 class PairCost:
-    """Monthly list price of the pair (USD), and what replication adds per GB written."""
+    """Monthly list price of the pair (USD), and what replication adds per GB written;
+    ``nodes`` is how many nodes the price covers (one without replication, 1 + peers with)."""
 
     instances_month: float
     volumes_month: float
     transfer_per_gb: float
     transfer_month_at_rate: float
     region: str
+    nodes: int = 2
 
     @property
     def pair_month(self) -> float:
@@ -93,4 +95,4 @@ def pair_cost(scenario: Scenario, catalog: Catalog, written_bytes_s: float) -> P
             return None
         per_gb = placement.transfer_billed_sides * placement.transfer_usd_per_gb * scenario.peers
     at_rate = per_gb * written_bytes_s * HOURS_PER_MONTH * 3600 / 1e9
-    return PairCost(instances, volumes, per_gb, at_rate, ", ".join(sorted(regions)))
+    return PairCost(instances, volumes, per_gb, at_rate, ", ".join(sorted(regions)), len(nodes))
