@@ -91,3 +91,15 @@ def test_cost_line_names_the_nodes_it_prices(
     assert run(parser.parse_args(argv)) == 0
     cost = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Cost:"))
     assert f"/month {covered} at on-demand" in cost
+
+
+def test_t2_is_a_current_generation_type_and_c4_a_previous_one() -> None:
+    generations = {
+        name: CATALOG.instance(name).generation for name in ("t2.micro", "t2.medium", "t2.2xlarge", "c4.large")
+    }
+    assert generations == {
+        "t2.micro": "current",
+        "t2.medium": "current",
+        "t2.2xlarge": "current",
+        "c4.large": "previous",
+    }
