@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.cli.sizing import add_arguments, run
+from harness.errors import ConfigError
 from harness.sizing.catalog.loader import Catalog, load_builtin_catalog
 from harness.sizing.model.cost import pair_cost
 from harness.sizing.scenario.question import Scenario, SizedNode, VolumeSpec, Workload
@@ -103,3 +104,20 @@ def test_t2_is_a_current_generation_type_and_c4_a_previous_one() -> None:
         "t2.2xlarge": "current",
         "c4.large": "previous",
     }
+
+
+def test_hyperdisk_balanced_is_refused_on_n2_naming_the_families_that_take_it() -> None:
+    spec = VolumeSpec("hyperdisk-balanced", 100)
+    with pytest.raises(ConfigError, match=r"hyperdisk-balanced is offered only on the .*\bC3\b.*\bN4\b.* not on N2"):
+        volume_performance(
+            "hyperdisk-balanced", CATALOG.volume("hyperdisk-balanced"), spec, CATALOG.instance("n2-standard-4")
+        )
+
+
+def test_hyperdisk_balanced_on_n2_is_refused_by_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = argparse.ArgumentParser(prog="harness sizing")
+    add_arguments(parser)
+    argv = ["--instance-type", "n2-standard-4", "--volume", "hyperdisk-balanced:100GiB", "--workload", "randwrite:4k"]
+    assert run(parser.parse_args(argv)) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("machine families, not on N2") and "\n" not in err

@@ -52,6 +52,10 @@ class VolumeBase(CatalogRecord):
         description="reached over the instance's EBS link (or its NIC when not EBS-optimized); false for local disks",
     )
     latency: Latency
+    machine_families: list[str] | None = Field(
+        default=None,
+        description="the instance families the provider attaches this type to; none listed means any",
+    )
     price: VolumePrice | None = None
     sources: SourceList
     as_of: dt.date

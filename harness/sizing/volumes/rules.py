@@ -41,6 +41,12 @@ def volume_performance(name: str, volume: VolumeType, spec: VolumeSpec, instance
         "latency_estimate": volume.latency.estimate,
         "latency_note": volume.latency.note,
     }
+    families = volume.machine_families
+    if families is not None and instance.family not in families:
+        raise ConfigError(
+            f"{name} is offered only on the {', '.join(f.upper() for f in families)} machine families, "
+            f"not on {instance.family.upper()}"
+        )
     choice = Choice(name, spec, instance, latency, tuple(volume.notes))
     if isinstance(volume, InstanceStoreVolume):
         return aws.instance_store(volume, choice)
