@@ -121,3 +121,24 @@ def test_hyperdisk_balanced_on_n2_is_refused_by_the_command(capsys: pytest.Captu
     assert run(parser.parse_args(argv)) == 2
     err = capsys.readouterr().err.strip()
     assert err.endswith("machine families, not on N2") and "\n" not in err
+
+
+def test_an_rtt_placement_says_replication_transfer_is_left_out(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = argparse.ArgumentParser(prog="harness sizing")
+    add_arguments(parser)
+    argv = [
+        "--instance-type",
+        "m5.large",
+        "--volume",
+        "gp3:100GiB",
+        "--workload",
+        "randwrite:4k",
+        "--placement",
+        "rtt=30ms",
+    ]
+    assert run(parser.parse_args(argv)) == 0
+    cost = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Cost:"))
+    assert "replication transfer is left out" in cost
+    data = sizing_json(capsys, *argv)
+    assert data["cost_usd"]["transfer_priced"] is False
+    assert sizing_json(capsys, *argv[:-2], "--placement", "cross-az")["cost_usd"]["transfer_priced"] is True

@@ -256,6 +256,11 @@ def cost_line(prediction: Prediction) -> str:
             f"; replication across zones adds ${cost.transfer_per_gb:.2f} per GB written "
             f"(${cost.transfer_month_at_rate:,.0f}/month if the predicted rate ran all month)"
         )
+    if not cost.transfer_priced:
+        text += (
+            "; replication transfer is left out: a round-trip time does not say whether the peer is in "
+            "another zone or region, which the provider prices differently (name a placement to price it)"
+        )
     return text + "."
 
 

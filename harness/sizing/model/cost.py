@@ -26,7 +26,9 @@ HOURS_PER_MONTH = 730.0
 @dataclass(frozen=True)
 class PairCost:
     """Monthly list price of the pair (USD), and what replication adds per GB written;
-    ``nodes`` is how many nodes the price covers (one without replication, 1 + peers with)."""
+    ``nodes`` is how many nodes the price covers (one without replication, 1 + peers with);
+    ``transfer_priced`` is false when the peer sits at a bare round-trip time, which says how far
+    it is but not whether the traffic crosses a zone or a region, so no transfer price applies."""
 
     instances_month: float
     volumes_month: float
@@ -34,6 +36,7 @@ class PairCost:
     transfer_month_at_rate: float
     region: str
     nodes: int = 2
+    transfer_priced: bool = True
 
     @property
     def pair_month(self) -> float:
@@ -48,6 +51,7 @@ class PairCost:
             "transfer_per_gb_written": self.transfer_per_gb,
             "transfer_month_at_predicted_rate": self.transfer_month_at_rate,
             "region": self.region,
+            "transfer_priced": self.transfer_priced,
         }
 
 
@@ -95,4 +99,5 @@ def pair_cost(scenario: Scenario, catalog: Catalog, written_bytes_s: float) -> P
             return None
         per_gb = placement.transfer_billed_sides * placement.transfer_usd_per_gb * scenario.peers
     at_rate = per_gb * written_bytes_s * HOURS_PER_MONTH * 3600 / 1e9
-    return PairCost(instances, volumes, per_gb, at_rate, ", ".join(sorted(regions)), len(nodes))
+    priced = peer is None or scenario.rtt_s is None
+    return PairCost(instances, volumes, per_gb, at_rate, ", ".join(sorted(regions)), len(nodes), priced)
