@@ -142,3 +142,17 @@ def test_an_rtt_placement_says_replication_transfer_is_left_out(capsys: pytest.C
     data = sizing_json(capsys, *argv)
     assert data["cost_usd"]["transfer_priced"] is False
     assert sizing_json(capsys, *argv[:-2], "--placement", "cross-az")["cost_usd"]["transfer_priced"] is True
+
+
+def test_c4_network_is_the_baseline_and_burst_aws_publishes() -> None:
+    published = {
+        "large": (0.625, 1.2),
+        "xlarge": (1.25, 2.8),
+        "2xlarge": (2.5, 10),
+        "4xlarge": (5, 10),
+        "8xlarge": (10, None),
+    }
+    for size, figures in published.items():
+        network = CATALOG.instance(f"c4.{size}").network
+        assert (network.baseline_gbps, network.burst_gbps, network.estimate) == (*figures, False), size
+    assert "m4.10xlarge" not in CATALOG.instance("c4.8xlarge").network.note
