@@ -9,6 +9,8 @@ from typing import cast
 
 import pytest
 
+from harness.drbd.state import ResourceState
+from harness.errors import HarnessError
 from harness.inventory import Inventory, parse_inventory
 from harness.remote.pool import ConnectionPool
 from harness.replication import replication_for
@@ -53,7 +55,9 @@ def _a1(state: str) -> FakeRunner:
 
 
 def _preflight(inv: Inventory, a1: FakeRunner) -> PreflightReport:
-    nodes = {"a1": a1, "a2": lab_node("a2", **{k: v for k, v in a1.batch.items() if k.startswith("audit")})}
+    audit = {k: v for k, v in a1.batch.items() if k.startswith("audit")}
+    a2 = lab_node("a2", events="drbd/drbd-9.2.18/a2.r3.events2-now-statistics.3-uptodate.txt", **audit)
+    nodes: dict[str, FakeRunner | HarnessError] = {"a1": a1, "a2": a2}
     return run_preflight(inv, cast(ConnectionPool, FakePool(nodes)), pairs=["r3"])
 
 
@@ -113,8 +117,10 @@ def test_the_seam_tells_drbd_which_peers_are_tiebreakers() -> None:
         Answer(read("a1.r3.events2-now-statistics.8-diskless-tiebreaker.txt"))
     ]})  # fmt: skip
     state = replication_for(inv.pairs["r3"], a1, nodes=inv.nodes).state()
-    assert state.diskless_peers == {"a3"}
-    assert replication_for(_inventory("diskful").pairs["r3"], a1, nodes=inv.nodes).state().diskless_peers == set()
+    assert isinstance(state, ResourceState) and state.diskless_peers == {"a3"}
+    assert state.healthy, state.problems()  # the pair's own link decides, the tie-breaker is no problem
+    diskful = replication_for(_inventory("diskful").pairs["r3"], a1, nodes=inv.nodes).state()
+    assert isinstance(diskful, ResourceState) and diskful.diskless_peers == set()
     # an md-nbd array has its two legs only: nothing to ask, nothing to tell
     md = replication_for(LAB.pairs["single-az-md-nbd"], FakeRunner("a1"), nodes=LAB.nodes)
     assert md.peers_probes() == {} and md.read_peers({}) is None
