@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from harness.cell.ackverify import cell_seed, verify_written
+from harness.cell.guard import refuse_unless_primary
 from harness.cell.outcome import CellOutcome
 from harness.cell.runner import CellRunner
 from harness.errors import InfraError, RefusedError, SplitBrain
@@ -183,7 +184,7 @@ def _partition(runner: CellRunner, pair_name: str, cut: Cut, seed: int) -> Parti
     pair = runner.inventory.pairs[pair_name]
     primary_node = runner.pool.get(pair.primary)
     primary = runner.replication(pair_name, pair.primary)
-    primary.wait_healthy(runner.health_timeout_s)
+    refuse_unless_primary(primary.wait_healthy(runner.health_timeout_s), pair.primary, pair.resource)
     timeouts = primary.timeouts()
     cut_s = cut_seconds(cut, timeouts.silence_tolerated_s, timeouts.silence_detected_s)
     spec = _write_spec(seed, runtime_s=int(LEAD_S + cut_s + TAIL_S + 0.999))
