@@ -11,7 +11,8 @@ than once gets its answers in the order they were recorded (a state polled until
 The file is JSON: ``{"format": 1, "commands": [{"node", "argv" | "script", "exit_code",
 "stdout" | "stdout_file", "stderr" | "stderr_file", "duration_s"}, ...]}``; a ``*_file`` names a
 file beside the recording (an output kept once, as it was captured), and a ``duration_s`` of
-null says the capture did not time the command (it replays as 0 s).
+null says the capture did not time the command (it replays as 0 s).  A live session writes one
+through :mod:`harness.remote.recorder`.
 """
 
 from __future__ import annotations

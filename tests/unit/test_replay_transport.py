@@ -1,5 +1,6 @@
 """The replay transport (harness.remote.replay): the real DRBD seam runs over a node that is a
-recording, and any command the recording lacks fails naming it.  The recording is the embedded
+recording, and any command the recording lacks fails naming it; a session captured from real
+commands replays to the same answers.  The DRBD recording is the embedded
 lab's a1 on DRBD 8.4.11 (tests/data/replay/README.md: each output is a real capture kept under
 tests/data/drbd, with its command and state in that directory's README)."""
 
@@ -14,9 +15,10 @@ from harness.drbd.replication import DrbdReplication
 from harness.drbd.state import ResourceState
 from harness.errors import CommandFailed, ConfigError
 from harness.remote import Runner
+from harness.remote.recorder import Capture
 from harness.remote.replay import Recording, ReplayMissing
 from harness.replication import replication_for
-from tests.doubles import DATA, LAB
+from tests.doubles import DATA, LAB, LocalRunner
 
 RECORDING = DATA / "replay" / "84-a1-single-az.json"
 
@@ -104,3 +106,28 @@ def test_a_file_that_is_no_recording_says_so(tmp_path: Path) -> None:
     path.write_text("{")
     with pytest.raises(ConfigError, match=r"not a JSON recording"):
         Recording.load(path)
+
+
+def test_a_captured_session_replays_to_the_same_results(tmp_path: Path) -> None:
+    """Real commands on this machine, captured, written, and replayed: the same answers, the
+    same failure, and what was asked once is answered once."""
+    capture = Capture()
+    live = capture.node(LocalRunner("n1"))
+    asked = [["uname", "-s"], ["sh", "-c", "printf 'out'; printf 'err' >&2; exit 3"]]
+    first = live.run(asked[0], timeout=10)
+    with pytest.raises(CommandFailed):
+        live.run(asked[1], timeout=10)
+    second = live.run(asked[1], timeout=10, check=False)
+    script = live.run_script("echo $((6 * 7))", timeout=10)
+    capture.write(tmp_path / "session.json")
+
+    node = Recording.load(tmp_path / "session.json").node("n1")
+    assert node.run(asked[0], timeout=10).stdout == first.stdout
+    with pytest.raises(CommandFailed) as info:
+        node.run(asked[1], timeout=10)
+    assert info.value.result.exit_code == 3
+    again = node.run(asked[1], timeout=10, check=False)
+    assert (again.exit_code, again.stdout, again.stderr) == (second.exit_code, "out", "err") == (3, "out", "err")
+    assert node.run_script("echo $((6 * 7))", timeout=10).stdout == script.stdout == "42\n"
+    with pytest.raises(ReplayMissing, match=r"^n1: `uname -s` was recorded once and is asked once more$"):
+        node.run(asked[0], timeout=10)
