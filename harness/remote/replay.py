@@ -30,7 +30,7 @@ from harness.remote.command import CommandResult, timed_out
 from harness.userfiles.jsonsafe import loads
 from harness.userfiles.userfile import read_config_text
 
-__all__ = ["FORMAT", "Recorded", "Recording", "ReplayMissing", "ReplayNode"]
+__all__ = ["FORMAT", "Recorded", "Recording", "ReplayMissing", "ReplayNode", "ReplayPool"]
 
 #: the version of the file layout this module reads
 FORMAT: Final = 1
@@ -160,3 +160,25 @@ class ReplayNode:
 
     def run_script(self, script: str, *, timeout: float, check: bool = True, sudo: bool = True) -> CommandResult:
         return self._serve(True, script, timeout, check)
+
+
+class ReplayPool:
+    """What :class:`~harness.remote.pool.ConnectionPool` gives the harness, for the nodes of an
+    inventory, each a :class:`ReplayNode` of one recording (a reconnect keeps its place in it)."""
+
+    def __init__(self, recording: Recording, names: Sequence[str]) -> None:
+        self._nodes = {name: ReplayNode(name, recording) for name in names}
+
+    def get(self, name: str) -> ReplayNode:
+        if name not in self._nodes:
+            raise ConfigError(f"unknown node {name!r} (inventory has {sorted(self._nodes)})")
+        return self._nodes[name]
+
+    def open_all(self, names: list[str]) -> dict[str, ReplayNode]:
+        return {name: self.get(name) for name in names}
+
+    def reset(self, name: str) -> None:
+        """Nothing to reconnect: the recording goes on where it was."""
+
+    def close_all(self) -> None:
+        """Nothing to close."""

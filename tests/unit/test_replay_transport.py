@@ -16,7 +16,7 @@ from harness.drbd.state import ResourceState
 from harness.errors import CommandFailed, ConfigError
 from harness.remote import Runner
 from harness.remote.recorder import Capture
-from harness.remote.replay import Recording, ReplayMissing
+from harness.remote.replay import Recording, ReplayMissing, ReplayPool
 from harness.replication import replication_for
 from tests.doubles import DATA, LAB, LocalRunner
 
@@ -131,3 +131,15 @@ def test_a_captured_session_replays_to_the_same_results(tmp_path: Path) -> None:
     assert node.run_script("echo $((6 * 7))", timeout=10).stdout == script.stdout == "42\n"
     with pytest.raises(ReplayMissing, match=r"^n1: `uname -s` was recorded once and is asked once more$"):
         node.run(asked[0], timeout=10)
+
+
+def test_a_pool_of_replayed_nodes_stands_in_for_the_inventorys() -> None:
+    recording = Recording.load(RECORDING)
+    pool = ReplayPool(recording, sorted(LAB.nodes))
+    a1 = pool.open_all(["a1"])["a1"]
+    assert a1.run(["drbdadm", "get-gi", "single-az"], timeout=10).exit_code == 0
+    pool.reset("a1")  # a reconnect keeps the node's place in the recording
+    with pytest.raises(ReplayMissing, match="recorded once and is asked once more"):
+        pool.get("a1").run(["drbdadm", "get-gi", "single-az"], timeout=10)
+    with pytest.raises(ConfigError, match=r"^unknown node 'z9' \(inventory has \['a1', "):
+        pool.get("z9")
