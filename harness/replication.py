@@ -23,10 +23,14 @@ What a caller may ask:
   tolerated before the peer is declared lost, and :meth:`~Replication.verify` (online verify)
   whether both replicas hold the same data afterwards;
 * **configuration audit** — risky settings (fencing, automatic split-brain recovery, quorum,
-  dual primary, a cluster manager acting on its own) for disruptive scenarios and preflight.
+  dual primary, a cluster manager acting on its own) for disruptive scenarios and preflight;
+* **every peer** — :meth:`~Replication.peers` (and its probes and reader): the device's other
+  peers beyond the pair, each with its disk and role, and the quorum they make (a DRBD 9
+  resource of three nodes, a diskless tie-breaker); None where the product has no such peers.
 
-Answers are protocols too (:class:`ReplicaStatus`, :class:`WindowVerdict`, :class:`ConfigFindings`):
-each product keeps its own records, in its own words.
+Answers are protocols too (:mod:`harness.replication_answers`: :class:`ReplicaStatus`,
+:class:`WindowVerdict`, :class:`ConfigFindings`, :class:`PeerView`, ...): each product keeps its
+own records, in its own words.
 """
 
 from __future__ import annotations
@@ -45,11 +49,22 @@ from harness.inventory.models import NodeSpec, PairSpec
 from harness.mdnbd import commands as md_nbd_commands
 from harness.mdnbd.replication import MdNbdEnds, MdNbdReplication
 from harness.remote import CommandResult, Runner
+from harness.replication_answers import (
+    ConfigFindings,
+    EventWatch,
+    IdentityVerdict,
+    PeerView,
+    ReplicaStatus,
+    SilenceTimeouts,
+    VerifyOutcome,
+    WindowVerdict,
+)
 
 __all__ = [
     "ConfigFindings",
     "EventWatch",
     "IdentityVerdict",
+    "PeerView",
     "ReplicaStatus",
     "Replication",
     "SilenceTimeouts",
@@ -63,132 +78,6 @@ __all__ = [
     "tool_probe",
     "version_probe",
 ]
-
-
-class ReplicaStatus(Protocol):
-    """One replicated device on one node, now."""
-
-    @property
-    def role(self) -> str: ...
-
-    @property
-    def healthy(self) -> bool:
-        """Replicating, both copies current, I/O neither suspended nor blocked."""
-        ...
-
-    @property
-    def connected(self) -> bool:
-        """The peer is reachable and replication runs (it may still be resyncing)."""
-        ...
-
-    @property
-    def out_of_sync_kib(self) -> int: ...
-
-    @property
-    def words(self) -> tuple[str, str, str]:
-        """(connection, disk, role) in the product's own words, for status tables."""
-        ...
-
-    def problems(self) -> tuple[str, ...]:
-        """Why it is not healthy, one phrase per finding (empty when healthy)."""
-        ...
-
-    def describe(self) -> str: ...
-
-
-class IdentityVerdict(Protocol):
-    """Whether the node is the one the inventory pins, as the product knows it, in one line."""
-
-    @property
-    def ok(self) -> bool: ...
-
-    @property
-    def detail(self) -> str: ...
-
-
-class WindowVerdict(Protocol):
-    """Whether the replication stayed healthy for a whole measurement window, and why not."""
-
-    @property
-    def valid(self) -> bool: ...
-
-    @property
-    def reason(self) -> str: ...
-
-
-class EventWatch(Protocol):
-    """A node-side watcher of one measurement window, as shell the caller runs in its round trips."""
-
-    def start_script(self) -> str:
-        """Starts the watcher detached, bounded by its own deadline; returns at once."""
-        ...
-
-    def stop_script(self) -> str:
-        """Stops the watcher if it still runs and prints what :meth:`judge` reads."""
-        ...
-
-    def judge(self, output: str) -> WindowVerdict: ...
-
-
-class SilenceTimeouts(Protocol):
-    """How long the replication tolerates a silent path (the product's own settings)."""
-
-    @property
-    def silence_tolerated_s(self) -> float:
-        """A silence shorter than this never drops the connection."""
-        ...
-
-    @property
-    def silence_detected_s(self) -> float:
-        """A silence longer than this always drops the connection."""
-        ...
-
-    @property
-    def answer_timeout_s(self) -> float:
-        """How long a keep-alive may wait for its answer: a round trip grown this much disconnects."""
-        ...
-
-    @property
-    def request_timeout_s(self) -> float:
-        """How long the peer may take to answer a replicated write."""
-        ...
-
-    def describe(self) -> str: ...
-
-
-class VerifyOutcome(Protocol):
-    """A finished comparison of both replicas over a range."""
-
-    @property
-    def out_of_sync_kib(self) -> int: ...
-
-    @property
-    def duration_s(self) -> float: ...
-
-    @property
-    def identical(self) -> bool: ...
-
-    def describe(self) -> str: ...
-
-
-class ConfigFindings(Protocol):
-    """The configuration audit of a node: risks per replicated resource and of the node's
-    cluster managers (each risk prints as one line)."""
-
-    @property
-    def resources(self) -> Mapping[str, Sequence[object]]: ...
-
-    @property
-    def managers(self) -> Sequence[object]: ...
-
-    @property
-    def notes(self) -> Sequence[str]:
-        """What was found that is no risk (a cluster manager that manages other resources)."""
-        ...
-
-    def risks(self) -> Sequence[object]:
-        """Every risk: the cluster managers', then each resource's."""
-        ...
 
 
 class Replication(Protocol):
@@ -268,6 +157,16 @@ class Replication(Protocol):
     # -- event watch
     def watch(self, run_id: str, name: str, *, max_duration_s: float) -> EventWatch: ...
 
+    # -- every peer
+    def peers_probes(self) -> Mapping[str, Sequence[str]]: ...
+
+    def read_peers(self, results: Mapping[str, CommandResult]) -> PeerView | None:
+        """The peers from :meth:`peers_probes`' results; None when the product has none beyond
+        the pair to tell of, or the device is not configured on the node."""
+        ...
+
+    def peers(self) -> PeerView | None: ...
+
     # -- configuration audit
     def audit_commands(self) -> Mapping[str, Sequence[str]]: ...
 
@@ -296,7 +195,8 @@ def replication_for(
 
     A pair's ``replication`` picks the product: DRBD, or md-nbd (md RAID1 over NBD, SIOS
     DataKeeper's architecture), which needs ``nodes`` for the replication addresses its
-    export and its NBD client use."""
+    export and its NBD client use.  A pair's diskless tie-breakers (its ``peers``) are
+    diskless by configuration: DRBD is told, under every name DRBD may call them by."""
     if node.name not in (pair.primary, pair.secondary):
         raise ConfigError(f"node {node.name!r} is in no side of the pair of resource {pair.resource!r}")
     peer = pair.secondary if node.name == pair.primary else pair.primary
@@ -309,6 +209,7 @@ def replication_for(
         protocol=pair.protocol,
         poll_interval_s=poll_interval_s,
         pair=PairEnds(_endpoint(node.name, nodes), _endpoint(peer, nodes)),
+        diskless_peers={n for name in pair.tiebreakers for n in _endpoint(name, nodes).names} if pair.peers else None,
     )
 
 

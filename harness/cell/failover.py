@@ -34,8 +34,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness.cell.ackverify import cell_seed, verify_written
+from harness.cell.guard import refuse_unless_primary
 from harness.cell.outcome import CellOutcome
-from harness.cell.roles import restore_other_pairs
+from harness.cell.roles import restore_other_pairs, wait_promotable
 from harness.cell.runner import CellRunner
 from harness.errors import InfraError, RefusedError
 from harness.fio.command import build_fio_argv
@@ -277,7 +278,8 @@ def _oracle(
 ) -> FailoverResult:
     pair = runner.inventory.pairs[pair_name]
     primary, secondary = runner.pool.get(pair.primary), runner.pool.get(pair.secondary)
-    runner.replication(pair_name, pair.primary).wait_healthy(runner.health_timeout_s)
+    before = runner.replication(pair_name, pair.primary).wait_healthy(runner.health_timeout_s)
+    refuse_unless_primary(before, pair.primary, pair.resource)
     crasher.prepare(pair.primary)
     spec = verify_workload(size, seed=seed)
     guard_replicated_device(primary, runner.replication(pair_name, pair.primary), needed_bytes=spec.footprint_bytes)
@@ -373,4 +375,6 @@ def _recover(runner: CellRunner, crasher: Crasher, pair_name: str, on_rejoin: Ca
     peer.wait_healthy(600.0)
     if peer.state().role == "Primary":
         peer.demote()
-    runner.replication(pair_name, pair.primary).promote()
+    primary = runner.replication(pair_name, pair.primary)
+    wait_promotable(primary)  # DRBD 9: until the peer's demotion reached it
+    primary.promote()

@@ -32,7 +32,7 @@ from harness.remote.pernode import each_node
 from harness.replication import Replication, SilenceTimeouts
 from harness.runfiles.ledger import Ledger
 
-__all__ = ["Faults", "ImpairedPath", "RttProof", "check_rtt", "probe_rtt"]
+__all__ = ["Faults", "ImpairedPath", "QuorumLostOnCut", "RttProof", "check_rtt", "probe_rtt"]
 
 #: how long a reconnected pair may take to resync the writes made while it was cut
 RESYNC_TIMEOUT_S = 300.0
@@ -60,6 +60,11 @@ def check_rtt(spec: CellSpec, base: RttStats, measured: RttStats) -> None:
             f"{spec.id}: minimum RTT {measured.min_ms:.2f} ms after applying {spec.impairment.describe()}, "
             f"expected {expected:.2f} ± {tolerance:.2f} ms (baseline minimum {base.min_ms:.2f} ms)"
         )
+
+
+class QuorumLostOnCut(RefusedError):
+    """Disconnected from its peers, the primary of a resource with quorum has lost it: its
+    writes would fail (``on-no-quorum``), not measure its disk; it was reconnected."""
 
 
 @dataclass(frozen=True)
@@ -148,7 +153,7 @@ class Faults:
         """Cut or impair as ``spec`` says; for an impairment, the path as impaired (with the RTT
         proof it still owes)."""
         if spec.mode == "disconnected":
-            self._disconnect(target, undo)
+            self._disconnect(spec, target, undo)
         if spec.impairment is None:
             return None
         self.lint(spec, target)
@@ -184,11 +189,21 @@ class Faults:
             )
 
     # -- replication cut -------------------------------------------------------------------------
-    def _disconnect(self, target: Target, undo: ExitStack) -> None:
+    def _disconnect(self, spec: CellSpec, target: Target, undo: ExitStack) -> None:
         replication = target.replication
         self.ledger.record("drbd-disconnect", {"node": replication.node, "resource": replication.resource})
         undo.callback(self._reconnect, replication)
         replication.disconnect()
+        if target.pair.peers:
+            # whether DRBD keeps quorum when the primary leaves every peer itself (they are
+            # told, and outdate) is its own to say: asked, not assumed from the setting
+            view = replication.peers()
+            if view is not None and not view.holds_quorum:
+                raise QuorumLostOnCut(
+                    f"{spec.id}: disconnected from its peers, {replication.node} has no quorum on "
+                    f"{replication.resource} ({view.verdict()}): its writes would fail, not measure its disk; "
+                    "it is reconnected and the cell was not measured"
+                )
 
     def _reconnect(self, replication: Replication) -> None:
         self.ledger.record("drbd-connect", {"node": replication.node, "resource": replication.resource})

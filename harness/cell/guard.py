@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from harness.cell.certificate import HostProbe, Readings, node_print, pressure_reads, read_ends, read_host
 from harness.cell.spec import CellSpec
 from harness.errors import CommandFailed, RefusedError, SplitBrain
+from harness.fio.profiles import profile_hint
 from harness.impair.apply import root_probe
 from harness.inventory.models import Inventory, NodeSpec, PairSpec
 from harness.probes.reach import probe_reach
@@ -28,10 +29,10 @@ from harness.probes.reboot import boot_id_argv
 from harness.progress import Progress
 from harness.remote import CommandResult, Runner, Shell, run_batch
 from harness.remote.pool import ConnectionPool
-from harness.replication import Replication, replication_for
+from harness.replication import ReplicaStatus, Replication, replication_for
 from harness.safety.device import guard_replicated_device
 
-__all__ = ["HEALTH_POLL_S", "Target", "guard_cell", "pair_replication"]
+__all__ = ["HEALTH_POLL_S", "Target", "guard_cell", "pair_replication", "refuse_unless_primary"]
 
 #: how often a cell asks whether the replication became healthy
 HEALTH_POLL_S = 0.5
@@ -68,6 +69,19 @@ class Target:
         if self.peer_boot_id is not None:
             known[self.pair.secondary] = self.peer_boot_id
         return known
+
+
+def refuse_unless_primary(state: ReplicaStatus, node: str, resource: str) -> None:
+    """Refuse to write through a device that is not the primary the inventory says it is.
+
+    A role a crash left unrestored must fail the cell of its own pair: DRBD 9 promotes a
+    Secondary by itself when fio opens the device (auto-promote), so writing would pass and
+    hide it; on 8.4 the write would fail later and less clearly."""
+    if state.role != "Primary":
+        raise RefusedError(
+            f"{node}: {resource} is {state.role}, the inventory says Primary: refusing to write (a role left "
+            "unrestored; DRBD 9's auto-promote would promote it for the write and hide that)"
+        )
 
 
 def _explain_unhealthy(exc: RefusedError, primary: Runner, source: str, dest: str, resource: str) -> None:
@@ -120,6 +134,7 @@ def guard_cell(
             primary,
             replication,
             needed_bytes=spec.workload.footprint_bytes,
+            fits=lambda size: profile_hint(spec.workload, size),
             extra={
                 "state": replication.state_probe(),
                 "boot_id": boot_id_argv(),
@@ -143,13 +158,14 @@ def guard_cell(
     peer_ip = inventory.nodes[pair.secondary].replication.ip
     if state is None or not state.healthy:
         try:
-            replication.wait_healthy(health_timeout_s)
+            state = replication.wait_healthy(health_timeout_s)
         except SplitBrain:
             raise
         except RefusedError as exc:
             _explain_unhealthy(exc, primary, inventory.nodes[pair.primary].replication.ip, peer_ip, pair.resource)
             raise
         opened = read_ends([primary, secondary], host_probe)
+    refuse_unless_primary(state, pair.primary, pair.resource)
     return Target(
         pair,
         primary,

@@ -14,6 +14,10 @@ was lost and that both replicas are identical.
    out of sync, and the peer, promoted in a switchover, must hold every write fio had
    acknowledged (fio ``verify_only`` replay); then the roles are restored.
 
+On a resource of more nodes (a pair's ``peers``) only the pair's own link is cut: the primary
+must keep quorum through the others (a diskless tie-breaker breaks the tie of the two disks),
+and the verdict says whether it held and through whom, as DRBD saw it at the end of the cut.
+
 Split brain cannot arise here (the peer is never promoted while cut off); should the
 replication report it anyway, the resync wait fails at once and names it, never resolving it.
 """
@@ -27,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from harness.cell.ackverify import cell_seed, verify_written
+from harness.cell.guard import refuse_unless_primary
 from harness.cell.outcome import CellOutcome
 from harness.cell.runner import CellRunner
 from harness.errors import InfraError, RefusedError, SplitBrain
@@ -77,6 +82,9 @@ class PartitionResult(CellOutcome):
     acked_writes: int
     verify_ok: bool
     healthy_after: bool
+    #: a resource of more nodes, cut above the timeouts: whether quorum held and through whom
+    quorum: str | None = None
+    quorum_held: bool = True
     notes: list[str] = field(default_factory=list)
     samples: list[Sample] = field(default_factory=list)
     verdict: BoundResult = field(default_factory=lambda: BoundResult("pass", ""))
@@ -183,7 +191,7 @@ def _partition(runner: CellRunner, pair_name: str, cut: Cut, seed: int) -> Parti
     pair = runner.inventory.pairs[pair_name]
     primary_node = runner.pool.get(pair.primary)
     primary = runner.replication(pair_name, pair.primary)
-    primary.wait_healthy(runner.health_timeout_s)
+    refuse_unless_primary(primary.wait_healthy(runner.health_timeout_s), pair.primary, pair.resource)
     timeouts = primary.timeouts()
     cut_s = cut_seconds(cut, timeouts.silence_tolerated_s, timeouts.silence_detected_s)
     spec = _write_spec(seed, runtime_s=int(LEAD_S + cut_s + TAIL_S + 0.999))
@@ -199,6 +207,8 @@ def _partition(runner: CellRunner, pair_name: str, cut: Cut, seed: int) -> Parti
         partition.apply(undo)
         cut_start = time.monotonic()
         detect, behind = _watch_cut(primary, cut_s, cut_start)
+        # the other peers, as the primary sees them with its pair's link down
+        peers = primary.peers() if cut == "above-timeout" and pair.peers else None
         cut_held = time.monotonic() - cut_start
         partition.heal()
         healed = time.monotonic()
@@ -226,6 +236,8 @@ def _partition(runner: CellRunner, pair_name: str, cut: Cut, seed: int) -> Parti
         acked_writes=acked,
         verify_ok=verify_ok,
         healthy_after=final.role == "Primary" and final.healthy and healthy.healthy,
+        quorum=peers.verdict() if peers is not None else None,
+        quorum_held=peers.holds_quorum if peers is not None else True,
         notes=notes,
     )
 
@@ -331,6 +343,7 @@ def _record(runner: CellRunner, result: PartitionResult, repeat: int) -> Partiti
         + (f"resynced {result.behind_kib} KiB in {result.resync_s:.1f} s, " if result.resync_s is not None else "")
         + f"verify {result.verify_oos_kib} KiB out of sync, {result.acked_writes} acknowledged writes, "
         + f"{result.lost_writes} lost"
+        + (f"; {result.quorum}" if result.quorum else "")
     )
     result.verdict = BoundResult("fail" if problems else "pass", "; ".join(problems) or summary)
     result.metadata = {**meta, **{key: getattr(result, key) for key in PartitionResult.PROPERTY_KEYS}}
@@ -353,4 +366,6 @@ def _problems(result: PartitionResult) -> list[str]:
         found.append("the promoted peer is missing acknowledged writes")
     if not result.healthy_after:
         found.append("the resource did not return healthy with the original primary")
+    if not result.quorum_held:
+        found.append(f"the primary lost quorum with only its pair's link cut ({result.quorum})")
     return found

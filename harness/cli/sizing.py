@@ -7,7 +7,8 @@ Other tools call this command, so its interface is fixed:
         --workload RW:BS[:numjobs=N][:iodepth=D] [--protocol A|B|C] [--duration 60m] [--json]
 
 plus ``--require 40MB/s`` (or ``3000iops``) to search the catalog, ``--catalog FILE`` for a
-user's own types, and calibration overrides.  This module only wires options and prints: the
+user's own types, ``--peers N`` or ``--topology same-az,cross-az:diskless`` for a DRBD 9
+resource of more nodes, and calibration overrides.  This module only wires options and prints: the
 text forms are read by :mod:`harness.sizing.scenario.notation` (``--require`` by
 :mod:`harness.sizing.answer.search`), the numbers come from :mod:`harness.sizing.model.predict` and
 the wording from :mod:`harness.sizing.answer.explain`.
@@ -33,6 +34,7 @@ from harness.sizing.catalog.loader import Catalog, load_catalog
 from harness.sizing.model.predict import predict
 from harness.sizing.scenario.notation import parse_placement, parse_volume, parse_workload
 from harness.sizing.scenario.question import Calibration, Scenario, SizedNode
+from harness.sizing.scenario.topology import PeerSlot, parse_topology
 from harness.units import UnitError, parse_duration, parse_rate_bits, parse_size
 from harness.userfiles.jsonsafe import dumps
 
@@ -83,7 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--peer-volume", metavar="TYPE:SIZE[:IOPS[:MiBps]]", help="the peer's volume if different")
     parser.add_argument(
         "--placement",
-        default="same-az",
+        default=None,
         metavar="same-az|cross-az|rtt=2ms",
         help="where the peer is: a catalog placement or an explicit round-trip time (default same-az)",
     )
@@ -101,6 +103,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=number(int, 1, 31, what="peers"),
         default=1,
         help="DRBD 9 peers of the primary, each like --peer-instance-type (default 1)",
+    )
+    parser.add_argument(
+        "--topology",
+        metavar="PLACEMENT[:diskless],...",
+        help="DRBD 9: every peer of the primary in order, each at its own placement (same-az, cross-az, "
+        "rtt=2ms), a diskless tie-breaker with :diskless (no volume, no data sent), e.g. "
+        "same-az,cross-az:diskless; instead of --placement and --peers",
     )
     parser.add_argument(
         "--launch-credits",
@@ -160,13 +169,26 @@ def _calibration(args: argparse.Namespace) -> Calibration | None:
     )
 
 
+def _topology(args: argparse.Namespace) -> tuple[PeerSlot, ...]:
+    """``--topology``, which places every peer itself: it cannot come with the options it replaces."""
+    if args.topology is None:
+        return ()
+    given = [name for name, set_ in (("--placement", args.placement is not None), ("--peers", args.peers != 1)) if set_]
+    if given:
+        raise ConfigError(f"--topology names every peer and its placement: drop {' and '.join(given)}")
+    if args.no_replication:
+        raise ConfigError("--topology names peers: it cannot be given with --no-replication")
+    return parse_topology(args.topology)
+
+
 def _scenario_factory(args: argparse.Namespace) -> tuple[Callable[[str], Scenario], Catalog, str]:
     catalog = load_catalog(args.catalog)
     cloud = args.cloud or (catalog.instance(args.instance_type).cloud if args.instance_type else "aws")
     volume = parse_volume(args.volume or DEFAULT_VOLUMES.get(cloud, DEFAULT_VOLUME))
     peer_volume = parse_volume(args.peer_volume) if args.peer_volume else volume
     workload = parse_workload(args.workload)
-    placement, rtt = parse_placement(args.placement)
+    placement, rtt = parse_placement(args.placement or "same-az")
+    topology = _topology(args)
     try:
         duration = parse_duration(args.duration) if args.duration else None
     except UnitError as exc:
@@ -178,8 +200,9 @@ def _scenario_factory(args: argparse.Namespace) -> tuple[Callable[[str], Scenari
     except UnitError as exc:
         raise ConfigError(f"--sndbuf: {exc}") from None
     replicate = not args.no_replication
-    if replicate and rtt is None:
-        catalog.placement(placement_for(placement, cloud))  # fail early on a typo, before any search
+    for slot in topology or ((PeerSlot(placement, rtt),) if replicate else ()):
+        if slot.rtt_s is None:  # fail early on a typo, before any search
+            catalog.placement(placement_for(slot.placement, cloud))
 
     def scenario_for(qualified: str) -> Scenario:
         instance_type = (
@@ -200,6 +223,7 @@ def _scenario_factory(args: argparse.Namespace) -> tuple[Callable[[str], Scenari
             launch_credits=args.launch_credits,
             sndbuf_bytes=sndbuf,
             mtu_bytes=args.mtu,
+            topology=topology,
         )
 
     return scenario_for, catalog, cloud

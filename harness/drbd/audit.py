@@ -41,10 +41,10 @@ from harness.drbd.layout import (
     option_leaves,
 )
 from harness.drbd.pacemaker import CIB_RESOURCES_ARGV, pacemaker_view
-from harness.drbd.quorum import votes_needed
+from harness.drbd.quorum import quorum_setting, votes_needed
 from harness.remote import CommandResult
 
-__all__ = ["AuditPlan", "NodeAudit", "Risk", "audit_dump", "audit_managers", "audit_show"]
+__all__ = ["AuditPlan", "NodeAudit", "Risk", "audit_dump", "audit_managers", "audit_show", "show_notes"]
 
 #: DRBD's default protocol (8.4 and 9): ``drbdsetup show`` without defaults omits it.
 DEFAULT_PROTOCOL: Final = "C"
@@ -149,6 +149,18 @@ def _quorum_risk(layout: ResourceLayout) -> Risk | None:
     )
 
 
+def _quorum_note(layout: ResourceLayout) -> str | None:
+    """Quorum that is set and no risk: what it asks and why the pair's cut leaves it standing."""
+    setting = quorum_setting(layout.resource_options)
+    if not setting.enabled or _quorum_risk(layout) is not None:
+        return None
+    need = votes_needed(setting.quorum, layout.nodes)
+    return (
+        f"{setting.describe()} on {layout.nodes} nodes: the primary needs {need}, and cut off from its peer "
+        f"it still reaches {layout.nodes - 1}"
+    )
+
+
 def _protocol_risk(layout: ResourceLayout, ends: PairEnds | None, expected: str) -> Risk | None:
     pair = layout.pair_connection(ends)
     own = layout.own(ends.local) if ends is not None else layout.connections
@@ -243,6 +255,16 @@ def audit_dump(text: str, resource: str, expected_protocol: str, ends: PairEnds 
     return _judge(layout_of_dump(_statements(blocks), common), ends, expected_protocol)
 
 
+def show_notes(text: str, resource: str) -> list[str]:
+    """What ``drbdsetup show RESOURCE`` sets that is no risk but must not read as absent (quorum
+    on three nodes); nothing when it cannot be read (:func:`audit_show` says so)."""
+    found = _resource(text, resource, "drbdsetup show", "list it")
+    if isinstance(found, Risk):
+        return []
+    note = _quorum_note(layout_of_show(_statements(found[1])))
+    return [note] if note is not None else []
+
+
 def _running_managers(units: CommandResult, processes: CommandResult) -> dict[str, str] | Risk:
     """Manager -> the evidence that it runs, or the risk of not being able to tell."""
     running: dict[str, str] = {}
@@ -295,6 +317,8 @@ class NodeAudit:
     managers: list[Risk]
     #: what was found that is not a risk (Pacemaker running, managing other resources only)
     notes: list[str] = field(default_factory=list)
+    #: per resource, what it sets that is no risk (quorum a partition of the pair keeps)
+    resource_notes: Mapping[str, list[str]] = field(default_factory=dict)
 
     def risks(self) -> list[Risk]:
         return [*self.managers, *(r for risks in self.resources.values() for r in risks)]
@@ -334,6 +358,9 @@ class AuditPlan:
 
     def evaluate(self, results: Mapping[str, CommandResult]) -> NodeAudit:
         per_resource: dict[str, list[Risk]] = {}
+        resource_notes = {
+            res: show_notes(results[show].stdout, res) for res, show, _ in self._keys() if results[show].ok
+        }
         for res, show, dump in self._keys():
             risks: list[Risk] = []
             for key, audit in ((show, audit_show), (dump, audit_dump)):
@@ -347,7 +374,7 @@ class AuditPlan:
             per_resource[res] = risks
         running = _running_managers(results["audit_units"], results["audit_processes"])
         if isinstance(running, Risk):
-            return NodeAudit(per_resource, [running])
+            return NodeAudit(per_resource, [running], resource_notes=resource_notes)
         managers = [_manager_risk(evidence) for manager, evidence in running.items() if manager != "pacemaker"]
         notes: list[str] = []
         if "pacemaker" in running:
@@ -357,4 +384,4 @@ class AuditPlan:
             for res, detail in view.managed.items():
                 per_resource[res] = [Risk("cluster manager", detail), *per_resource[res]]
             notes = view.notes
-        return NodeAudit(per_resource, managers, notes)
+        return NodeAudit(per_resource, managers, notes, resource_notes)

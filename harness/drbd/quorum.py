@@ -170,6 +170,23 @@ class QuorumSummary:
     #: what the summary noticed besides (a tie-breaker by configuration the kernel counts as a voter)
     notes: tuple[str, ...] = ()
 
+    @property
+    def holds_quorum(self) -> bool:
+        """Whether this node may write: DRBD's own word where it prints one, else the model's."""
+        return self.quorate if self.quorate is not None else self.computed
+
+    def problems(self) -> tuple[str, ...]:
+        """What is wrong with the resource beyond the pair: quorum lost, a peer away, a peer
+        without the disk it should have (a tie-breaker is Diskless on purpose)."""
+        found = [] if self.holds_quorum else [f"no quorum ({self.setting.describe()}): writes fail here"]
+        found += [f"{p.name} is {p.connection}" for p in self.peers if p.connection != "Connected"]
+        found += [
+            f"{p.name}'s disk is {p.disk}"
+            for p in self.peers
+            if p.connection == "Connected" and p.disk != UP_TO_DATE and not p.tie_breaker
+        ]
+        return (*found, *self.notes)
+
     def describe(self) -> str:
         me = f"{self.resource}: this node {self.role}, {self.disk}{' (tie-breaker)' if self.tie_breaker else ''}"
         peers = "; ".join(p.describe() for p in self.peers) or "no peer"

@@ -24,6 +24,8 @@ from harness.drbd.fold import EventFold
 from harness.drbd.generations import DataGenerations, diverged, parse_gi
 from harness.drbd.identity import IdentityCheck, judge_identity, read_this_host
 from harness.drbd.layout import PairEnds
+from harness.drbd.peers import PeersPlan
+from harness.drbd.quorum import QuorumSummary
 from harness.drbd.state import ResourceState
 from harness.drbd.verify import SECTOR, ConnectionTimeouts, VerifyReport, parse_timeouts, wait_verified
 from harness.drbd.watch import EventWatch, watch_paths
@@ -340,6 +342,22 @@ class DrbdReplication:
             f"({theirs.describe()}) both wrote since they parted from generation {mine.bitmap & ~1:016X}; "
             "the harness does not resolve it (resolving discards one side's writes) — a human must"
         )
+
+    # -- every peer of the resource, and its quorum ---------------------------------------
+    def _peers_plan(self) -> PeersPlan:
+        return PeersPlan(self.node, self.resource, self._diskless or ())
+
+    def peers_probes(self) -> dict[str, list[str]]:
+        """Read-only commands :meth:`read_peers` reads: the whole resource's state and settings."""
+        return self._peers_plan().commands()
+
+    def read_peers(self, results: Mapping[str, CommandResult]) -> QuorumSummary | None:
+        """Every peer with its disk and role, the quorum and the margin (None: not configured here)."""
+        return self._peers_plan().read(results)
+
+    def peers(self) -> QuorumSummary | None:
+        """:meth:`read_peers` in a round trip of its own."""
+        return self.read_peers(run_batch(self._runner, self.peers_probes(), timeout=60))
 
     # -- event watch -----------------------------------------------------------------------
     def watch(self, run_id: str, name: str, *, max_duration_s: float) -> EventWatch:

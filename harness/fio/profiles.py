@@ -18,7 +18,7 @@ from harness.fio.config import size_bytes, whole_seconds
 from harness.fio.spec import DIRECT_ALIGN, WorkloadSpec
 from harness.fio.text import fio_size_text
 
-__all__ = ["PROFILES", "Profile"]
+__all__ = ["PROFILES", "Profile", "profile_hint"]
 
 
 @dataclass(frozen=True)
@@ -107,3 +107,13 @@ def _build_profiles(table: Mapping[str, _ProfileRow]) -> Mapping[str, Profile]:
 
 #: Named profiles, read-only.  ``PROFILES["quick"].apply(spec)``.
 PROFILES: Final[Mapping[str, Profile]] = _build_profiles(_PROFILE_TABLE)
+
+
+def profile_hint(workload: WorkloadSpec, capacity_bytes: int) -> str | None:
+    """Which profiles scale ``workload`` to fit ``capacity_bytes`` (a device too small for this
+    run's profile), as advice for a refusal; None when none does."""
+    fitting = [(p.name, p.apply(workload).footprint_bytes) for p in PROFILES.values()]
+    fitting = [(name, size) for name, size in fitting if size <= capacity_bytes]
+    if not fitting:
+        return None
+    return "; ".join(f"--profile {name} fits (its job writes {size} bytes)" for name, size in fitting)

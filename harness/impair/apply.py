@@ -80,6 +80,8 @@ class AppliedImpairment:
     readback: str
     #: the resource's TCP port the fault is limited to; None: the whole path to the peer
     port: int | None = None
+    #: more peers the fault shapes alike (a resource's other nodes)
+    also_to: tuple[str, ...] = ()
 
 
 def deadman_script(fault_file: str, pid_file: str, undo: list[list[str]], hold_s: float) -> str:
@@ -170,6 +172,7 @@ class Impairer:
         on_planned: Callable[[AppliedImpairment], None] | None = None,
         port: int | None = None,
         preread: Mapping[str, CommandResult] | None = None,
+        also_to: Sequence[str] = (),
     ) -> AppliedImpairment | None:
         """Impair ``node``'s egress towards ``peer_ip`` if the profile applies to ``role``:
         only the resource's TCP ``port`` (either direction) and ICMP, or with ``port=None``
@@ -181,6 +184,8 @@ class Impairer:
 
         ``preread``: the interface as :func:`root_probe` read it earlier in this cell, under
         the cell's node locks (a round trip it rode); without it the interface is read first.
+        ``also_to``: more peer addresses shaped alike (one fault toward several of a
+        resource's nodes: a node cut off from all of them).
         """
         if not profile.applies_to(role):
             return None
@@ -211,6 +216,7 @@ class Impairer:
             "node": node.name,
             "iface": iface,
             "peer_ip": peer_ip,
+            **({"also_to": list(also_to)} if also_to else {}),
             "port": port,
             # the interface's root before the fault: a later cleanup checks it is back
             "pre_root": explain_root(qdiscs),
@@ -221,11 +227,11 @@ class Impairer:
         }
         self.ledger.record("impair-intent", record)
         if on_planned is not None:
-            on_planned(AppliedImpairment(node.name, iface, peer_ip, profile, token, deadline, "", port))
+            on_planned(AppliedImpairment(node.name, iface, peer_ip, profile, token, deadline, "", port, tuple(also_to)))
         # one tc for the whole tree (each exec is 10-50 ms on a slow node); it stops at the
         # first failing line, and the partial tree is torn down
         tc_argv, tc_lines = batch_input(
-            apply_commands(profile, iface, peer_ip, link_rate_bits=self.link_rate_bits, port=port)
+            apply_commands(profile, iface, peer_ip, link_rate_bits=self.link_rate_bits, port=port, also_to=also_to)
         )
         undo_sh = "; ".join(shlex.join(cmd) for cmd in undo)
         faults = shlex.quote(f"{base}/faults")
@@ -245,16 +251,22 @@ class Impairer:
         except Exception:
             self.ledger.record("impair-failed", {"node": node.name, "token": token})
             raise
-        applied = AppliedImpairment(node.name, iface, peer_ip, profile, token, deadline, "", port)
+        applied = AppliedImpairment(node.name, iface, peer_ip, profile, token, deadline, "", port, tuple(also_to))
         self.ledger.record("impair-applied", {"node": node.name, "token": token})
         qtext, ftext = _readback_text(out)
         problems = verify_applied(
-            profile, parse_qdiscs(qtext), parse_filters(ftext), peer_ip, link_rate_bits=self.link_rate_bits, port=port
+            profile,
+            parse_qdiscs(qtext),
+            parse_filters(ftext),
+            peer_ip,
+            link_rate_bits=self.link_rate_bits,
+            port=port,
+            also_to=also_to,
         )
         if problems:
             self.clear(node, applied)
             raise ImpairmentMismatch(f"{node.name}: impairment read back differs: " + "; ".join(problems))
-        return AppliedImpairment(node.name, iface, peer_ip, profile, token, deadline, qtext, port)
+        return AppliedImpairment(node.name, iface, peer_ip, profile, token, deadline, qtext, port, tuple(also_to))
 
     def clear(self, node: Runner, applied: AppliedImpairment) -> None:
         """Remove the fault and disarm its switch; verify the interface is default again."""

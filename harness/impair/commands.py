@@ -52,7 +52,7 @@ from collections.abc import Sequence
 from harness.errors import ConfigError
 from harness.fields import IFACE_PATTERN
 from harness.impair.profile import DEFAULT_HZ, DEFAULT_LINK_RATE_BITS, DEFAULT_MTU, NetemProfile
-from harness.impair.steering import steering_rules
+from harness.impair.steering import steering_rules_to
 
 __all__ = [
     "IMPAIRED_CLASS",
@@ -205,10 +205,12 @@ def apply_commands(
     hz: int = DEFAULT_HZ,
     tc: str = "tc",
     port: int | None = None,
+    also_to: Sequence[str | ipaddress.IPv4Address] = (),
 ) -> list[list[str]]:
     """argv lists that impair traffic from this node to ``peer_ip`` leaving ``ifname``: with
     ``port``, only the resource's TCP port (either direction) and ICMP; without, everything
-    to the peer (:mod:`harness.impair.steering`).
+    to the peer (:mod:`harness.impair.steering`); ``also_to``: more peers shaped alike (a
+    resource's other nodes).
 
     Run them in order with root privileges; stop at the first failure and run
     :func:`teardown_commands`.  ``link_rate_bits`` and ``mtu`` size netem's ``limit``
@@ -217,7 +219,7 @@ def apply_commands(
     profile at all is :meth:`NetemProfile.applies_to`, the caller's decision.
     """
     dev = validate_ifname(ifname)
-    peer = validate_peer_ip(peer_ip)
+    peers = [validate_peer_ip(ip) for ip in (peer_ip, *also_to)]
     tc = _check_tc(tc)
     limit = profile.limit_packets(link_rate_bits, mtu)
     priomap = [str(band) for band in PRIOMAP]
@@ -235,7 +237,7 @@ def apply_commands(
             [tc, "qdisc", "add", "dev", dev, "parent", TBF_PARENT, "handle", TBF_HANDLE,
              "tbf", "rate", f"{round(profile.rate_bits)}bit", "burst", str(burst), "latency", _us(latency)]
         )  # fmt: skip
-    for rule in steering_rules(peer, port):
+    for rule in steering_rules_to(peers, port):
         commands.append(
             [tc, "filter", "add", "dev", dev, "parent", ROOT_HANDLE, "protocol", "ip", "prio", str(FILTER_PREF),
              "u32", *rule.match, "flowid", IMPAIRED_CLASS]

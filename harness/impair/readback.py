@@ -27,7 +27,7 @@ from harness.impair.commands import (
 from harness.impair.filters import Filter
 from harness.impair.profile import DEFAULT_HZ, DEFAULT_LINK_RATE_BITS, DEFAULT_MTU, NetemProfile
 from harness.impair.qdiscs import PSCHED_TICKS_PER_US, NetemOptions, Qdisc, TbfOptions
-from harness.impair.steering import SteerRule, steering_rules
+from harness.impair.steering import SteerRule, steering_rules_to
 from harness.impair.tcjson import TcParseError, parse_tc_id
 from harness.units import format_duration, format_rate_bits
 
@@ -230,9 +230,10 @@ def verify_applied(
     mtu: int = DEFAULT_MTU,
     hz: int = DEFAULT_HZ,
     port: int | None = None,
+    also_to: Sequence[str | ipaddress.IPv4Address] = (),
 ) -> list[str]:
     """Compare a read-back with the impairment :func:`~harness.impair.commands.apply_commands`
-    builds for ``expected`` toward ``peer_ip`` (same ``link_rate_bits``/``mtu``/``hz``/``port``).
+    builds for ``expected`` toward ``peer_ip`` (same ``link_rate_bits``/``mtu``/``hz``/``port``/``also_to``).
 
     Returns one human-readable line per mismatch; an empty list means exactly the intended
     tree is in effect: harness prio root with the all-zero priomap, netem with the expected
@@ -241,7 +242,7 @@ def verify_applied(
     :func:`~harness.impair.steering.steering_rules` sending to the impaired band.  The jitter
     distribution cannot be checked (tc never prints it).  Unreadable options are reported as mismatches, not raised.
     """
-    peer = validate_peer_ip(peer_ip)
+    peers = [validate_peer_ip(ip) for ip in (peer_ip, *also_to)]
     state, why = _classify(qdiscs, allow_mq=True)
     if state is not RootClass.HARNESS_OWNED:
         return [f"root: expected the harness prio root {ROOT_MAJOR:x}:, found {why}"]
@@ -255,7 +256,7 @@ def verify_applied(
     netems = [q for q in in_tree if q.major == NETEM_MAJOR]
     _check_netem_qdisc(problems, netems, expected, link_rate_bits, mtu)
     _check_tbf_qdisc(problems, [q for q in in_tree if q.major == TBF_MAJOR], expected, hz, mtu)
-    problems.extend(_check_filters(filters, steering_rules(peer, port), parse_tc_id(IMPAIRED_CLASS)))
+    problems.extend(_check_filters(filters, steering_rules_to(peers, port), parse_tc_id(IMPAIRED_CLASS)))
     return problems
 
 

@@ -12,6 +12,10 @@ netem as the resource's packets; nothing else uses ICMP for replication.
 ``port=None`` shapes the whole path to the peer (one rule on the address only): an explicit
 choice (a pair's ``shape: path`` in the inventory, the impairment benchmark), never a fallback.
 
+A DRBD 9 resource reaches more peers than the pair's: one fault may shape the path to one of
+them (a disaster-recovery link) or to several at once (a node cut off from every peer); each
+address gets the same rules (:func:`steering_rules_to`).
+
 The offsets are tc's own for ``match ip ...`` (iproute2 ``tc/f_u32.c`` ``parse_ip``): ``dst``
 is the word at 16, ``protocol`` the byte at 9 (word 8, mask ``00ff0000``), ``sport``/``dport``
 the halves of the word at 20, which assumes an IP header without options (DRBD's are plain).
@@ -20,13 +24,14 @@ the halves of the word at 20, which assumes an IP header without options (DRBD's
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from harness.errors import ConfigError
 from harness.impair.filters import U32Key
 
-__all__ = ["SteerRule", "steering_rules", "validate_port"]
+__all__ = ["SteerRule", "steering_rules", "steering_rules_to", "validate_port"]
 
 _TCP: Final = 6
 _ICMP: Final = 1
@@ -77,3 +82,8 @@ def steering_rules(peer: ipaddress.IPv4Address, port: int | None) -> list[SteerR
         ),
         SteerRule(f"icmp to {peer}", (*dst_words, *icmp_words), frozenset({dst_key, icmp_key})),
     ]
+
+
+def steering_rules_to(peers: Sequence[ipaddress.IPv4Address], port: int | None) -> list[SteerRule]:
+    """:func:`steering_rules` for each of ``peers`` in turn (each address once)."""
+    return [rule for peer in dict.fromkeys(peers) for rule in steering_rules(peer, port)]

@@ -1,11 +1,13 @@
 """``harness lab doctor``: is the running lab fit to measure, and if not, where is it broken?
 
 ``lab status`` shows the lab; the doctor judges it and, when something is wrong, gathers what
-it takes to find the cause: each guest's process, each pair's state in the product's own
-words, and every hop of each pair's replication path (the primary to its peer; across AZs
-also the primary to the router's leg and the router to the peer).  For a hop that does not
-answer, the interfaces on both ends (the guest's counters, neighbours and qdiscs, the host's
-tap counters) and the last console lines of the guests involved.
+it takes to find the cause: each guest's process, which DRBD its nodes run (the lab's
+kernel's 8.4 or the DRBD 9 modules it booted; a node that reports another is a finding), each
+pair's state in the product's own words, and every hop of each pair's replication path (the
+primary to its peer; across AZs also the primary to the router's leg and the router to the
+peer).  For a hop that does not answer, the interfaces on both ends (the guest's counters,
+neighbours and qdiscs, the host's tap counters) and the last console lines of the guests
+involved.
 
 It never changes anything; ``--repair`` (the CLI's) restarts a lab the doctor found unfit,
 as one replaces a broken cloud host, and judges it again.
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.lab.drbdrun import read_drbd_in_use
 from harness.lab.lifecycle import Lab
 from harness.lab.topology import ROUTER, Guest, Nic
 from harness.probes.process import process_alive
@@ -60,6 +63,8 @@ class LabDiagnosis:
     findings: list[str] = field(default_factory=list)
     hops: list[Hop] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)
+    #: which DRBD the lab booted and its nodes report (empty: not read)
+    drbd: str = ""
 
     @property
     def healthy(self) -> bool:
@@ -70,6 +75,8 @@ class LabDiagnosis:
             lines = ["lab is fit to measure: every guest runs, every pair is healthy, every path answers"]
         else:
             lines = ["lab is NOT fit to measure:", *(f"  - {f}" for f in self.findings)]
+        if self.drbd:
+            lines.append(f"DRBD: {self.drbd}")
         lines += ["paths:", *(f"  {'DEAD' if h.dead else 'ok  '} {h.describe()}" for h in self.hops)]
         if evidence and self.evidence:
             lines += ["evidence:", *self.evidence]
@@ -176,6 +183,11 @@ def diagnose_and_keep(lab: Lab, kept: Path) -> tuple[bool, str]:
 
 
 def _judge(lab: Lab, conns: dict[str, SshNode], diagnosis: LabDiagnosis) -> LabDiagnosis:
+    state = lab.state()
+    nodes = {g.name: conns[g.name] for g in lab.topology.nodes if g.name in conns}
+    in_use = read_drbd_in_use(state.drbd if state is not None else None, nodes)
+    diagnosis.drbd = in_use.describe()
+    diagnosis.findings += in_use.mismatches()
     for row in lab.resource_states(conns):
         if not row.healthy:
             diagnosis.findings.append(f"pair {row.pair}: {row.connection} {row.disk} {row.role} on {row.primary}")

@@ -24,6 +24,7 @@ from harness.drbd.provision import render_conf
 from harness.errors import ConfigError, InfraError
 from harness.fio.spec import LABEL_ZONE_BYTES
 from harness.inventory.models import AzLinkSpec, Inventory, LabSpec
+from harness.lab.drbd9 import GUEST_MODULES, DrbdModules, check_modules, lab_inventory, modules_dir
 from harness.lab.guests import LabGuests
 from harness.lab.keys import generate_keypair, known_hosts_line, write_private_key
 from harness.lab.processes import find_lab_processes, find_orphan_guest_processes, kill_orphans, stop_processes
@@ -31,7 +32,7 @@ from harness.lab.render import render_boot_script, router_link_commands
 from harness.lab.resources import PairRow, pair_rows
 from harness.lab.roots import ensure_roots
 from harness.lab.state import LATENCY_QOS_DEVICE, MARKER, LabState, check_host, mounted, run_host
-from harness.lab.topology import ROUTER, Guest, LabTopology, build_topology, guest_cpus, guest_dir
+from harness.lab.topology import ROUTER, Guest, LabTopology, build_topology, drbd_disks, guest_cpus, guest_dir
 from harness.lab.xstate import XSTATE_SHIM, build_xstate_shim
 from harness.progress import Progress, quiet
 from harness.remote import SshNode
@@ -49,9 +50,11 @@ class Lab:
     def __init__(self, inventory: Inventory, inventory_path: Path | None = None, progress: Progress = quiet) -> None:
         if inventory.lab is None:
             raise ConfigError(f"inventory {inventory.name!r} has no `lab:` section")
+        self.spec: LabSpec = inventory.lab
+        # on DRBD 9 (supplied modules) with the pairs only DRBD 9 runs
+        inventory = lab_inventory(inventory)
         self.inventory = inventory
         self.inventory_path = inventory_path
-        self.spec: LabSpec = inventory.lab
         self.topology: LabTopology = build_topology(inventory)
         self.progress = progress
         state_dir = self.spec.state_dir
@@ -80,9 +83,16 @@ class Lab:
     def state(self) -> LabState | None:
         return LabState.load(self.state_dir)
 
+    def drbd_modules(self) -> DrbdModules | None:
+        """The DRBD 9 modules the lab runs, checked (None: its kernel's DRBD 8.4); a directory
+        that does not hold modules this kernel loads is a :class:`ConfigError` naming the file."""
+        named = modules_dir(self.spec)
+        return None if named is None else check_modules(named[0], source=named[1])
+
     # -- up ---------------------------------------------------------------------------------
     def up(self, *, keep_on_failure: bool = False) -> LabState:
         """Start the lab; on failure clean everything up unless ``keep_on_failure`` (debugging)."""
+        modules = self.drbd_modules()  # before anything: a module the kernel would refuse is said now
         check_host()
         if self._anything_present():
             raise InfraError(
@@ -93,12 +103,17 @@ class Lab:
         # before anything is created: a missing debootstrap or mirror is said now, not mid-boot
         roots = ensure_roots(self.spec, sorted(self.inventory.nodes), self.progress)
         state = LabState(
-            self.spec.netns, str(self.state_dir), str(self.inventory_path) if self.inventory_path else None
+            self.spec.netns,
+            str(self.state_dir),
+            str(self.inventory_path) if self.inventory_path else None,
+            drbd=modules.describe() if modules is not None else None,
         )
         try:
             if roots:
                 state.timings["roots_s"] = round(time.monotonic() - start, 2)
-            self._prepare_state_dir(state)
+            self._prepare_state_dir(state, modules)
+            if modules is not None:
+                self.progress(f"lab: {modules.describe()}")
             self.progress(f"lab: network namespace {self.spec.netns} with {len(self.topology.bridges)} bridges")
             self._create_network()
             self._create_disks()
@@ -132,7 +147,7 @@ class Lab:
             or bool(find_lab_processes(self.spec.netns, self.state_dir))
         )
 
-    def _prepare_state_dir(self, state: LabState) -> None:
+    def _prepare_state_dir(self, state: LabState, modules: DrbdModules | None) -> None:
         if self.state_dir.exists() and any(self.state_dir.iterdir()) and not (self.state_dir / MARKER).exists():
             raise InfraError(
                 f"{self.state_dir} exists, is not empty and is not a lab state directory; refusing to use it"
@@ -155,7 +170,9 @@ class Lab:
         client = generate_keypair("harness-lab")
         write_private_key(self.key_path, client)
         (self.state_dir / "keys" / "lab_key.pub").write_text(client.public_openssh + "\n")
-        (self.state_dir / "drbd.conf").write_text(render_conf(self.inventory))
+        self._copy_modules(modules)
+        conf = render_conf(self.inventory, drbd9=modules is not None, disks=drbd_disks(self.inventory))
+        (self.state_dir / "drbd.conf").write_text(conf)
         known: list[str] = []
         for guest in self.topology.guests:
             gdir = guest_dir(self.state_dir, guest)
@@ -163,10 +180,22 @@ class Lab:
             os.chown(gdir, uid, uid)  # the guest marks its first boot here (booted-once)
             host_key = generate_keypair(f"lab-{guest.name}")
             write_private_key(gdir / "ssh_host_ed25519_key", host_key, owner_uid=uid)
-            (gdir / "boot.sh").write_text(render_boot_script(self.inventory, self.topology, guest))
+            (gdir / "boot.sh").write_text(render_boot_script(self.inventory, self.topology, guest, modules))
             known.append(known_hosts_line(guest.mgmt_ip, host_key))
         self.known_hosts.write_text("\n".join(known) + "\n")
         os.chmod(self.known_hosts, 0o644)
+
+    def _copy_modules(self, modules: DrbdModules | None) -> None:
+        """The supplied DRBD 9 modules where every guest reads them, whichever root it boots."""
+        if modules is None:
+            return
+        target = self.state_dir / GUEST_MODULES
+        target.mkdir(mode=0o755, exist_ok=True)
+        for load in modules.supplied:
+            assert load.file is not None
+            dst = target / load.file.name
+            shutil.copyfile(load.file, dst)
+            os.chmod(dst, 0o644)
 
     def _create_network(self) -> None:
         ns = self.spec.netns

@@ -10,6 +10,7 @@ import shlex
 
 from harness.drbd.provision import boot_lines
 from harness.inventory.models import Inventory, LabSpec
+from harness.lab.drbd9 import GUEST_MODULES, DrbdModules
 from harness.lab.roots import STAGE0_PATH, node_root
 from harness.lab.topology import GUEST_LABDIR, REPLICATION_IFACE, ROUTER, Guest, LabTopology, lab_spec
 from harness.lab.xstate import XSTATE_SHIM
@@ -38,8 +39,21 @@ def router_link_commands(spec: LabSpec, topo: LabTopology) -> list[list[str]]:
     ]
 
 
-def render_boot_script(inv: Inventory, topo: LabTopology, guest: Guest) -> str:
-    """The guest-specific part of boot (sourced by init2.sh): network, then DRBD or routing."""
+def _drbd_modules(modules: DrbdModules | None) -> list[str]:
+    """Load what the harness's impairment and the disk studies use (real nodes autoload these),
+    and DRBD: the kernel's own 8.4, or the supplied DRBD 9 modules in their order."""
+    if modules is None:
+        return ["modprobe -a drbd sch_netem sch_tbf sch_prio sch_htb cls_u32 raid0"]
+    return ["modprobe -a sch_netem sch_tbf sch_prio sch_htb cls_u32 raid0", *modules.guest_lines(_MODULES_DIR)]
+
+
+#: where a guest reads the supplied DRBD 9 modules (the lab copies them into its state directory)
+_MODULES_DIR = f"{GUEST_LABDIR}/{GUEST_MODULES}"
+
+
+def render_boot_script(inv: Inventory, topo: LabTopology, guest: Guest, modules: DrbdModules | None = None) -> str:
+    """The guest-specific part of boot (sourced by init2.sh): network, then DRBD (its kernel's,
+    or the DRBD 9 ``modules``) or routing."""
     spec = lab_spec(inv)
     q = shlex.join
     lines = [
@@ -86,8 +100,7 @@ def render_boot_script(inv: Inventory, topo: LabTopology, guest: Guest) -> str:
         lines += [q(cmd) for cmd in router_link_commands(spec, topo)]
         lines += ["trap - EXIT", "echo ready > /run/lab-ready"]
         return "\n".join(lines) + "\n"
-    # Load what the harness's impairment and the disk studies use; real nodes autoload these.
-    lines.append("modprobe -a drbd sch_netem sch_tbf sch_prio sch_htb cls_u32 raid0")
+    lines += _drbd_modules(modules)
     lines.append(q(["cp", f"{GUEST_LABDIR}/drbd.conf", "/etc/drbd.conf"]))
     # A guest that comes back keeps its DRBD metadata: restarted by the lab after a crash
     # (labrejoin=1 on its command line), or rebooted in place by its own kernel after a panic
@@ -99,13 +112,18 @@ def render_boot_script(inv: Inventory, topo: LabTopology, guest: Guest) -> str:
     if any(pair.replication == "md-nbd" for pair in inv.pairs.values()):
         lines.append("modprobe -a nbd raid1")
     for pname, pair in sorted(inv.pairs.items()):
-        if guest.name not in (pair.primary, pair.secondary):
+        if guest.name not in pair.nodes:
             continue
-        # both backing disks are fresh all-zero sparse files (see harness.drbd.provision)
+        # every backing disk is a fresh all-zero sparse file (see harness.drbd.provision)
         if pair.replication == "md-nbd":
             lines += md_nbd_boot_lines(inv, pair, guest.name)
         else:
-            lines += boot_lines(pair.resource, primary=guest.name == pair.primary)
+            lines += boot_lines(
+                pair.resource,
+                primary=guest.name == pair.primary,
+                diskless=guest.name in pair.tiebreakers,
+                peers=1 + len(pair.peers),
+            )
         lines.append(f"# pair {pname}")
     lines += [q(["touch", booted]), "trap - EXIT", "echo ready > /run/lab-ready"]
     return "\n".join(lines) + "\n"

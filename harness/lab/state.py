@@ -74,6 +74,8 @@ class LabState:
     timer_kick_pid: int | None = None
     #: the process that reboots a guest after a kernel panic (see harness.lab.panicreboot)
     panic_reboot_pid: int | None = None
+    #: the DRBD 9 the guests load (harness.lab.drbd9); None: the UML kernel's own DRBD 8.4
+    drbd: str | None = None
 
     @classmethod
     def load(cls, state_dir: Path) -> LabState | None:

@@ -4,6 +4,7 @@ The JSON form is an interface other tools rely on::
 
     {"up": true, "nodes": [{"name", "az", "pid", "ssh": bool, "root": "bullseye",
                             "userland": {"os", "codename", "debian_version", "versions": {...}}, ...}],
+     "drbd": "DRBD 8.4 (the UML kernel's own module); /proc/drbd: 8.4.11 on a1, a2, a3, b1",
      "resources": [{"name", "connection", "disk", "role", ...}],
      "rtt_ms": {"a1-a2": 0.27, ...}, "az_link": {...}, "router": {...}}
 
@@ -23,6 +24,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from harness.lab.drbdrun import read_drbd_in_use
 from harness.lab.lifecycle import Lab
 from harness.lab.processes import find_lab_processes
 from harness.lab.resources import PairRow
@@ -72,6 +74,8 @@ class LabStatus:
     az_link: list[LinkStatus] = field(default_factory=list)
     rtt_ms: dict[str, float] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    #: which DRBD the lab booted (the kernel's 8.4 or supplied DRBD 9 modules) and the nodes report
+    drbd: str = ""
 
     @property
     def healthy(self) -> bool:
@@ -128,6 +132,7 @@ class LabStatus:
                 headers=["guest", "root", "distribution", *KEY_TOOLS],
             ),
             "",
+            f"DRBD: {self.drbd}",
             tabulate(
                 [[r.name, f"{r.primary} -> {r.secondary}", r.connection, r.disk, r.role] for r in self.resources],
                 headers=["resource", "pair", "connection", "disk", "role"],
@@ -286,6 +291,10 @@ def collect_status(lab: Lab, *, rtt_count: int = 10) -> LabStatus:
         guests = [_guest_status(lab, g, state, ssh_ok, userlands) for g in lab.topology.guests]
         status.nodes = [g for g in guests if g.role == "node"]
         status.router = next((g for g in guests if g.role == "router"), None)
+        nodes = {g.name: conns[g.name] for g in lab.topology.nodes if g.name in conns}
+        in_use = read_drbd_in_use(state.drbd, nodes)
+        status.drbd = in_use.describe()
+        status.problems += in_use.mismatches()
         if all(n.name in conns for n in lab.topology.nodes):
             status.resources = lab.resource_states(conns)
             status.rtt_ms = measure_rtt_matrix(lab, conns, rtt_count)

@@ -33,6 +33,7 @@ __all__ = [
     "LabTopology",
     "Nic",
     "build_topology",
+    "drbd_disks",
     "guest_cpus",
     "guest_dir",
     "lab_spec",
@@ -176,9 +177,27 @@ def _scratch_problems(name: str, node: NodeSpec, spec: LabSpec) -> list[str]:
     ]
 
 
+def _ubd(index: int) -> str:
+    return f"/dev/ubd{chr(ord('a') + index)}"
+
+
+def drbd_disks(inv: Inventory) -> dict[str, str]:
+    """Each DRBD resource's backing disk on its nodes: the first disk for a pair's resource, and
+    one disk of its own, after the scratch disks and the md-nbd leg, for each resource of more
+    nodes (a node of such a resource is also in a pair of its own, which holds the first)."""
+    spec = lab_spec(inv)
+    md = any(pair.replication == "md-nbd" for pair in inv.pairs.values())
+    first_own = 1 + spec.extra_disks + (1 if md else 0)
+    drbd = sorted((name, pair) for name, pair in inv.pairs.items() if pair.replication == "drbd")
+    multi = [pair.resource for _, pair in drbd if pair.peers]
+    disks = {pair.resource: _ubd(0) for _, pair in drbd if not pair.peers}
+    disks.update({resource: _ubd(first_own + i) for i, resource in enumerate(multi)})
+    return disks
+
+
 def _md_nbd_nodes(inv: Inventory, spec: LabSpec, problems: list[str]) -> list[str]:
     """The nodes of the md-nbd pairs, once per pair: each takes one more disk, after the scratch disks."""
-    md_leg = f"/dev/ubd{chr(ord('b') + spec.extra_disks)}"
+    md_leg = _ubd(1 + spec.extra_disks)
     md_nodes: list[str] = []
     for pname, pair in sorted(inv.pairs.items()):
         if pair.replication != "md-nbd":
@@ -266,7 +285,9 @@ def build_topology(inv: Inventory) -> LabTopology:
     az_bridge = {az: f"br{i + 1}" for i, az in enumerate(azs)}
     bridges += [Bridge(az_bridge[az], f"AZ {az} (replication)", None) for az in azs]
 
-    disks_per_node = 1 + spec.extra_disks + (1 if md_nodes else 0)
+    # a resource of more than two nodes has a disk of its own on every node (see drbd_disks)
+    multi = sum(1 for pair in inv.pairs.values() if pair.peers)
+    disks_per_node = 1 + spec.extra_disks + (1 if md_nodes else 0) + multi
     guests = [
         _node_guest(
             gi, name, node, mgmt=mgmt, az_subnets=az_subnets, az_bridge=az_bridge, disks_per_node=disks_per_node

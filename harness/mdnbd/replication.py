@@ -99,6 +99,7 @@ class MdNbdFindings:
     resources: Mapping[str, Sequence[str]]
     managers: Sequence[str] = field(default_factory=list)
     notes: Sequence[str] = field(default_factory=list)
+    resource_notes: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
     def risks(self) -> list[str]:
         return [*self.managers, *(r for risks in self.resources.values() for r in risks)]
@@ -305,3 +306,13 @@ class MdNbdReplication:
 
     def audit(self) -> MdNbdFindings:
         return self.read_audit(run_batch(self._runner, self.audit_commands(), timeout=60))
+
+    # -- every peer: an md-nbd array has its two legs only, the pair's -----------------------
+    def peers_probes(self) -> dict[str, list[str]]:
+        return {}
+
+    def read_peers(self, results: Mapping[str, CommandResult]) -> None:
+        return None
+
+    def peers(self) -> None:
+        return None

@@ -85,6 +85,11 @@ class MdNbdStatus:
         return "Primary" if self.assembled else "Secondary"
 
     @property
+    def may_promote(self) -> None:
+        """md-nbd has no word for it: the harness's own promote decides."""
+        return None
+
+    @property
     def remote_leg(self) -> ArrayMember | None:
         return next((m for m in self.members if m.remote), None)
 

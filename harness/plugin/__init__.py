@@ -119,7 +119,9 @@ def _rootdir(config: pytest.Config) -> Path:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cell: a measurement cell on a pair (xdist-grouped by nodes)")
     config.addinivalue_line(
-        "markers", "pairs(placement): only the inventory's pairs with this placement (same-az/cross-az)"
+        "markers",
+        "pairs(placement, peers): only the inventory's pairs with this placement (same-az/cross-az), or whose "
+        "resource has more nodes (peers='any') or a diskless tie-breaker (peers='tiebreaker')",
     )
     root = _rootdir(config)
     inventory = Path(config.getoption("--inventory") or root / DEFAULT_INVENTORY)
@@ -193,6 +195,22 @@ def _parametrize(metafunc: pytest.Metafunc, name: str, values: list[Any], ids: l
         metafunc.parametrize(name, [pytest.param(None, marks=skip, id=f"no-{name.replace('_', '-')}")])
 
 
+def _marked_pairs(inv: Inventory, marked: dict[str, Any]) -> tuple[list[str], str]:
+    """The pairs a ``pairs(...)`` marker selects, and what an inventory without one lacks."""
+    placement, peers = marked.get("placement"), marked.get("peers")
+    names = [n for n in inv.pairs if placement is None or inv.placement(n) == placement]
+    if peers is None:
+        return names, f"{placement} pair" if placement else "pair"
+    names = [n for n in names if inv.pairs[n].peers and (peers != "tiebreaker" or inv.pairs[n].tiebreakers)]
+    from harness.lab.drbd9 import ENV_VAR
+
+    what = "a diskless tie-breaker" if peers == "tiebreaker" else "more nodes (peers)"
+    return names, (
+        f"pair whose DRBD 9 resource has {what}; the embedded lab runs such pairs only on DRBD 9, with "
+        f"{ENV_VAR} naming DRBD 9 modules built for its kernel"
+    )
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize ``pair`` (first, so ids read ``multi-az-randwrite-4k-nj8-qd1``),
@@ -202,10 +220,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     where = f"inventory {inv.name!r} ({session.inventory_path})"
     if "pair" in metafunc.fixturenames:
         marker = metafunc.definition.get_closest_marker("pairs")
-        placement = marker.kwargs.get("placement") if marker else None
-        names = [n for n in inv.pairs if placement is None or inv.placement(n) == placement]
-        what = f"{placement} pair" if placement else "pair"
-        _parametrize(metafunc, "pair", names, names, f"{where} has no {what}")
+        names, why_none = _marked_pairs(inv, dict(marker.kwargs) if marker else {})
+        _parametrize(metafunc, "pair", names, names, f"{where} has no {why_none}")
     repeats = metafunc.config.getoption("--repeat")  # auto: one item, repeated by `measure`
     if isinstance(repeats, int) and repeats > 1 and "harness_repeat" in metafunc.fixturenames:
         metafunc.parametrize("harness_repeat", range(repeats), ids=[f"r{i}" for i in range(repeats)], indirect=True)

@@ -59,28 +59,32 @@ class ProgressPlugin:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.progress: RunProgress | None = None
+        #: the tests counted toward the total and not reported yet: each counts once, others never
+        self.pending: set[str] = set()
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if getattr(self.config.option, "numprocesses", None):
             return  # xdist: the controller learns the items from its workers (below)
         cells = [i for i in session.items if i.get_closest_marker("cell") is not None]
         if cells:
-            self.progress = RunProgress(len(cells))
+            self.pending = {i.nodeid for i in cells}
+            self.progress = RunProgress(len(self.pending))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
         if self.progress is not None:
             return  # every worker collects the same items; the first one is enough
         # the controller has no items of its own: count the scenario tests
-        total = sum(1 for nodeid in ids if nodeid.startswith("scenarios/"))
-        if total:
+        self.pending = {nodeid for nodeid in ids if nodeid.startswith("scenarios/")}
+        if self.pending:
             workers = int(getattr(self.config.option, "numprocesses", 1) or 1)
-            self.progress = RunProgress(total, workers)
+            self.progress = RunProgress(len(self.pending), workers)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if self.progress is None:
+        if self.progress is None or report.nodeid not in self.pending:
             return
         if report.when == "call" or (report.when == "setup" and not report.passed):
+            self.pending.discard(report.nodeid)
             self.progress.finished(report.nodeid.rsplit("::", 1)[-1], report.duration)
 
 

@@ -98,6 +98,11 @@ class HarnessSession:
         keep_lab: bool,
     ) -> HarnessSession:
         inventory = load_inventory(inventory_path)
+        if inventory.lab is not None:
+            from harness.lab.drbd9 import lab_inventory
+
+            # the pairs the lab runs: on DRBD 9 (supplied modules) also those only DRBD 9 runs
+            inventory = lab_inventory(inventory)
         # before anything changes: a mistyped instance type would otherwise surface only after
         # the pair's calibration disconnected DRBD
         inventory_catalog(inventory, inventory_path)
@@ -244,9 +249,10 @@ class HarnessSession:
         self._clocks_at_start = self.read_clocks()
 
     def run_nodes(self) -> list[str]:
-        """Every node a cell may touch: the pairs', and the disk-study nodes' (scratch devices)."""
+        """Every node a cell may touch: the pairs' (their resources' other peers too), and the
+        disk-study nodes' (scratch devices)."""
         return sorted(
-            {n for p in self.inventory.pairs.values() for n in (p.primary, p.secondary)}
+            {n for p in self.inventory.pairs.values() for n in p.nodes}
             | {name for name, node in self.inventory.nodes.items() if node.scratch_devices}
         )
 

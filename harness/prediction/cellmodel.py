@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from harness.cell import CellRunner, CellSpec
+from harness.cell.fault import QuorumLostOnCut
 from harness.errors import ConfigError
 from harness.fields import ReplicationProtocol
 from harness.fio.profiles import Profile
@@ -252,9 +253,15 @@ class CellPredictor:
         )
 
     def before(self, spec: CellSpec) -> None:
-        """Calibrate the cell's pair if it was not yet (these are cells of their own)."""
+        """Calibrate the cell's pair if it was not yet (these are cells of their own); a pair
+        whose primary loses quorum when disconnected (its disk alone cannot be measured) is not
+        predicted, said once."""
         if self.wants(spec):
-            calibrate_pair(self.runner, spec.pair, self.profile, full=True, store=self.store)
+            try:
+                calibrate_pair(self.runner, spec.pair, self.profile, full=True, store=self.store)
+            except QuorumLostOnCut as exc:
+                self.skipped[spec.pair] = str(exc)
+                self.runner.progress(f"no predictions for {spec.pair}: {exc}")
 
     def annotate(
         self, spec: CellSpec, rtt: RttStats | None, values: dict[str, float]

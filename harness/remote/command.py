@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-__all__ = ["TIMEOUT_EXIT_CODES", "WAIT_ONLY_MARK", "CommandResult", "Runner", "render_command"]
+__all__ = ["TIMEOUT_EXIT_CODES", "WAIT_ONLY_MARK", "CommandResult", "Runner", "render_command", "timed_out"]
 
 #: coreutils ``timeout`` exits 124 when the deadline hits and 137 when it had to SIGKILL.
 TIMEOUT_EXIT_CODES: Final = (124, 137)
@@ -49,6 +49,12 @@ class Runner(Protocol):
     def run(self, argv: Sequence[str], *, timeout: float, check: bool = True, sudo: bool = True) -> CommandResult: ...
 
     def run_script(self, script: str, *, timeout: float, check: bool = True, sudo: bool = True) -> CommandResult: ...
+
+
+def timed_out(result: CommandResult, timeout: float) -> bool:
+    """Whether the node-side deadline of ``timeout`` seconds ended the command: ``timeout``'s
+    exit code, after (nearly) that long; the command's own 124 ends sooner."""
+    return result.exit_code in TIMEOUT_EXIT_CODES and result.duration_s >= timeout * 0.95
 
 
 def render_command(argv: Sequence[str], *, timeout: float, sudo: bool, kill_after: float = 5.0) -> str:

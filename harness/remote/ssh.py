@@ -38,7 +38,7 @@ from harness.errors import (
     HostKeyRefused,
     RefusedError,
 )
-from harness.remote.command import TIMEOUT_EXIT_CODES, WAIT_ONLY_MARK, CommandResult, render_command
+from harness.remote.command import WAIT_ONLY_MARK, CommandResult, render_command, timed_out
 from harness.remote.netns import connect_in_netns
 from harness.remote.spec import SshSpec
 from harness.remote.warmshell import WarmShell, WarmShellBroken, WarmShellTimeout
@@ -246,7 +246,7 @@ class SshNode:
         duration = time.monotonic() - start
         result = CommandResult(self.name, label, exited, stdout, stderr, duration)
         log.debug("%s: %s -> %s in %.2fs", self.name, label, result.exit_code, duration)
-        if exited in TIMEOUT_EXIT_CODES and duration >= timeout * 0.95:
+        if timed_out(result, timeout):
             raise CommandTimeout(self.name, label, timeout)
         if exited == 255 and not stdout and not self.connected:
             raise ConnectionLost(self.name, f"during `{label}`")

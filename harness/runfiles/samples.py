@@ -77,6 +77,11 @@ METRICS: dict[str, str] = {
     "behind": "MiB",  # out of sync on the primary when the path healed
     "resync_time": "s",  # from the heal until both replicas were current again
     "verify_out_of_sync": "KiB",  # what online verify found different afterwards
+    # the quorum cell (harness.cell.quorum)
+    "refused_after": "s",  # from the cut until the first write failed with an I/O error
+    "acked_after_loss": "blocks",  # writes acknowledged after that while the cut lasted (must be 0)
+    "resumed_after": "s",  # from the heal until a write was acknowledged again
+    "io_errors": "blocks",  # writes that failed in the cell
 }
 
 #: The scenario of the calibration cells (harness.prediction.calibrate): the model's inputs, which

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from harness.errors import RefusedError
@@ -28,6 +28,7 @@ from harness.replication import Replication, backing_devices_probe, read_backing
 
 __all__ = [
     "DeviceFacts",
+    "SizeHint",
     "evaluate_drbd_target",
     "evaluate_scratch_target",
     "guard_replicated_device",
@@ -139,7 +140,13 @@ def probe_device(
     )
 
 
-def evaluate_drbd_target(facts: DeviceFacts, *, expected_device: str, needed_bytes: int) -> list[str]:
+#: advice for a device too small for the job: what would fit its size (None: nothing to say)
+SizeHint = Callable[[int], str | None]
+
+
+def evaluate_drbd_target(
+    facts: DeviceFacts, *, expected_device: str, needed_bytes: int, fits: SizeHint | None = None
+) -> list[str]:
     """Every reason to refuse writing to ``facts.path`` (empty: safe to write)."""
     problems = [f"probe failed ({e})" for e in facts.probe_errors]
     if not facts.is_block:
@@ -158,10 +165,10 @@ def evaluate_drbd_target(facts: DeviceFacts, *, expected_device: str, needed_byt
         if facts.realpath != expected_device or not _DRBD.fullmatch(facts.realpath):
             problems.append(f"resolves to {facts.realpath or '?'}, not the DRBD device {expected_device}")
     problems += [f"is the resource's backing device {b}" for b in facts.backing if b in (facts.path, facts.realpath)]
-    return problems + _common_problems(facts, needed_bytes)
+    return problems + _common_problems(facts, needed_bytes, fits)
 
 
-def _common_problems(facts: DeviceFacts, needed_bytes: int) -> list[str]:
+def _common_problems(facts: DeviceFacts, needed_bytes: int, fits: SizeHint | None = None) -> list[str]:
     """What makes any device unsafe to overwrite: in use, partitioned, carrying data, too small."""
     problems = []
     if facts.mounted_at:
@@ -175,7 +182,11 @@ def _common_problems(facts: DeviceFacts, needed_bytes: int) -> list[str]:
     if facts.size_bytes is None:
         problems.append("size unknown")
     elif facts.size_bytes < needed_bytes:
-        problems.append(f"is {facts.size_bytes} bytes, smaller than the {needed_bytes} bytes the job writes")
+        hint = fits(facts.size_bytes) if fits is not None else None
+        problems.append(
+            f"is {facts.size_bytes} bytes, smaller than the {needed_bytes} bytes the job writes"
+            + (f" ({hint})" if hint else "")
+        )
     return problems
 
 
@@ -187,11 +198,13 @@ def guard_replicated_device(
     device: str | None = None,
     extra: Mapping[str, Sequence[str] | Shell] | None = None,
     resolved: tuple[str, str] | None = None,
+    fits: SizeHint | None = None,
 ) -> DeviceFacts:
-    """Probe and evaluate; raise RefusedError naming the node, device and every reason."""
+    """Probe and evaluate; raise RefusedError naming the node, device and every reason
+    (``fits``: what would fit a device too small for the job)."""
     device = device or replication.device
     facts = probe_device(node, device, replication, extra=extra, resolved=resolved)
-    problems = evaluate_drbd_target(facts, expected_device=device, needed_bytes=needed_bytes)
+    problems = evaluate_drbd_target(facts, expected_device=device, needed_bytes=needed_bytes, fits=fits)
     if problems:
         raise RefusedError(
             f"{node.name}: refusing to write to {device} (resource {replication.resource}): " + "; ".join(problems)

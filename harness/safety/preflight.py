@@ -31,6 +31,7 @@ from harness.replication import ConfigFindings, Replication, ToolProbe, replicat
 from harness.safety.clock import CLOCK_PROBE, judge_offset, read_offset
 from harness.safety.device import evaluate_drbd_target, probe_device
 from harness.safety.lock import LockOwner, read_lock
+from harness.safety.peercheck import peers_check
 from harness.safety.sharedpath import PROBES as SHARED_PATH_PROBES
 from harness.safety.sharedpath import pair_paths, shared_path_checks
 from harness.safety.sweep import leftover_check
@@ -71,12 +72,18 @@ def _version(res: CommandResult) -> str:
     return lines[0] if res.ok and lines else ""
 
 
+_NO_RISK = "no fencing, quorum, automatic split-brain recovery or dual primary"
+
+
 def _audit_findings(name: str, audits: Sequence[ConfigFindings], risky: Status) -> list[Finding]:
     """Risky replication/cluster configuration warns, and blocks a disruptive run."""
     out = []
     resources = {res: risks for audit in audits for res, risks in audit.resources.items()}
     for resource, risks in sorted(resources.items()):
-        detail = "; ".join(map(str, risks)) or "no fencing, quorum, automatic split-brain recovery or dual primary"
+        # quorum that is set but no risk is said, never read as absent
+        notes = [note for audit in audits for note in audit.resource_notes.get(resource, ())]
+        clean = "no fencing, automatic split-brain recovery or dual primary" if notes else _NO_RISK
+        detail = "; ".join(map(str, risks)) or "; ".join([*notes, clean])
         out.append(Finding(name, f"config {resource}", risky if risks else "ok", detail))
     # every resource's audit reads the same node-wide cluster managers: each one counts once
     managers = list(dict.fromkeys(str(risk) for audit in audits for risk in audit.managers))
@@ -297,6 +304,8 @@ def _pair_checks(inv: Inventory, pool: ConnectionPool, pair_name: str, needed_by
     replication = replication_for(pair, node, nodes=inv.nodes)
     source, dest = inv.nodes[pair.primary].replication.ip, inv.nodes[pair.secondary].replication.ip
     probes = {"state": replication.state_probe(), "reach": reach_argv(dest, source)}
+    if pair.peers:  # the resource's other nodes: asked only of a pair that names them
+        probes.update(replication.peers_probes())
     facts = probe_device(node, pair.device, replication, extra=probes)
     out: list[Finding] = []
     state = replication.read_state(facts.extra["state"].stdout)
@@ -309,6 +318,8 @@ def _pair_checks(inv: Inventory, pool: ConnectionPool, pair_name: str, needed_by
             problems.append(f"{pair.primary} is {state.role}, the inventory says Primary")
         status: Status = "BLOCK" if problems else "ok"
         out.append(Finding(label, "drbd", status, "; ".join(problems) if problems else state.describe()))
+    if pair.peers and state is not None:
+        out += _peers_findings(label, replication, facts.extra)
     out.append(_path_finding(label, pair.resource, reach, connected=state is not None and state.healthy))
     refusals = evaluate_drbd_target(facts, expected_device=pair.device, needed_bytes=needed_bytes)
     out.append(
@@ -320,6 +331,15 @@ def _pair_checks(inv: Inventory, pool: ConnectionPool, pair_name: str, needed_by
         )
     )
     return out
+
+
+def _peers_findings(label: str, replication: Replication, results: Mapping[str, CommandResult]) -> list[Finding]:
+    """The resource's other peers, their disks and roles, and the quorum (unreadable: a blocker)."""
+    try:
+        found = peers_check(replication.read_peers(results))
+    except HarnessError as exc:
+        return [Finding(label, "peers", "BLOCK", f"cannot read the resource's peers: {exc}")]
+    return [] if found is None else [Finding(label, "peers", *found)]
 
 
 def _path_finding(label: str, resource: str, reach: Reach, *, connected: bool) -> Finding:

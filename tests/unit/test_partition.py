@@ -9,8 +9,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.cell.partition import PartitionResult, _problems, cut_seconds
+from harness.drbd.peers import PeersPlan
+from harness.drbd.quorum import QuorumSummary
 from harness.drbd.verify import parse_timeouts
 from harness.plugin.verifyafter import _verify_size
+from harness.remote import CommandResult
 from tests.doubles import data
 
 seconds = st.floats(0.1, 120.0, allow_nan=False)
@@ -84,3 +87,28 @@ def test_verify_after_takes_a_size_or_all() -> None:
     for bad in ("0", "-1", "lots"):
         with pytest.raises(argparse.ArgumentTypeError, match="--verify-after"):
             _verify_size(bad)
+
+
+def _r3_view(state: str, tiebreaker: bool) -> QuorumSummary:
+    """What 9.2.18 printed on a1 of the three-node r3 (tests/data/drbd/drbd-9.2.18/README.md),
+    read through the seam's peers reader."""
+    plan = PeersPlan("a1", "r3", {"a3"} if tiebreaker else ())
+    results = {
+        key: CommandResult("a1", " ".join(argv), 0, data(f"drbd/drbd-9.2.18/a1.r3.{name}.txt"), "", 0.1)
+        for (key, argv), name in zip(
+            plan.commands().items(), (f"events2-now-statistics.{state}", "show-show-defaults"), strict=True
+        )
+    }
+    view = plan.read(results)
+    assert view is not None
+    return view
+
+
+def test_the_verdict_says_whether_quorum_held_through_the_other_peers() -> None:
+    held = _r3_view("9-pair-cut-tiebreaker-holds", tiebreaker=True)
+    result = _result(quorum=held.verdict(), quorum_held=held.holds_quorum)
+    assert _problems(result) == []
+    assert result.quorum == "quorum held through a3; cannot lose any peer before writes stop"
+    lost = _r3_view("10-tiebreaker-lost-quorum-lost", tiebreaker=True)
+    found = _problems(_result(quorum=lost.verdict(), quorum_held=lost.holds_quorum))
+    assert found == ["the primary lost quorum with only its pair's link cut (no quorum, writes stop)"]

@@ -154,9 +154,11 @@ def _subject(prediction: Prediction) -> str:
         if peer.instance_type == primary.instance_type
         else f"{primary.instance_type} -> {peer.instance_type}"
     )
-    if scenario.peers > 1:
-        pair = f"{primary.instance_type} -> {scenario.peers} x {peer.instance_type}"
+    if len(scenario.peer_slots) > 1:
+        pair = f"{primary.instance_type} -> {len(scenario.peer_slots)} x {peer.instance_type}"
     where = scenario.placement if scenario.rtt_s is None else "custom placement"
+    if scenario.topology:
+        where = "peers " + ", ".join(slot.describe() for slot in scenario.topology)
     rtt = f"RTT {_ms(prediction.rtt_s)}" if prediction.rtt_s is not None else "RTT unknown"
     return f"{pair[0].upper()}{pair[1:]} ({where}, {rtt}) on {volume}, protocol {scenario.protocol}, {load}"
 

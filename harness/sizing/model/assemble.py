@@ -22,6 +22,7 @@ from harness.sizing.limits.storage import add_calibrated_limits, add_ebs_limits,
 from harness.sizing.limits.transport import add_window_limit, wire_factor
 from harness.sizing.model.latency import LatencyBound, ServiceTimes
 from harness.sizing.scenario.question import Scenario, SizedNode
+from harness.sizing.scenario.topology import PeerSlot
 from harness.sizing.volumes.performance import VolumePerformance
 from harness.sizing.volumes.rules import volume_performance
 
@@ -85,7 +86,7 @@ def collect(scenario: Scenario, catalog: Catalog) -> tuple[Build, LatencyBound, 
             add_measured_path(build, calibration.path_rate_bits, calibration.label, workload.write_fraction, bs)
     else:
         wire = wire_factor(catalog, scenario.mtu_bytes)
-        add_network_limits(build, primary, peer, bs, wire=wire, peers=scenario.peers)
+        add_network_limits(build, primary, peer, bs, wire=wire, peers=len(scenario.data_peers))
     if calibration is not None and peer is not None:
         add_replication_capacities(build, calibration, workload.write_fraction, bs)
 
@@ -103,11 +104,8 @@ def collect(scenario: Scenario, catalog: Catalog) -> tuple[Build, LatencyBound, 
             processing=calibration.replicated_bandwidth if calibration is not None else None,
             processing_rtt_s=calibration.replicated_bandwidth_rtt_s if calibration is not None else None,
         )
-    if peer is not None and scenario.peers > 1:
-        build.note(
-            f"DRBD 9 with {scenario.peers} peers: the primary sends every write once per peer (its outbound "
-            "allowance carries them all); under protocol C a write completes when the slowest peer has it."
-        )
+    if peer is not None and len(scenario.peer_slots) > 1:
+        build.note(_peers_note(scenario))
     latency = ServiceTimes(
         outstanding=workload.outstanding,
         read_fraction=workload.read_fraction,
@@ -178,14 +176,39 @@ def _replace_latency(perf: VolumePerformance, write_s: float, read_s: float) -> 
     return replace(perf, write_latency_s=write_s, read_latency_s=read_s, latency_estimate=False)
 
 
+def _peers_note(scenario: Scenario) -> str:
+    peers, data = len(scenario.peer_slots), len(scenario.data_peers)
+    if data == peers:
+        return (
+            f"DRBD 9 with {peers} peers: the primary sends every write once per peer (its outbound "
+            "allowance carries them all); under protocol C a write completes when the slowest peer has it."
+        )
+    tiebreakers = (
+        "1 of them a diskless tie-breaker" if peers - data == 1 else f"{peers - data} of them diskless tie-breakers"
+    )
+    return (
+        f"DRBD 9 with {peers} peers, {tiebreakers}: the primary sends every "
+        f"write once to each of the {data} with a replica (its outbound allowance carries them all) and none "
+        "to a tie-breaker, which only votes for quorum; under protocol C a write completes when the slowest "
+        "replica has it."
+    )
+
+
 def _rtt(scenario: Scenario, catalog: Catalog, build: Build) -> float | None:
+    """The round trip a replicated write waits for: the measured one, else the longest of the
+    peers that hold a replica (a tie-breaker is never waited for)."""
     if not scenario.replicate:
         return None
     if scenario.calibration is not None and scenario.calibration.rtt_s is not None:
         return scenario.calibration.rtt_s
-    if scenario.rtt_s is not None:
-        return scenario.rtt_s
-    name = placement_for(scenario.placement, catalog.instance(scenario.primary.instance_type).cloud)
+    cloud = catalog.instance(scenario.primary.instance_type).cloud
+    return max(_slot_rtt(slot, cloud, catalog, build) for slot in dict.fromkeys(scenario.data_peers))
+
+
+def _slot_rtt(slot: PeerSlot, cloud: str, catalog: Catalog, build: Build) -> float:
+    if slot.rtt_s is not None:
+        return slot.rtt_s
+    name = placement_for(slot.placement, cloud)
     placement = catalog.placement(name)
     build.latency_sources.extend(s for s in placement.sources if s not in build.latency_sources)
     if placement.estimate:

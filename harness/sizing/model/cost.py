@@ -72,32 +72,45 @@ def _volume_month(volume: VolumeType, node: SizedNode) -> float | None:
     return month
 
 
+def _transfer_per_gb(scenario: Scenario, catalog: Catalog) -> float | None:
+    """What a GB written costs in traffic: each peer holding a replica receives it, and a
+    placement's price is charged on each side it bills (both zones on AWS, the sender's on GCP);
+    a tie-breaker receives no data, and a peer at an explicit round trip has no placement to price."""
+    cloud = catalog.instance(scenario.primary.instance_type).cloud
+    per_gb = 0.0
+    for slot in scenario.data_peers:
+        if slot.rtt_s is not None:
+            continue
+        placement = catalog.placement(placement_for(slot.placement, cloud))
+        if placement.transfer_usd_per_gb is None:
+            return None
+        per_gb += placement.transfer_billed_sides * placement.transfer_usd_per_gb
+    return per_gb
+
+
 def pair_cost(scenario: Scenario, catalog: Catalog, written_bytes_s: float) -> PairCost | None:
-    """The pair's monthly cost, or ``None`` when the catalog lacks a price it needs."""
-    nodes = [scenario.primary]
+    """The pair's monthly cost, or ``None`` when the catalog lacks a price it needs: an instance
+    for every node, a volume for every node that holds a replica (not for a tie-breaker)."""
     peer = scenario.peer_node
+    nodes = [(scenario.primary, True)]
     if peer is not None:
-        nodes += [peer] * scenario.peers
+        nodes += [(peer, not slot.diskless) for slot in scenario.peer_slots]
     instances = 0.0
     volumes = 0.0
     regions: set[str] = set()
-    for node in nodes:
+    for node, has_disk in nodes:
         instance = catalog.instance(node.instance_type)
         if instance.price is None:
             return None
         instances += instance.price.usd_per_hour * HOURS_PER_MONTH
         regions.add(instance.price.region)
-        volume_month = _volume_month(catalog.volume(node.volume.type), node)
+        volume_month = _volume_month(catalog.volume(node.volume.type), node) if has_disk else 0.0
         if volume_month is None:
             return None
         volumes += volume_month
-    per_gb = 0.0
-    if peer is not None and scenario.rtt_s is None:
-        cloud = catalog.instance(scenario.primary.instance_type).cloud
-        placement = catalog.placement(placement_for(scenario.placement, cloud))
-        if placement.transfer_usd_per_gb is None:
-            return None
-        per_gb = placement.transfer_billed_sides * placement.transfer_usd_per_gb * scenario.peers
+    per_gb = _transfer_per_gb(scenario, catalog)
+    if per_gb is None:
+        return None
     at_rate = per_gb * written_bytes_s * HOURS_PER_MONTH * 3600 / 1e9
-    priced = peer is None or scenario.rtt_s is None
+    priced = all(slot.rtt_s is None for slot in scenario.data_peers)
     return PairCost(instances, volumes, per_gb, at_rate, ", ".join(sorted(regions)), len(nodes), priced)

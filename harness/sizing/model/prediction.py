@@ -171,7 +171,7 @@ class Prediction:
                 "volume": format_volume(scenario.primary.volume),
                 "peer_volume": format_volume(peer.volume) if peer else None,
                 "replication": scenario.replicate,
-                "placement": scenario.placement if scenario.rtt_s is None else "custom",
+                "placement": _placement(scenario),
                 "rtt_ms": self.rtt_s * 1000 if self.rtt_s is not None else None,
                 "protocol": scenario.protocol if scenario.replicate else None,
                 "workload": {
@@ -182,7 +182,8 @@ class Prediction:
                     "rwmixread": workload.rwmixread if RW_MODES[workload.rw] is None else None,
                 },
                 "duration_s": scenario.duration_s,
-                "peers": scenario.peers if scenario.replicate else 0,
+                "peers": len(scenario.peer_slots),
+                "topology": [slot.describe() for slot in scenario.topology] or None,
                 "calibrated": scenario.calibration is not None,
             },
             "protocol_a_lag": (
@@ -192,6 +193,12 @@ class Prediction:
             "notes": list(self.notes),
             "estimates": list(self.estimates),
         }
+
+
+def _placement(scenario: Scenario) -> str:
+    if scenario.topology:
+        return "topology"
+    return scenario.placement if scenario.rtt_s is None else "custom"
 
 
 def _ms(seconds: float | None) -> float | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from harness.errors import ConfigError
 from harness.fields import ReplicationProtocol
 from harness.limits import MAX_IN_FLIGHT
+from harness.sizing.scenario.topology import MAX_PEERS, PeerSlot, check_topology
 
 __all__ = [
     "RW_MODES",
@@ -165,7 +166,9 @@ class Scenario:
     """Everything a prediction depends on besides the catalog.
 
     ``peer`` defaults to a copy of ``primary``; with ``peers`` > 1 (DRBD 9) every peer is like it.
-    ``rtt_s`` overrides the named ``placement``'s RTT.  ``duration_s`` is how long the load runs;
+    ``rtt_s`` overrides the named ``placement``'s RTT.  ``topology`` (DRBD 9) places each peer
+    on its own instead (``placement``, ``rtt_s`` and ``peers`` then stay at their defaults), and
+    may make some diskless tie-breakers.  ``duration_s`` is how long the load runs;
     ``None`` asks for the long-run steady state.  ``sndbuf_bytes`` and ``mtu_bytes`` replace the
     catalog's TCP send buffer and MTU.  ``launch_credits`` starts a burstable instance in
     standard mode with its launch CPU credits; by default its credits are spent (a replicated pair
@@ -185,12 +188,21 @@ class Scenario:
     sndbuf_bytes: float | None = None
     mtu_bytes: float | None = None
     launch_credits: bool = False
+    topology: tuple[PeerSlot, ...] = ()
 
     def __post_init__(self) -> None:
         if self.protocol not in ("A", "B", "C"):
             raise ConfigError(f"protocol must be A, B or C, got {self.protocol!r}")
-        if not 1 <= self.peers <= 31:
-            raise ConfigError(f"peers must be 1..31 (DRBD 9 allows 31 peers per resource), got {self.peers}")
+        if not 1 <= self.peers <= MAX_PEERS:
+            raise ConfigError(
+                f"peers must be 1..{MAX_PEERS} (DRBD 9 allows {MAX_PEERS} peers per resource), got {self.peers}"
+            )
+        if self.topology:
+            check_topology(self.topology)
+            if (self.peers, self.placement, self.rtt_s) != (1, "same-az", None):
+                raise ConfigError("a topology places every peer itself: give it without peers, placement or RTT")
+            if not self.replicate:
+                raise ConfigError("a topology has peers: it cannot be modelled without replication")
         for name in ("sndbuf_bytes", "mtu_bytes"):
             value = getattr(self, name)
             if value is not None and not (value > 0 and math.isfinite(value)):
@@ -199,6 +211,18 @@ class Scenario:
             raise ConfigError(f"duration must be positive, got {self.duration_s}")
         if self.rtt_s is not None and not (self.rtt_s >= 0 and math.isfinite(self.rtt_s)):
             raise ConfigError(f"RTT must be >= 0, got {self.rtt_s}")
+
+    @property
+    def peer_slots(self) -> tuple[PeerSlot, ...]:
+        """Every peer of the primary with its placement: the topology's, else ``peers`` alike."""
+        if not self.replicate:
+            return ()
+        return self.topology or (PeerSlot(self.placement, self.rtt_s),) * self.peers
+
+    @property
+    def data_peers(self) -> tuple[PeerSlot, ...]:
+        """The peers that hold a replica: every write goes to each, and waits for the slowest."""
+        return tuple(slot for slot in self.peer_slots if not slot.diskless)
 
     @property
     def peer_node(self) -> SizedNode | None:

@@ -1,0 +1,72 @@
+"""Where each peer of a DRBD 9 resource is, and whether it holds the data.
+
+A resource of more than two nodes has its primary's peers each at a placement of its own (a
+second replica in the same AZ, a third across), and some of them may be diskless tie-breakers:
+they vote for quorum but hold no replica, so the primary sends them no data, their writes cost
+no time, and they need no volume.  ``--topology same-az,cross-az:diskless`` names them in order,
+one entry per peer, each a catalog placement or ``rtt=2ms``, optionally ``:diskless``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from harness.errors import ConfigError
+from harness.units import UnitError, parse_duration
+
+__all__ = ["DISKLESS", "MAX_PEERS", "PeerSlot", "check_topology", "parse_topology"]
+
+#: DRBD 9 allows 32 nodes in a resource: the primary and 31 peers
+MAX_PEERS: Final = 31
+#: the suffix of a peer that holds no replica (a tie-breaker)
+DISKLESS: Final = "diskless"
+
+
+@dataclass(frozen=True)
+class PeerSlot:
+    """One peer of the primary: its placement (a catalog name, or ``custom`` with ``rtt_s``)
+    and whether it is diskless."""
+
+    placement: str
+    rtt_s: float | None = None
+    diskless: bool = False
+
+    def describe(self) -> str:
+        where = self.placement if self.rtt_s is None else f"rtt={self.rtt_s * 1000:g}ms"
+        return f"{where}:{DISKLESS}" if self.diskless else where
+
+
+def _slot(entry: str, where: str, index: int) -> PeerSlot:
+    text = entry.strip()
+    if not text:
+        raise ConfigError(f"{where}: peer {index} is empty; give PLACEMENT[:{DISKLESS}] for each peer")
+    place, sep, suffix = text.partition(":")
+    if sep and suffix != DISKLESS:
+        raise ConfigError(f"{where}: peer {index} {text!r}: after the placement only ':{DISKLESS}' may follow")
+    if place.startswith("rtt="):
+        try:
+            rtt = parse_duration(place[4:])
+        except UnitError as exc:
+            raise ConfigError(f"{where}: peer {index} {text!r}: {exc}") from None
+        return PeerSlot("custom", rtt, bool(sep))
+    if not place:
+        raise ConfigError(f"{where}: peer {index} {text!r} names no placement")
+    return PeerSlot(place, None, bool(sep))
+
+
+def parse_topology(text: str, option: str = "--topology") -> tuple[PeerSlot, ...]:
+    """``PLACEMENT[:diskless][,PLACEMENT[:diskless]...]``, one entry per peer of the primary."""
+    where = f"{option} {text!r}"
+    slots = tuple(_slot(entry, where, i) for i, entry in enumerate(text.split(","), 1))
+    check_topology(slots, where)
+    return slots
+
+
+def check_topology(slots: tuple[PeerSlot, ...], where: str = "topology") -> None:
+    """At least one peer holds the data (a resource of tie-breakers alone replicates nothing),
+    and at most :data:`MAX_PEERS` peers."""
+    if len(slots) > MAX_PEERS:
+        raise ConfigError(f"{where}: {len(slots)} peers; DRBD 9 allows at most {MAX_PEERS} per resource")
+    if not any(not slot.diskless for slot in slots):
+        raise ConfigError(f"{where}: every peer is {DISKLESS}; at least one must hold a replica")
