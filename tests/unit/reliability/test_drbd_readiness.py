@@ -1,7 +1,7 @@
 """DRBD's state: not ready, changing during a run, or split brain is refused or invalidates the
 cell, never repaired (rows 14, 22, 32).
 
-Rows of reliability.md §4 (see tests/RELIABILITY_CASES.md); each test is marked
+Rows of the fault table in tests/RELIABILITY_CASES.md; each test is marked
 ``reliability_row(N)`` and named ``test_case_NN_*``; select a row with ``-k rowNN``.
 """
 
