@@ -24,6 +24,7 @@ from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S
 from harness.inventory import Inventory
 from harness.plugin.controller import Controller, wants_reports
 from harness.plugin.groups import cell_groups
+from harness.plugin.progress import calibrating
 from harness.plugin.rundir import controller_run_dir, worker_run_dir
 from harness.plugin.session import SESSION_KEY, HarnessSession
 from harness.prediction.calstore import DEFAULT_MAX_AGE_S, calibration_age
@@ -42,6 +43,7 @@ pytest_plugins = [
     "harness.plugin.junit",
     "harness.plugin.leftovers",
     "harness.plugin.metrics",
+    "harness.plugin.progress",
     "harness.plugin.resultsdb",
     "harness.plugin.splitbrain",
     "harness.plugin.verifyafter",
@@ -260,7 +262,8 @@ def measure(
         except FeatureMissing as exc:
             pytest.skip(str(exc))
         predictor = harness_session.predictor
-        predictor.before(spec)
+        with calibrating(request.node):  # the run's ETA counts a pair's calibration apart
+            predictor.before(spec)
         result = harness_session.runner.run(
             spec, extra_checks=extra_checks, test_id=request.node.nodeid, annotate=predictor.annotate
         )
