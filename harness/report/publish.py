@@ -22,10 +22,10 @@ from harness.runfiles.runinfo import RunInfo
 if TYPE_CHECKING:  # plots pulls in matplotlib, imported only when a report is rendered
     from harness.report.plots import Plot
 
-__all__ = ["render_run", "run_plots", "write_report"]
+__all__ = ["render_run", "run_plots", "write_atomic", "write_report"]
 
 
-def _write_atomic(path: Path, content: str | bytes) -> None:
+def write_atomic(path: Path, content: str | bytes) -> None:
     # A reader (CI artifact upload, a browser reloading) never sees a half-written file.
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     if isinstance(content, bytes):
@@ -78,7 +78,7 @@ def write_report(
             if stale.name not in keep:
                 stale.unlink()
     for path, content in outputs:
-        _write_atomic(path, content)
+        write_atomic(path, content)
     return [path for path, _ in outputs]
 
 

@@ -161,6 +161,16 @@ class RunDir:
         return self.path / "comparison.md"
 
     @property
+    def summary_md(self) -> Path:
+        """The run's first screen: what failed and why, and where the tables are."""
+        return self.path / "summary.md"
+
+    @property
+    def bounds_txt(self) -> Path:
+        """Every relative bound judged at the end of the run, and the model's fit."""
+        return self.path / "bounds.txt"
+
+    @property
     def comparison_csv(self) -> Path:
         return self.path / "comparison.csv"
 

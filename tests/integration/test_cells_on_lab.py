@@ -215,7 +215,7 @@ def test_pytest_scenarios_write_junit_properties_and_comparison(default_lab: obj
         timeout=600,
     )
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
-    assert "replication comparison" in res.stdout
+    assert "harness: files (tables, bounds, report)" in res.stdout
     run = (tmp_path / "latest").resolve()
     junit = ET.parse(run / "junit.xml")
     cases = {  # under xdist, JUnit appends "@<group>" to a name
