@@ -46,6 +46,7 @@ pytest_plugins = [
     "harness.plugin.progress",
     "harness.plugin.resultsdb",
     "harness.plugin.splitbrain",
+    "harness.plugin.unrunnable",
     "harness.plugin.verifyafter",
 ]
 

@@ -7,7 +7,10 @@ and ``reports/latest`` is pointed at a finished run here.  Layout::
     reports/
       20261121-101500-ab12/     one run (a generated id; a user's --run-id such as nightly-42 too)
         run.json                the run's record (harness.runfiles.runinfo: the one reader and writer)
-        junit.xml               pytest --junitxml
+        junit.xml               pytest's JUnit (a copy of it when --junitxml names another file)
+        junit-strict.xml        the same, valid against Jenkins' xUnit schema
+        summary.md              the first screen: what failed and why, where the tables are
+        bounds.txt              every relative bound judged, and the model's fit
         preflight.txt           what the read-only preflight found
         samples.ndjson          every Sample (the source of truth)
         series.ndjson           per-second bandwidth of cells, when the runner recorded it
@@ -134,6 +137,10 @@ class RunDir:
     @property
     def junit_xml(self) -> Path:
         return self.path / "junit.xml"
+
+    @property
+    def junit_strict_xml(self) -> Path:
+        return self.path / "junit-strict.xml"
 
     @property
     def preflight_txt(self) -> Path:
