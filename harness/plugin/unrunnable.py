@@ -5,7 +5,8 @@ run against this inventory: an md-nbd pair has no protocol B, a real cluster run
 protocol its inventory gives the pair (the harness never edits its configuration).  Collected
 and skipped, each would be a JUnit skip like an inconclusive cell's, and hide the real ones
 among them.  They are deselected instead, the same way in every process (xdist's workers must
-collect alike), and the terminal summary counts them under each reason.
+collect alike), and the terminal summary counts them under each reason: under xdist the
+controller collects nothing, so each worker hands its counts back in its ``workeroutput``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from harness.plugin.session import SESSION_KEY
 __all__: list[str] = []
 
 _LEFT_OUT = pytest.StashKey[Counter[str]]()
+_WORKER_KEY = "harness_never_runnable"
 
 
 def _never_runs(item: pytest.Item) -> str | None:
@@ -50,6 +52,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=left_out)
         items[:] = kept
     config.stash[_LEFT_OUT] = reasons
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller prints them
+        counts: Counter[str] = session.config.stash.get(_LEFT_OUT, Counter())
+        workeroutput[_WORKER_KEY] = dict(counts)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """xdist's controller: a worker's counts (every worker collected alike: the first is kept)."""
+    config = node.config
+    counts = getattr(node, "workeroutput", {}).get(_WORKER_KEY)
+    if counts and not config.stash.get(_LEFT_OUT, None):
+        config.stash[_LEFT_OUT] = Counter(counts)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
