@@ -68,7 +68,9 @@ def add_inventory_commands(parser: argparse.ArgumentParser) -> None:
     ansible = sub.add_parser("from-ansible", help=text, description=text)
     ansible.set_defaults(handler=_from_ansible)
     ansible.add_argument(
-        "ansible", metavar="ANSIBLE_INVENTORY", help="the Ansible inventory file: YAML (hosts.yaml) or INI (hosts.ini)"
+        "ansible",
+        metavar="ANSIBLE_INVENTORY",
+        help="the Ansible inventory file: YAML (hosts.yaml), INI (hosts.ini) or `ansible-inventory --list` JSON",
     )
     ansible.add_argument("--mapping", required=True, help="mapping file: pairs, host variables, defaults")
     ansible.add_argument("-o", "--output", help="write here instead of stdout (never over an input)")

@@ -1,4 +1,5 @@
-"""Ansible inventories (YAML, or INI: :mod:`harness.inventory.ansible_ini`) → harness inventories,
+"""Ansible inventories (YAML; INI, :mod:`harness.inventory.ansible_ini`; or what
+``ansible-inventory --list`` prints, :mod:`harness.inventory.ansible_listjson`) → harness inventories,
 through a small mapping file.
 
 Many teams already describe their DRBD nodes in an Ansible inventory (``all`` → ``hosts`` /
@@ -33,6 +34,7 @@ import yaml
 from harness.errors import ConfigError
 from harness.inventory.ansible_groups import GroupTree, Resolved
 from harness.inventory.ansible_ini import host_port, looks_like_ini, parse_ini_inventory
+from harness.inventory.ansible_listjson import from_list_output, is_list_output
 from harness.inventory.ansible_mapping import MAPPING_KEY, AnsibleMapping, MappedPair, SshDefaults, is_ansible_mapping
 from harness.inventory.ansible_secrets import VaultValue, is_secret_value
 from harness.inventory.ansible_varsdirs import VARS_DIRS, read_vars_dir
@@ -124,13 +126,19 @@ def parse_ansible_inventory(text: str, source: str = "<string>", *, vars_dirs: P
         data: Any = parse_ini_inventory(text, source)
     else:
         data = construct_yaml_text(text, source, _AnsibleLoader, finite=False)
+    listed = is_list_output(data)
+    if listed:  # `ansible-inventory --list` JSON: what Ansible resolved, its vars files included
+        data = from_list_output(data, source)
     if not isinstance(data, dict):
-        raise ConfigError(f"{source}: neither a YAML inventory (groups such as `all:`) nor an INI one ([group])")
+        raise ConfigError(
+            f"{source}: neither a YAML inventory (groups such as `all:`), an INI one ([group]) "
+            "nor `ansible-inventory --list` JSON"
+        )
     tree = GroupTree(source)
     for name, body in data.items():
         tree.add(str(name), body, None if name == "all" else "all")
     tree.check()
-    if vars_dirs is not None:
+    if vars_dirs is not None and not listed:
         tree.group_files = read_vars_dir(vars_dirs / "group_vars", tree.groups, _parse_vars_file)
         tree.host_files = read_vars_dir(vars_dirs / "host_vars", tree.host_vars, _parse_vars_file)
     hosts = Resolved(tree.host_vars, tree.resolved)

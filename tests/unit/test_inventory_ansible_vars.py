@@ -66,9 +66,9 @@ VARS_FILES = {
 }
 
 
-def _ansible(path: Path, host: str) -> dict[str, object]:
+def _ansible(path: Path, *args: str) -> dict[str, object]:
     out = subprocess.run(
-        [ANSIBLE_INVENTORY, "-i", str(path), "--host", host],
+        [ANSIBLE_INVENTORY, "-i", str(path), *args],
         capture_output=True,
         text=True,
         check=True,
@@ -99,7 +99,7 @@ def test_every_hosts_variables_are_what_ansible_inventory_says(
     path = _layout(tmp_path, name, text, vars_files)
     inventory = load_ansible_inventory(path)
     for host in ("n1", "n2"):
-        assert dict(inventory.hosts[host]) == _ansible(path, host), host
+        assert dict(inventory.hosts[host]) == _ansible(path, "--host", host), host
     # the priority is the group's: a_first (10) wins over z_last (1) though it sorts first
     n1 = dict(inventory.hosts["n1"])
     assert "ansible_group_priority" not in n1
@@ -123,3 +123,28 @@ def test_a_vars_file_that_is_no_mapping_is_refused_naming_it(tmp_path: Path) -> 
 def test_an_inventory_directory_is_refused_naming_the_vars_directories(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"a directory; name the inventory file in it \(its group_vars and host_vars"):
         load_ansible_inventory(tmp_path)
+
+
+def _listed(tmp_path: Path, path: Path, *args: str) -> Path:
+    listed = tmp_path / "listed" / "inventory.json"
+    listed.parent.mkdir(exist_ok=True)
+    listed.write_text(json.dumps(_ansible(path, "--list", *args)))
+    return listed
+
+
+@pytest.mark.parametrize(("name", "text"), [("hosts.yaml", YAML), ("hosts.ini", INI)], ids=["yaml", "ini"])
+def test_ansible_inventory_list_output_reads_as_the_inventory_it_came_from(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    path = _layout(tmp_path, name, text, VARS_FILES)
+    listed = _listed(tmp_path, path)
+    inventory = load_ansible_inventory(listed)
+    for host in ("n1", "n2"):
+        assert dict(inventory.hosts[host]) == _ansible(path, "--host", host), host
+    assert set(inventory.groups["z_last"]) == {"n1", "n2"}
+
+
+def test_list_export_output_is_refused_saying_why(tmp_path: Path) -> None:
+    listed = _listed(tmp_path, _layout(tmp_path, "hosts.yaml", YAML, VARS_FILES), "--export")
+    with pytest.raises(ConfigError, match=r"give `ansible-inventory --list` output \(without --export\)"):
+        load_ansible_inventory(listed)
