@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from typing import Final, Protocol
 
+from harness.limits import MAX_ECHO_CHARS, MAX_ERROR_LINE_CHARS
 from harness.redact import redact
-from harness.userfiles.limits import MAX_ECHO_CHARS, MAX_ERROR_LINE_CHARS
 
 #: An exception the harness did not expect (``EX_SOFTWARE`` of sysexits.h): never 1, which is
 #: a verdict ("regressed"), so a crash cannot pass for a result.

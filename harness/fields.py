@@ -22,6 +22,7 @@ from harness.units import UnitError, parse_duration, parse_rate_bits, parse_size
 __all__ = [
     "ARRAY_NAME_PATTERN",
     "DRBD_DEVICE_PATTERN",
+    "IFACE_PATTERN",
     "MD_DEVICE_PATTERN",
     "NBD_DEVICE_PATTERN",
     "REPLICATED_DEVICE_PATTERN",
@@ -39,6 +40,13 @@ __all__ = [
 #: a replicated write is acknowledged once it is on the local disk and sent (A), received by
 #: the peer (B), or on the peer's disk too (C)
 ReplicationProtocol = Literal["A", "B", "C"]
+
+# An interface, by the kernel's rule (1..15 bytes, not "." or "..", no '/', ':' or blank) in a
+# fixed safe alphabet with no leading '-', so no tool reads it as an option.
+_IFNAME_CHAR: Final = r"[A-Za-z0-9_.-]"
+IFACE_PATTERN: Final = (
+    rf"^([A-Za-z0-9_]{_IFNAME_CHAR}{{0,14}}|\.[A-Za-z0-9_-]{_IFNAME_CHAR}{{0,13}}|\.\.{_IFNAME_CHAR}{{1,13}})$"
+)
 
 # A resource: no leading '-' (drbdadm and drbdsetup would read the name as an option).
 RESOURCE_PATTERN: Final = r"^[A-Za-z0-9_.+][A-Za-z0-9_.+-]{0,63}$"

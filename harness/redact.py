@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["REDACTED", "is_secret_name", "looks_secret", "redact", "redact_obj"]
+__all__ = ["REDACTED", "is_secret_name", "looks_secret", "redact", "redact_about_url", "redact_obj", "redact_url"]
 
 REDACTED = "***redacted***"
 
@@ -53,6 +53,8 @@ _SECRET_NAME = re.compile(
 )
 # The password of a URL's userinfo (`scheme://user:password@host`); the user stays readable.
 _URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/:@'\"]*):([^\s@'\"]*?)@")
+# A URL's authority (`//userinfo@host:port`), for text known to be one URL or one word.
+_URL_AUTHORITY = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://([^/?#]*)")
 _BARE = re.compile(
     # AWS access key ids
     r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"
@@ -78,6 +80,34 @@ def redact(text: str) -> str:
     text = _JINJA.sub(_jinja, text)
     text = _ASSIGNMENT.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
     return _BARE.sub(REDACTED, text)
+
+
+def _authority(match: re.Match[str]) -> str:
+    userinfo, at, host = match.group(1).rpartition("@")
+    if not at or ":" not in userinfo:
+        return match.group(0)
+    head = match.group(0)[: match.start(1) - match.start(0)]
+    return f"{head}{userinfo.split(':', 1)[0]}:{REDACTED}@{host}"
+
+
+def redact_url(text: str) -> str:
+    """:func:`redact` for a URL, or one command-line word holding one (``--results-db=...``):
+    its password is redacted whatever characters it holds (a blank, an ``@``)."""
+    return redact(_URL_AUTHORITY.sub(_authority, text))
+
+
+def redact_about_url(text: str, url: str) -> str:
+    """:func:`redact_url` of ``text``, a message about ``url`` (a client library's error), with
+    every piece of the URL's password taken out too: a library that split the URL where the
+    password has a blank or an ``@`` quotes a piece of it."""
+    match = _URL_AUTHORITY.search(url)
+    userinfo = match.group(1).rpartition("@")[0] if match else ""
+    password = userinfo.partition(":")[2]
+    text = redact_url(text)
+    for piece in sorted(re.split(r"[\s@]+", password), key=len, reverse=True):
+        if len(piece) >= 3:
+            text = text.replace(piece, REDACTED)
+    return text
 
 
 def looks_secret(text: str) -> bool:

@@ -11,7 +11,7 @@ suffix means.  Conventions follow the tools they feed:
   ``MB/s``/``MiB/s`` are bytes per second (1000- and 1024-based respectively).
 * durations: ``us``, ``ms``, ``s``, ``m``, ``h``; bare numbers are seconds.
 
-A number of more than :data:`~harness.userfiles.limits.MAX_DIGITS` digits is refused before it
+A number of more than :data:`~harness.limits.MAX_DIGITS` digits is refused before it
 is converted (``400`` nines is no size, and as a float it would be infinity).
 """
 
@@ -21,7 +21,7 @@ import math
 import re
 from typing import Final
 
-from harness.userfiles.limits import MAX_DIGITS
+from harness.limits import MAX_DIGITS
 
 __all__ = [
     "GIB",

@@ -17,8 +17,9 @@ import pytest
 from harness.disk.cell import DiskCellResult, DiskCellSpec
 from harness.disk.layout import DiskLayout
 from harness.fio.spec import WorkloadSpec
-from harness.fio.workloads import MIB, for_profile, io_job
+from harness.fio.workloads import for_profile, io_job
 from harness.plugin.session import HarnessSession
+from harness.units import MIB
 
 WORKLOADS = [
     io_job("randwrite", 4096, numjobs=4, iodepth=8),

@@ -16,8 +16,9 @@ from harness.disk.bonnie import BonnieCellResult, BonnieCellRunner, BonnieCellSp
 from harness.disk.cell import DiskCellResult, DiskCellRunner, DiskCellSpec
 from harness.disk.layout import DiskLayout
 from harness.fio.spec import WorkloadSpec
-from harness.fio.workloads import MIB, for_profile, io_job
+from harness.fio.workloads import for_profile, io_job
 from harness.plugin.session import HarnessSession
+from harness.units import MIB
 
 WORKLOADS = [io_job("randwrite", 4096, numjobs=4, iodepth=8), io_job("write", MIB, iodepth=16)]
 TARGETS = ["raw", "xfs", "ext4"]

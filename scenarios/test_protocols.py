@@ -26,10 +26,11 @@ import pytest
 
 from harness.cell import CellContext, CellResult, CellSpec
 from harness.fio.spec import WorkloadSpec
-from harness.fio.workloads import MIB, for_profile, io_job, write_job
+from harness.fio.workloads import for_profile, io_job, write_job
 from harness.impair.profile import NetemProfile
 from harness.plugin.session import HarnessSession
 from harness.rules.bounds import BoundResult
+from harness.units import MIB
 
 PROTOCOLS = ["A", "B", "C"]
 ADDED_RTT_MS = [0, 5]

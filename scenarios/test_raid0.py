@@ -12,9 +12,10 @@ import pytest
 from harness.disk.cell import DiskCellResult, DiskCellSpec
 from harness.disk.layout import DiskLayout
 from harness.fio.spec import WorkloadSpec
-from harness.fio.workloads import MIB, for_profile, io_job
+from harness.fio.workloads import for_profile, io_job
 from harness.plugin import SESSION_KEY, disk_study_nodes
 from harness.plugin.session import HarnessSession
+from harness.units import MIB
 
 WORKLOADS = [io_job("randwrite", 4096, numjobs=4, iodepth=8), io_job("write", MIB, iodepth=16)]
 MAX_STRIPES = 16

@@ -4,6 +4,8 @@ Split like pytest-benchmark's storage / compare / display, one concept per modul
 tolerance rules they judge with are :mod:`harness.rules.tolerance`, below the inventory that parses them:
 
 * :mod:`~harness.baseline.compare`: reference cells × current cells → verdict per cell (pure);
+* :mod:`~harness.baseline.intervals`: the same for cells repeated until their medians'
+  intervals were tight (``--repeat auto``): interval against interval (pure);
 * :mod:`~harness.baseline.markdown`: the comparison as Markdown for a pull request;
 * :mod:`~harness.baseline.store`: ``reports/baselines/<inventory>/<name>/`` on disk;
 * :mod:`~harness.baseline.refs`: what ``RUN_OR_BASELINE`` on the command line refers to;

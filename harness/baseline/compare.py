@@ -9,7 +9,9 @@ workload, impairment), never on test ids.  For each metric with a :class:`Tolera
   two sides' ranges of repeats (min–max) do not overlap; otherwise it is inside the noise of
   the measurements and **inconclusive** — the gate says so instead of failing the build on
   noise.  With one measurement on each side there is no noise estimate and the tolerance
-  alone decides; the reason says so and suggests ``--repeat``.
+  alone decides; the reason says so and suggests ``--repeat``;
+* when both sides were repeated until their medians' intervals were tight (``--repeat auto``),
+  the intervals decide instead of the ranges (:mod:`harness.baseline.intervals`).
 
 A cell is the worst of its metrics (regressed > inconclusive > improved > pass); a cell whose
 own validity check was inconclusive on either side (DRBD left Connected, a resync) cannot be
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Literal, get_args
 
+from harness.baseline.intervals import judge_intervals, shared_confidence
 from harness.report.aggregate import Cell, Stat, cell_sort_key
 from harness.report.formatting import format_number
 from harness.rules.tolerance import Tolerance, format_percent
@@ -114,14 +117,23 @@ class MetricDelta:
         return self.rule.metric
 
 
-def compare_metric(rule: Tolerance, reference: Stat, current: Stat) -> MetricDelta:
-    """Judge one metric's change against ``rule``, taking the repeats' spread into account."""
+def compare_metric(rule: Tolerance, reference: Stat, current: Stat, confidence: float | None = None) -> MetricDelta:
+    """Judge one metric's change against ``rule``, taking the repeats' spread into account;
+    with ``confidence`` (both sides repeated to it), their medians' intervals."""
     ratio = log_ratio(reference.median, current.median)
     if ratio is None:
         reason = "negative values cannot be compared as ratios"
         return MetricDelta(rule, reference, current, "inconclusive", reason, note="negative values")
     change = _change(ratio)
     text = format_percent(change) if math.isfinite(change) else "from 0"
+    within = not rule.is_regression(ratio) and not rule.is_improvement(ratio)
+    judged = (
+        None
+        if confidence is None
+        else judge_intervals(rule, reference, current, confidence=confidence, change_text=text, within=within)
+    )
+    if judged is not None:
+        return MetricDelta(rule, reference, current, judged.verdict, judged.reason, change, judged.note)
     tol = rule.describe()
     if rule.is_regression(ratio):
         verdict: MetricVerdict = "regressed"
@@ -191,10 +203,11 @@ def _suspect(cell: Cell) -> bool:
 
 def _compare_cell(rules: Sequence[Tolerance], reference: Cell, current: Cell) -> CellDelta | None:
     deltas: list[MetricDelta] = []
+    confidence = shared_confidence(reference, current)
     for rule in rules:
         ref, cur = reference.stats.get(rule.metric), current.stats.get(rule.metric)
         if ref is not None and cur is not None:
-            deltas.append(compare_metric(rule, ref, cur))
+            deltas.append(compare_metric(rule, ref, cur, confidence))
         elif ref is not None:
             reason = "measured in the baseline, not in this run"
             deltas.append(MetricDelta(rule, ref, None, "inconclusive", reason, note="not measured in this run"))

@@ -18,6 +18,7 @@ from harness.baseline.compare import BaselineComparison, compare_cells
 from harness.baseline.markdown import render_markdown
 from harness.baseline.refs import Side
 from harness.rules.tolerance import tolerance_rules
+from harness.runfiles.rundir import RunDir
 
 if TYPE_CHECKING:  # plots pulls in matplotlib, imported only when the plot is drawn
     from harness.report.plots import Plot
@@ -80,6 +81,7 @@ def run_gate(
     summary = render_markdown(comparison, ref_text, cur_text, details=False)
     written = None
     if write_to is not None:
+        RunDir(write_to).check_writable()
         written = write_to / COMPARE_MD
         # Atomic, like the other reports: a CI step uploading artifacts never sees half a file.
         tmp = written.with_name(f".{COMPARE_MD}.{os.getpid()}.tmp")

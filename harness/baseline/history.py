@@ -33,7 +33,7 @@ def history_runs(ref: str) -> int | None:
     if not ref.startswith(HISTORY_PREFIX):
         return None
     text = ref[len(HISTORY_PREFIX) :]
-    if not text.isdigit() or not 1 <= int(text) <= MAX_HISTORY_RUNS:
+    if not (text.isascii() and text.isdigit() and len(text) <= 4) or not 1 <= int(text) <= MAX_HISTORY_RUNS:
         raise ConfigError(f"{ref!r}: expected history:N, N the number of good runs to compare with (1–1000)")
     return int(text)
 

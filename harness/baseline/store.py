@@ -21,7 +21,6 @@ and ``samples.ndjson``: anything else in its directory (a README, notes) is kept
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 from collections.abc import Mapping, Sequence
@@ -35,10 +34,10 @@ from filelock import FileLock
 
 from harness.errors import ConfigError
 from harness.report.aggregate import aggregate_samples
-from harness.runfiles.rundir import RunDir
+from harness.runfiles.rundir import BASELINE_INFO, RunDir
 from harness.runfiles.runinfo import RunInfo
 from harness.runfiles.samples import Sample, read_samples
-from harness.userfiles.jsonsafe import dumps
+from harness.userfiles.jsonsafe import dumps, loads
 from harness.userfiles.names import NAME_RULE, name_problem
 from harness.userfiles.userfile import read_config_text
 
@@ -54,7 +53,7 @@ __all__ = [
 
 #: Directory under the reports root that holds baselines.
 BASELINES_DIR: Final = "baselines"
-_INFO_FILE: Final = "baseline.json"
+_INFO_FILE: Final = BASELINE_INFO
 _SAMPLES_FILE: Final = "samples.ndjson"
 # What a baseline owns in its directory: only these are ever replaced or removed.
 _OWNED: Final = frozenset({_INFO_FILE, _SAMPLES_FILE})
@@ -138,7 +137,7 @@ class BaselineInfo:
             raise ConfigError(f"{path}: not a baseline (no {_INFO_FILE})")
         text = read_config_text(info, "baseline metadata")  # regular, bounded, UTF-8
         try:
-            data = json.loads(text)
+            data = loads(text)
         except (ValueError, RecursionError) as exc:  # RecursionError: arrays nested thousands deep
             raise ConfigError(f"{info}: not valid JSON: {exc}") from None
         if not isinstance(data, Mapping):

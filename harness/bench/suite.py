@@ -13,6 +13,7 @@ Printed, never asserted (a noisy 2-core host moves every figure):
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -204,18 +205,22 @@ def bench_command(
     progress: Progress,
     what: str = "all",
     from_run: str | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> int:
     """``harness bench``: measure on ``pair`` (default: the first by name) of the inventory at
     ``path``, booting the embedded lab for the measurement when it is not up, and print.
     ``what="overhead"``: the per-phase cost of cells and fidelity (:mod:`harness.bench.overhead`);
-    with ``from_run``, the phases of an earlier run's cells, nothing measured."""
+    with ``from_run``, the phases of an earlier run's cells, nothing measured.  ``what="repeats"``:
+    ``--repeat auto`` against a fixed count (:mod:`harness.bench.repeatbench`; ``extra`` holds its
+    plan and the fixed count)."""
     import tempfile
 
     from harness.bench import overhead as bench_overhead
+    from harness.bench.repeatbench import RepeatBench, run_repeat_bench
     from harness.inventory import load_inventory
     from harness.lab.lifecycle import Lab
 
-    report: BenchReport | bench_overhead.OverheadReport
+    report: BenchReport | bench_overhead.OverheadReport | RepeatBench
     if from_run is not None:
         report = bench_overhead.phases_from_run(Path(from_run))
         print(dumps(report.to_json(), indent=2) if as_json else report.render())
@@ -234,8 +239,13 @@ def bench_command(
             booted = True
     try:
         with tempfile.TemporaryDirectory(prefix="harness-bench-") as tmp:
-            bench = bench_overhead.run_overhead_bench if what == "overhead" else run_harness_bench
-            report = bench(inventory, pair=pair, repeats=repeats, run_dir=Path(tmp), progress=progress)
+            if what == "repeats":
+                report = run_repeat_bench(
+                    inventory, pair=pair, repeats=repeats, run_dir=Path(tmp), progress=progress, **(extra or {})
+                )
+            else:
+                bench = bench_overhead.run_overhead_bench if what == "overhead" else run_harness_bench
+                report = bench(inventory, pair=pair, repeats=repeats, run_dir=Path(tmp), progress=progress)
     finally:
         if lab is not None and booted:
             lab.down()

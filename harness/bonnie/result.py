@@ -7,6 +7,12 @@ phases are operations per second.  bonnie++ writes ``+++++`` where a phase ended
 half a second (too fast to time; most often the create/stat/delete phases with few files) and
 leaves a field empty for a phase it did not run (``-f`` skips the per-character ones): both
 come out as a rate of ``None``, told apart by :attr:`BonniePhase.too_fast`.
+
+Every figure is a finite, non-negative decimal of at most
+:data:`~harness.limits.MAX_DIGITS` digits (``inf``, ``nan``, ``-1`` or a 400-digit
+rate is an error naming the field), and the output is at most
+:data:`~harness.limits.MAX_BONNIE_BYTES`: what the parser accepts, the samples and
+every later reader of the run accept too.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from harness.errors import HarnessError
+from harness.limits import MAX_BONNIE_BYTES, MAX_DIGITS
 
 __all__ = ["PHASES", "BonnieOutputError", "BonniePhase", "BonnieResult", "parse_bonnie_csv"]
 
@@ -25,7 +32,9 @@ FORMAT_VERSIONS: Final = ("1.97", "1.98")
 _FIELD_COUNT: Final = 50
 _LATENCY_BASE: Final = 38
 _TOO_FAST: Final = "+++++"
-_LATENCY_RE: Final = re.compile(r"\A(\d+(?:\.\d+)?)(us|ms|s)\Z")
+_DECIMAL: Final = rf"[0-9]{{1,{MAX_DIGITS}}}(?:\.[0-9]{{1,{MAX_DIGITS}}})?"
+_NUMBER_RE: Final = re.compile(rf"\A{_DECIMAL}\Z")
+_LATENCY_RE: Final = re.compile(rf"\A({_DECIMAL})(us|ms|s)\Z")
 _LATENCY_UNIT: Final = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 PhaseKind = Literal["throughput", "ops"]
@@ -90,10 +99,9 @@ class BonnieResult:
 def _number(text: str, what: str) -> float | None:
     if text == "" or set(text) == {"+"}:  # "+++++" rate, "+++" %CPU: too fast to time
         return None
-    try:
-        return float(text)
-    except ValueError:
-        raise BonnieOutputError(f"bonnie++ CSV: {what} is {text!r}, not a number") from None
+    if not _NUMBER_RE.match(text):  # no sign, no exponent, no inf or nan: bonnie++ writes none of them
+        raise BonnieOutputError(f"bonnie++ CSV: {what} is {text[:40]!r}, not a non-negative number")
+    return float(text)
 
 
 def _latency(text: str, what: str) -> float | None:
@@ -101,7 +109,7 @@ def _latency(text: str, what: str) -> float | None:
         return None
     match = _LATENCY_RE.match(text)
     if not match:
-        raise BonnieOutputError(f"bonnie++ CSV: {what} latency {text!r} is not <number>us|ms|s")
+        raise BonnieOutputError(f"bonnie++ CSV: {what} latency {text[:40]!r} is not <number>us|ms|s")
     return float(match[1]) * _LATENCY_UNIT[match[2]]
 
 
@@ -120,8 +128,6 @@ def _parse_row(row: list[str]) -> BonnieResult:
     phases = []
     for i, (name, kind, at) in enumerate(PHASES):
         rate = _number(row[at], name)
-        if rate is not None and rate < 0:
-            raise BonnieOutputError(f"bonnie++ CSV: {name} rate {rate} is negative")
         phases.append(
             BonniePhase(
                 name,
@@ -150,11 +156,16 @@ def parse_bonnie_csv(text: str) -> list[BonnieResult]:
     Comment lines (``#``), blank lines and ``bon_csv2html`` heading lines are skipped; no
     result line at all is an error, since a bonnie++ that ran must have printed one.
     """
+    if len(text) > MAX_BONNIE_BYTES:
+        raise BonnieOutputError(f"bonnie++ printed more than {MAX_BONNIE_BYTES} bytes; not its CSV output")
     results = []
-    for row in csv.reader(io.StringIO(text)):
-        if not row or not row[0].strip() or row[0].lstrip().startswith("#") or row[0] == "format_version":
-            continue
-        results.append(_parse_row([field.strip() for field in row]))
+    try:
+        for row in csv.reader(io.StringIO(text)):
+            if not row or not row[0].strip() or row[0].lstrip().startswith("#") or row[0] == "format_version":
+                continue
+            results.append(_parse_row([field.strip() for field in row]))
+    except csv.Error as exc:  # a field past csv's size limit, a stray quote at the end
+        raise BonnieOutputError(f"bonnie++ CSV is not CSV: {exc}") from None
     if not results:
         raise BonnieOutputError("bonnie++ printed no CSV result line (was it run with -q, and did it finish?)")
     return results

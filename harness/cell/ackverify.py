@@ -12,7 +12,7 @@ import shlex
 from dataclasses import replace
 
 from harness.cell.runner import CellRunner
-from harness.fio.runner import FioFailed
+from harness.fio.job import FioFailed
 from harness.fio.spec import WorkloadSpec
 from harness.remote import Runner
 
@@ -34,14 +34,14 @@ def verify_written(
     the bad blocks' contents stay on the node (``verify_dump``) and their paths go in ``notes``."""
     assert spec.verify is not None
     spec = spec.replace(verify=replace(spec.verify, dump=True))
-    run = runner.fio.start(node, spec, device, cell)
+    job = runner.fio.start(node, spec, device, cell)
     try:
-        runner.fio.wait(node, run)
+        job.wait()
     except FioFailed as exc:
         notes.append(str(exc))
-        res = node.run(["grep", "-c", "^verify: ", run.log], timeout=30, check=False)
+        res = node.run(["grep", "-c", "^verify: ", job.log], timeout=30, check=False)
         count = res.stdout.strip()
-        where = run.log.rsplit("/", 1)[0]
+        where = job.log.rsplit("/", 1)[0]
         # a block never written is dumped as <file>.<offset>.hdr_fail, a wrong one as .received
         listing = f"ls -1 {shlex.quote(where)}/*.received {shlex.quote(where)}/*.hdr_fail 2>/dev/null | head -20"
         dumps = node.run(["sh", "-c", listing], timeout=30, check=False)

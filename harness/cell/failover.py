@@ -15,8 +15,8 @@
    cell of a run writes with its own seed (:func:`~harness.cell.ackverify.cell_seed`), so the
    blocks an earlier cell wrote carry another seed in their verify headers and fail the check.
 5. The crashed node comes back, resyncs, and the original roles are restored.  Its boot_id
-   must have changed (else the crash did not happen) and the peer's must not (a peer that rebooted
-   too lost its tc state and its fio, and the cell would not be the single-node crash it claims).
+   must have changed (else the crash did not happen) and the peer's must not (the peer is
+   the survivor whose copy is verified: had it rebooted too, the cell tested two crashes).
 
 The replication protocol the cell runs with comes from the pair's :class:`ProtocolSwitch`: the
 lab may set A, B or C for the cell (and restores the inventory's afterwards); a real cluster

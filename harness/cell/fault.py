@@ -1,5 +1,6 @@
 """Step 2 of a cell, the fault: replication cut (the local-disk mode) and the impairment of the
-replication path, each with its undo registered before the node is touched (CLEAN-1).
+replication path, each with its undo registered before the node is touched (an interrupt
+between the change and its registration would leave the change behind).
 
 An impairment is applied on the nodes its profile names, read back, and proven by the RTT: the
 minimum RTT must move by what the profile adds, or the cell aborts (the fault did not take).
@@ -164,7 +165,8 @@ class Faults:
 
     def lint(self, spec: CellSpec, target: Target) -> None:
         """Hold the impairment against the resource's effective timeouts (read once per pair
-        and process) before anything changes (reliability.md row 21)."""
+        and process) before anything changes: a fault that outlasts them disconnects the
+        replication instead of slowing it."""
         assert spec.impairment is not None
         if spec.pair not in self._timeouts:
             self._timeouts[spec.pair] = target.replication.timeouts()
@@ -202,8 +204,9 @@ class Faults:
         # the fault is gone by the fio deadline + the grace, its undo included
         hold = fio_deadline_s(spec.workload) + self.deadman_grace_s - UNDO_BUDGET_S
         planned: list[tuple[Runner, AppliedImpairment]] = []
-        # one undo for both nodes, registered before either is touched (CLEAN-1); it clears
-        # them in parallel, so an interrupted cell's undo costs one node's time (row 28)
+        # one undo for both nodes, registered before either is touched (an interrupt in between
+        # leaves nothing behind); it clears them in parallel, so an interrupted cell's undo
+        # costs one node's time and fits the few seconds an interrupted run has to end
         undo.callback(self._clear_all, planned)
         # both nodes at once, a thread each: one node's refusal or failure still lets the
         # other finish, and the undo above clears whatever either put in place
@@ -220,7 +223,8 @@ class Faults:
                         hold_s=hold,
                         role=role,
                         port=pair.shaped_port(),
-                        # the undo is registered before the node is touched (CLEAN-1)
+                        # the undo is registered before the node is touched: an interrupt
+                        # during the apply still clears it
                         on_planned=functools.partial(_plan_clear, planned, node),
                         # the interface as the guard's round trips read it (None: read it now)
                         preread=(target.prereads or {}).get(node.name),
@@ -232,7 +236,7 @@ class Faults:
         return planned
 
     def _clear_all(self, planned: list[tuple[Runner, AppliedImpairment]]) -> None:
-        # a connection lost mid-undo reconnects, bounded: clearing twice is harmless (row 25)
+        # a connection lost mid-undo reconnects, bounded: clearing twice is harmless
         each_node(
             [
                 (node.name, functools.partial(with_reconnect, functools.partial(self.impairer.clear, node, fault)))

@@ -1,4 +1,4 @@
-"""Optional node features a cell may need, refused up front per cell (reliability.md §4 row 13).
+"""Optional node features a cell may need, refused up front per cell.
 
 Preflight finds what a node lacks; a missing *required* tool (fio, tc, sch_netem) blocks the
 whole run, but a missing *optional* feature stops only the cells that use it: without

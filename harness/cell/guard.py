@@ -3,18 +3,22 @@ the replication is healthy, before anything changes.
 
 One round trip to the primary carries the device guard's probes (:mod:`harness.safety.device`),
 the replication's state and the node's boot id (a node that reboots mid-cell loses its qdiscs
-and its fio: the cell must notice); the secondary's boot id is read at
+and its fio: the cell must notice, not report a half-measured window); the secondary's boot id is read at
 the same time, over its own connection.  An impaired cell's first look at each node's
 replication interface (a foreign or leftover qdisc refuses the fault) rides the same round
-trips.  Only when the state is not healthy does the guard wait, bounded, for it to become so.
+trips, and so does the opening of the cell's validity window (:mod:`.certificate`): each node's
+pressure snapshot, and on the lab the host's, read as soon as both round trips are back.  Only
+when the state is not healthy does the guard wait, bounded, for it to become so; the window then
+opens again once it is (a resync is not the measurement's window).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from harness.cell.certificate import HostProbe, Readings, node_print, pressure_reads, read_ends, read_host
 from harness.cell.spec import CellSpec
 from harness.errors import CommandFailed, RefusedError, SplitBrain
 from harness.impair.apply import root_probe
@@ -44,8 +48,9 @@ def pair_replication(
 @dataclass(frozen=True)
 class Target:
     """A pair that passed the guard: its nodes, the primary's replicated device, the peer's
-    replication address, the primary's boot id and the secondary's (None: not read yet), and
-    for an impaired cell each node's replication interface as it was read (by node name)."""
+    replication address, the primary's boot id and the secondary's (None: not read yet), for
+    an impaired cell each node's replication interface as it was read (by node name), and the
+    opening of the cell's validity window."""
 
     pair: PairSpec
     primary: Runner
@@ -55,6 +60,7 @@ class Target:
     boot_id: str
     peer_boot_id: str | None = None
     prereads: Mapping[str, Mapping[str, CommandResult]] | None = None
+    window_start: Readings = field(default_factory=lambda: Readings({}))
 
     def boot_ids(self) -> dict[str, str]:
         """The boot ids the guard read, by node name (raw ``cat`` output)."""
@@ -73,10 +79,26 @@ def _explain_unhealthy(exc: RefusedError, primary: Runner, source: str, dest: st
     exc.args = (f"{exc}; {reach.dead_path(resource) if not reach.answers else reach.describe()}",)
 
 
+def _opened(
+    primary: str, secondary: str, facts: Mapping[str, CommandResult], peer: Mapping[str, CommandResult]
+) -> Readings:
+    """The window's opening from the guard's two round trips (the host is read by the caller)."""
+    mine, why = node_print(primary, facts)
+    theirs, peer_why = node_print(secondary, peer)
+    return Readings({**mine, **theirs}, problems=(*why, *peer_why))
+
+
 def guard_cell(
-    inventory: Inventory, pool: ConnectionPool, spec: CellSpec, *, health_timeout_s: float, progress: Progress
+    inventory: Inventory,
+    pool: ConnectionPool,
+    spec: CellSpec,
+    *,
+    health_timeout_s: float,
+    progress: Progress,
+    host_probe: HostProbe | None = None,
 ) -> Target:
-    """Open both nodes, guard the device and check (or wait for) a healthy replication."""
+    """Open both nodes, guard the device, check (or wait for) a healthy replication and open the
+    cell's validity window (``host_probe``: the lab's host, read locally)."""
     pair = inventory.pairs[spec.pair]
     nodes = pool.open_all([pair.primary, pair.secondary])
     primary, secondary = nodes[pair.primary], nodes[pair.secondary]
@@ -89,15 +111,26 @@ def guard_cell(
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="peer-boot-id") as peer:
         peer_batch = peer.submit(
-            run_batch, secondary, {"boot_id": boot_id_argv(), **interface(pair.secondary)}, timeout=15
+            run_batch,
+            secondary,
+            {"boot_id": boot_id_argv(), **interface(pair.secondary), **pressure_reads()},
+            timeout=15,
         )
         facts = guard_replicated_device(
             primary,
             replication,
             needed_bytes=spec.workload.footprint_bytes,
-            extra={"state": replication.state_probe(), "boot_id": boot_id_argv(), **interface(pair.primary)},
+            extra={
+                "state": replication.state_probe(),
+                "boot_id": boot_id_argv(),
+                **interface(pair.primary),
+                **pressure_reads(),
+            },
         )
         peer_out = peer_batch.result()
+    opened = _opened(pair.primary, pair.secondary, facts.extra, peer_out)
+    host, host_problems = read_host(host_probe)
+    opened = Readings(opened.nodes, host, (*opened.problems, *host_problems))
     if peer_out["boot_id"].exit_code != 0:
         raise CommandFailed(peer_out["boot_id"])
     prereads = None
@@ -116,6 +149,7 @@ def guard_cell(
         except RefusedError as exc:
             _explain_unhealthy(exc, primary, inventory.nodes[pair.primary].replication.ip, peer_ip, pair.resource)
             raise
+        opened = read_ends([primary, secondary], host_probe)
     return Target(
         pair,
         primary,
@@ -125,4 +159,5 @@ def guard_cell(
         facts.extra["boot_id"].stdout,
         peer_out["boot_id"].stdout,
         prereads,
+        opened,
     )

@@ -1,8 +1,11 @@
 """Step 4 of a cell, the judge: the measurement's numbers, its validity and its verdict.
 
 A window in which the replication did not stay healthy is *inconclusive*, never a pass and
-never a regression (a number is only as good as its validity); otherwise the
-inventory's absolute bounds and the scenario's own checks decide.
+never a regression: a number is only as good as the window it was measured in.  Otherwise the
+inventory's absolute bounds and the scenario's own checks decide, and a bound that failed while
+the cell's validity certificate names a disturbance (a busy CPU, swapping, a slow path) is
+inconclusive too unless the policy says fail (:func:`harness.rules.inconclusive.decide`); a
+clean certificate changes nothing.
 """
 
 from __future__ import annotations
@@ -14,36 +17,17 @@ from typing import Any
 from harness.cell.measure import Measurement
 from harness.cell.spec import Annotator, CellContext, CellSpec
 from harness.fio.result import DirectionStats
+from harness.fio.samples import fio_overhead, fio_values
 from harness.inventory.models import ThresholdSpec
 from harness.probes.rtt import RttStats
 from harness.replication import WindowVerdict
 from harness.rules.bounds import BoundResult, absolute_bounds_for, check_absolute, combine, inconclusive
-from harness.units import MIB
+from harness.rules.inconclusive import DEFAULT_POLICY, Policy, decide
+from harness.rules.validity import Certificate
 
-__all__ = ["Judgement", "fio_values", "judge", "validity"]
+__all__ = ["Judgement", "judge", "validity"]
 
 ExtraChecks = Callable[[CellContext], list[BoundResult]]
-
-
-def _ms(us: float | None) -> float:
-    return float("nan") if us is None else us / 1000.0
-
-
-def fio_values(stats: DirectionStats, *, wall: float, fio_wall: float | None) -> dict[str, float]:
-    """The metrics every cell records from fio's report and its own timing (MiB/s, IOPS,
-    completion latencies in ms, fio's runtime, the cell's wall time and harness overhead)."""
-    return {
-        "bw": stats.bytes_per_s / MIB,
-        "iops": stats.iops,
-        "clat_mean": _ms(stats.clat_mean_us),
-        "clat_p50": _ms(stats.clat_p50_us),
-        "clat_p99": _ms(stats.clat_p99_us),
-        "clat_p999": _ms(stats.clat_p99_9_us),
-        "runtime": stats.runtime_ms / 1000.0,
-        "wall": wall,
-        # harness overhead: everything in the cell's wall time that is not fio running
-        "overhead": wall - fio_wall if fio_wall is not None else float("nan"),
-    }
 
 
 def validity(spec: CellSpec, window: WindowVerdict | None) -> BoundResult:
@@ -76,16 +60,15 @@ def judge(
     limits: ThresholdSpec,
     extra_checks: ExtraChecks | None = None,
     annotate: Annotator | None = None,
+    certificate: Certificate | None = None,
+    policy: Policy = DEFAULT_POLICY,
 ) -> Judgement:
-    fio, rtt, fio_wall = measurement.fio, measurement.rtt, measurement.fio_wall_s
-    stats = fio.write if spec.workload.is_write else fio.read
-    runtime_s = stats.runtime_ms / 1000.0
-    ramp = float(spec.workload.ramp_s)
+    outcome, rtt = measurement.fio, measurement.rtt
+    stats = outcome.stats
     values = {
-        **fio_values(stats, wall=wall, fio_wall=fio_wall),
+        **fio_values(outcome, wall=wall),
         "rtt": rtt.median_ms if rtt else float("nan"),
-        # fio's own start-up and tear-down beyond ramp + runtime (large on UML guests)
-        "fio_overhead": fio_wall - runtime_s - ramp if fio_wall is not None else float("nan"),
+        "fio_overhead": fio_overhead(outcome),
     }
     extra_meta: dict[str, Any] = {}
     if annotate is not None:
@@ -105,5 +88,8 @@ def judge(
     ]
     ctx_rtt = rtt if rtt is not None else RttStats((0.0,), 1, 1)
     if extra_checks is not None and valid.passed:
-        checks += extra_checks(CellContext(spec, ctx_rtt, fio, stats))
-    return Judgement(stats, ctx_rtt, values, valid, combine(checks), extra_meta)
+        checks += extra_checks(CellContext(spec, ctx_rtt, outcome.result, stats))
+    verdict = combine(checks)
+    if certificate is not None:
+        verdict = decide(verdict, certificate, policy)
+    return Judgement(stats, ctx_rtt, values, valid, verdict, extra_meta)

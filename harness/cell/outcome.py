@@ -18,7 +18,10 @@ from harness.rules.bounds import BoundResult
 from harness.runfiles.samples import Sample
 from harness.units import MIB
 
-__all__ = ["CellOutcome", "MeasuredRates", "junit_properties", "property_name"]
+__all__ = ["VALIDITY_PREFIX", "CellOutcome", "MeasuredRates", "junit_properties", "property_name", "validity_property"]
+
+#: the metadata keys of a cell's validity certificate start so (``validity``, ``validity.reason``, ...)
+VALIDITY_PREFIX = "validity"
 
 #: How a sample's unit ends a JUnit property's name: ``bw_mib_s``, ``clat_p99_ms``; a unit the
 #: metric's name already says (``iops``, ``ss_attained``) adds nothing.
@@ -34,6 +37,8 @@ _UNIT_SUFFIX: Final = {
     "×": "ratio",
     "IOPS": "",
     "0/1": "",
+    "0-1": "",  # a fraction (the confidence asked of an interval)
+    "runs": "",  # a count of repeats
 }
 
 
@@ -43,6 +48,15 @@ def property_name(metric: str, unit: str) -> str:
     if suffix is None:  # a unit not listed: its letters, lower case
         suffix = "_".join("".join(c if c.isalnum() else " " for c in unit.lower()).split())
     return metric if not suffix or metric.endswith(suffix) else f"{metric}_{suffix}"
+
+
+def validity_property(key: str) -> str:
+    """A certificate key's JUnit property name.  The cell-wide figures read as ``verdict`` and
+    ``verdict_reason`` do (``validity``, ``validity_reason``, ``validity_unread``); a figure keeps
+    its ``validity.<where>.<figure>`` path, the figure's name ending in its unit
+    (``validity.a1.cpu_pressure_pct``, with ``.max``, ``.source``, ``.disturbed`` beside it)."""
+    parts = key.split(".")
+    return "_".join(parts) if len(parts) <= 2 else key
 
 
 def _text(value: object) -> str | None:
@@ -108,4 +122,6 @@ class CellOutcome:
         # the model's binding limit, when the cell was predicted (harness.prediction.cellmodel)
         # and which calibration the prediction used: its id, time, and whether reused from a past run
         rest += [(key, self.metadata[key]) for key in ("bottleneck", "calibration") if key in self.metadata]
+        # the validity certificate: its verdict, reason and every figure with threshold and source
+        rest += [(validity_property(k), v) for k, v in self.metadata.items() if k.startswith(VALIDITY_PREFIX)]
         return junit_properties(((property_name(s.metric, s.unit), s.value) for s in self.samples), rest)

@@ -32,7 +32,6 @@ from harness.cell.runner import CellRunner
 from harness.errors import InfraError, RefusedError, SplitBrain
 from harness.fio.options import VerifySpec
 from harness.fio.result import FioResult
-from harness.fio.runner import FioRun
 from harness.fio.spec import WorkloadSpec
 from harness.impair.apply import UNDO_BUDGET_S, AppliedImpairment
 from harness.impair.profile import NetemProfile
@@ -192,11 +191,9 @@ def _partition(runner: CellRunner, pair_name: str, cut: Cut, seed: int) -> Parti
     cell = f"partition-{pair_name}-{cut}-{seed}"
     notes: list[str] = []
     with ExitStack() as undo:
-
-        def stop_on_exit(planned: FioRun) -> None:
-            undo.callback(runner.fio.stop, primary_node, planned)
-
-        run = runner.fio.start(primary_node, spec, pair.device, cell, on_planned=stop_on_exit)
+        job = runner.fio.start(
+            primary_node, spec, pair.device, cell, on_planned=lambda planned: undo.callback(planned.stop)
+        )
         time.sleep(LEAD_S)
         partition = _Cut(runner, pair_name, hold_s=cut_s + runner.deadman_grace_s - UNDO_BUDGET_S)
         partition.apply(undo)
@@ -206,7 +203,7 @@ def _partition(runner: CellRunner, pair_name: str, cut: Cut, seed: int) -> Parti
         partition.heal()
         healed = time.monotonic()
         runner.ledger.record("partition-healed", {"pair": pair_name, "cut_s": round(cut_held, 3)})
-        fio = runner.fio.wait(primary_node, run)
+        fio = job.wait().result
     healthy = wait_resynced(primary, runner.replication(pair_name, pair.secondary))
     resync_s = time.monotonic() - healed if detect is not None else None
     report = primary.verify(max(60.0, REGION_BYTES / (4 * MIB)), stop_bytes=spec.footprint_bytes)

@@ -1,5 +1,5 @@
-"""A lost SSH connection inside a cell (reliability.md row 25): bounded reconnects, and the
-node's faults held against the ledger once it answers again.
+"""A lost SSH connection inside a cell: bounded reconnects, and the node's faults held
+against the ledger once it answers again.
 
 The transport discards a broken connection (:class:`~harness.errors.ConnectionLost`) and the
 next command connects anew; :func:`with_reconnect` gives an idempotent step (an undo, a stop,
@@ -97,7 +97,7 @@ def check_faults(node: Runner, run_id: str, active: Iterable[Mapping[str, Any]])
 
 def recheck_after_reboot(nodes: Iterable[Runner], run_id: str) -> str:
     """After a node rebooted mid-cell (and the cell's undo ran): what of this run is left on
-    each node (row 29), one sentence.  A rebooted node lost its tc state and its /run (tmpfs);
+    each node, one sentence.  A rebooted node lost its tc state and its /run (tmpfs);
     the other kept everything the undo did not remove."""
     parts: list[str] = []
     for node in nodes:

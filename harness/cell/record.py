@@ -1,8 +1,8 @@
 """Step 5 of a cell, the record: metadata with provenance, samples, the ledger, the series.
 
-Every sample carries its provenance, so a number can be traced to what produced it: fio, kernel and
-replication versions read on
-the primary once per process, protocol, AZs, instance types, the measured RTT and the run id.
+Every sample carries its provenance, so a number is compared only with its like: fio, kernel
+and replication versions read on the primary once per process, protocol, AZs, instance types,
+the measured RTT and the run id.
 """
 
 from __future__ import annotations
@@ -160,10 +160,12 @@ class Recorder:
         verdict: BoundResult,
         validity: BoundResult,
     ) -> list[Sample]:
-        """Stamp the verdict on ``meta``, append one sample per value, note the cell done."""
+        """Stamp the verdict on ``meta``, append one sample per value, note the cell done.  The
+        replication's own window goes in ``replication_window``; ``validity`` is the cell's
+        certificate (already in ``meta``)."""
         meta["verdict"] = verdict.verdict
         meta["verdict_reason"] = verdict.reason
-        meta["validity"] = validity.reason
+        meta["replication_window"] = validity.reason
         samples = [Sample(metric, value, METRICS[metric], meta) for metric, value in values.items()]
         self.store.append(samples)
         self.ledger.record("cell-done", {"cell": cell, "verdict": verdict.verdict})

@@ -10,6 +10,7 @@ from harness.cell.spec import CellSpec
 from harness.fio.result import DirectionStats, FioResult
 from harness.probes.rtt import RttStats
 from harness.rules.bounds import BoundResult
+from harness.rules.validity import Certificate
 from harness.runfiles.samples import Sample
 
 __all__ = ["CellResult"]
@@ -26,6 +27,8 @@ class CellResult(CellOutcome, MeasuredRates):
     metadata: dict[str, Any]
     samples: list[Sample] = field(default_factory=list)
     wall_s: float = 0.0
+    #: what else was in the way while the cell measured (None: not certified)
+    certificate: Certificate | None = None
 
     PROPERTY_KEYS = (
         "pair",

@@ -10,7 +10,9 @@ runs on every exit path (failure, Ctrl-C, SIGTERM):
    (:mod:`.fault`);
 4. **fio** — one call that runs fio under the replication's event watch and returns one
    :class:`~harness.cell.measure.Measurement` (:mod:`.measure`);
-5. **judge** — values, validity, bounds, the scenario's checks (:mod:`.judge`);
+5. **judge** — values, validity, bounds, the scenario's checks, and the validity certificate of
+   the window from the guard to fio's exit (:mod:`.certificate`): a bound that failed while
+   something else was in the way is inconclusive (:mod:`.judge`);
 6. **record** — samples with provenance, the ledger, the bandwidth series (:mod:`.record`).
 """
 
@@ -22,9 +24,10 @@ from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 from typing import Any
 
+from harness.cell.certificate import CellCertificate, HostProbe, Readings, cell_certificate, rtt_check
 from harness.cell.fault import Faults
 from harness.cell.features import read_missing, refuse_missing
-from harness.cell.guard import guard_cell, pair_replication
+from harness.cell.guard import Target, guard_cell, pair_replication
 from harness.cell.judge import judge
 from harness.cell.measure import Measurement, Measurer
 from harness.cell.reconnect import recheck_after_reboot
@@ -32,7 +35,7 @@ from harness.cell.record import NodeFacts, Recorder, fault_windows
 from harness.cell.result import CellResult
 from harness.cell.slots import CellSlots, is_heavy
 from harness.cell.spec import Annotator, CellContext, CellSpec
-from harness.errors import ConfigError
+from harness.errors import ConfigError, InfraError
 from harness.fio.runner import FioRunner
 from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S
 from harness.inventory.models import Inventory
@@ -43,6 +46,7 @@ from harness.remote import CommandResult, Runner
 from harness.remote.pool import ConnectionPool
 from harness.replication import Replication
 from harness.rules.bounds import BoundResult
+from harness.rules.inconclusive import DEFAULT_POLICY, Policy
 from harness.runfiles.ledger import Ledger
 from harness.runfiles.samples import SampleStore
 from harness.runfiles.series import FaultWindow
@@ -69,6 +73,8 @@ class CellRunner:
         host_guard: Path | None = None,
         node_cpus: Mapping[str, int] | None = None,
         allow_disconnecting: bool = False,
+        host_probe: HostProbe | None = None,
+        inconclusive_policy: Policy = DEFAULT_POLICY,
     ) -> None:
         self.inventory = inventory
         self.run_id = run_id
@@ -84,7 +90,16 @@ class CellRunner:
         self.faults = Faults(
             inventory, run_id, ledger, deadman_grace_s=deadman_grace_s, allow_disconnecting=allow_disconnecting
         )
-        self.measurer = Measurer(self.fio, run_id, deadman_grace_s=deadman_grace_s, progress=progress)
+        #: the embedded lab's host, read at both ends of every cell's window (None: real nodes)
+        self.host_probe = host_probe
+        #: what a bound that failed in a disturbed window becomes (:mod:`harness.rules.inconclusive`)
+        self.inconclusive_policy: Policy = inconclusive_policy
+        #: each pair's calibrated replication-path RTT (ms), set by its calibration; a pair without
+        #: one is held against the path's first ping of this process
+        self.rtt_reference: dict[str, float] = {}
+        self.measurer = Measurer(
+            self.fio, run_id, ledger=ledger, deadman_grace_s=deadman_grace_s, progress=progress, host_probe=host_probe
+        )
         self.recorder = Recorder(
             inventory, run_id=run_id, run_dir=run_dir, pool=pool, store=store, ledger=ledger, progress=progress
         )
@@ -147,17 +162,23 @@ class CellRunner:
         # the guard checks room for the largest footprint; the slot is held as the heaviest says
         widest = max(specs, key=lambda s: s.workload.footprint_bytes)
         heaviest = next((s for s in specs if is_heavy(s)), first)
-        measured: list[tuple[CellSpec, Measurement, float, dict[str, float]]] = []
+        measured: list[tuple[CellSpec, Measurement, float, dict[str, float], CellCertificate]] = []
         with self.slots.hold(heaviest, [pair.primary, pair.secondary]):
             start = time.monotonic()  # after the locks: waiting for another cell is not overhead
             # phase boundaries no other ledger event marks, for `harness bench overhead`
             marks = {"start": time.time()}
             target = guard_cell(
-                self.inventory, self.pool, widest, health_timeout_s=self.health_timeout_s, progress=self.progress
+                self.inventory,
+                self.pool,
+                widest,
+                health_timeout_s=self.health_timeout_s,
+                progress=self.progress,
+                host_probe=self.host_probe,
             )
+            opened = target.window_start
             marks["guarded"] = time.time()
-            # a node that reboots mid-cell loses its qdiscs and fio: the cell must say so;
-            # checked after the undo below has run
+            # a node that reboots mid-cell loses its qdiscs and fio: the cell must say so, not
+            # report a half-measured window; checked after the undo below has run
             try:
                 with (
                     watch_reboots([target.primary, target.secondary], known=target.boot_ids()),
@@ -171,7 +192,9 @@ class CellRunner:
                             start, marks = time.monotonic(), dict.fromkeys(("start", "guarded", "faulted"), time.time())
                         with ExitStack() as own:  # stops this cell's fio on any exit
                             measurement = self.measurer.measure(spec, target, own, impaired)
-                        measured.append((spec, measurement, start, marks))
+                        certificate = self._certificate(spec, target, opened, measurement)
+                        opened = measurement.window_end or Readings({})  # the next cell's window opens here
+                        measured.append((spec, measurement, start, marks, certificate))
                         marks["undone"] = time.time()  # the last cell's is the fault's undo, above
             except NodeRebooted as rebooted:
                 # the undo ran without the rebooted node's tc state; what did it leave on the
@@ -181,7 +204,7 @@ class CellRunner:
             end = time.monotonic()
             marks["rechecked"] = time.time()
         results = []
-        for i, (spec, measurement, began, spec_marks) in enumerate(measured):
+        for i, (spec, measurement, began, spec_marks, certificate) in enumerate(measured):
             last = i == len(measured) - 1
             wall = (end if last else measured[i + 1][2]) - began
             results.append(
@@ -190,6 +213,7 @@ class CellRunner:
                     measurement,
                     wall=wall,
                     marks=spec_marks,
+                    certificate=certificate,
                     extra_checks=extra_checks,
                     test_id=test_id,
                     annotate=annotate,
@@ -205,6 +229,7 @@ class CellRunner:
         *,
         wall: float,
         marks: dict[str, float],
+        certificate: CellCertificate,
         extra_checks: Callable[[CellContext], list[BoundResult]] | None,
         test_id: str,
         annotate: Annotator | None,
@@ -217,15 +242,18 @@ class CellRunner:
             limits=self.inventory.thresholds,
             extra_checks=extra_checks,
             annotate=annotate,
+            certificate=certificate.certificate,
+            policy=self.inconclusive_policy,
         )
         meta = self.recorder.metadata(spec, measurement.rtt, test_id)
         meta.update(judgement.extra_metadata)
+        meta.update(certificate.properties())
         samples = self.recorder.record(
             spec.id, judgement.values, meta, verdict=judgement.verdict, validity=judgement.validity
         )
         result = CellResult(
             spec,
-            measurement.fio,
+            measurement.fio.result,
             judgement.stats,
             judgement.rtt,
             judgement.verdict,
@@ -233,8 +261,9 @@ class CellRunner:
             meta,
             samples,
             wall,
+            certificate.certificate,
         )
-        self.recorder.record_series(meta, measurement.bw_logs, fault_windows(spec))
+        self.recorder.record_series(meta, measurement.fio.bw_logs, fault_windows(spec))
         if not last:
             marks.setdefault("rechecked", marks["undone"])
         self.ledger.record(
@@ -243,7 +272,7 @@ class CellRunner:
                 "cell": spec.id,
                 "mode": spec.mode,
                 "impairment": spec.impairment_name,
-                "fio_s": measurement.fio_wall_s,
+                "fio_s": measurement.fio.wall_s,
                 "fio_planned_s": (spec.workload.runtime_s or 0) + spec.workload.ramp_s,
                 **marks,
                 "recorded": time.time(),
@@ -251,9 +280,31 @@ class CellRunner:
         )
         return result
 
+    def _certificate(
+        self, spec: CellSpec, target: Target, opened: Readings, measurement: Measurement
+    ) -> CellCertificate:
+        """The cell's certificate, its pings held against the pair's calibrated RTT."""
+        end = measurement.window_end or Readings({}, problems=("the window's end was not read",))
+        check = None
+        if measurement.rtt is not None or measurement.rtt_after is not None:
+            path = f"{target.primary.name}-{target.pair.secondary}"
+            reference = self._reference_rtt(spec.pair, target)
+            check = rtt_check(spec, path, reference, measurement.rtt, measurement.rtt_after)
+        return cell_certificate(opened, end, self.inventory.validity, rtt=check)
+
+    def _reference_rtt(self, pair: str, target: Target) -> float | None:
+        """The pair's calibrated path RTT, else the path's first ping of this process."""
+        if pair in self.rtt_reference:
+            return self.rtt_reference[pair]
+        try:
+            return self.baseline_rtt(target.primary, target.peer_ip).median_ms
+        except InfraError:
+            return None
+
     def check_features(self, spec: CellSpec) -> None:
-        """Row 13: a cell needing a feature the run's preflight found missing on a node of its
-        pair raises :class:`~harness.cell.features.FeatureMissing`, before any change."""
+        """A cell needing a feature the run's preflight found missing on a node of its pair
+        raises :class:`~harness.cell.features.FeatureMissing`, before any change (the other
+        cells of the run go on)."""
         pair = self.inventory.pairs[spec.pair]
         refuse_missing(spec, (pair.primary, pair.secondary), read_missing(self.run_dir))
 

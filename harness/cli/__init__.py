@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from harness.argtypes import number
+from harness.cli.bench import BENCHMARKS, add_bench_arguments
 from harness.cli.crash import report_internal_error
 from harness.cli.killcheck import add_killcheck_arguments, killcheck_command
 from harness.errors import HarnessError
@@ -151,10 +152,9 @@ def _sizing(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from harness.bench.suite import bench_command
+    from harness.cli.bench import run_bench_command
 
-    options = {key: getattr(args, key) for key in ("pair", "repeats", "what", "from_run")}
-    return bench_command(Path(args.inventory), as_json=args.json, progress=_progress, **options)
+    return run_bench_command(args, _progress)
 
 
 def _preflight(args: argparse.Namespace) -> int:
@@ -325,13 +325,22 @@ def build_parser() -> argparse.ArgumentParser:
         DEFAULT_LAB_INVENTORY,
     )
 
-    bench = add(sub, "bench", _bench, "harness overhead per cell, fidelity vs fio by hand, RTT and rate accuracy")
-    bench.add_argument("what", nargs="?", choices=("all", "overhead"), default="all", help="overhead: per-phase cost")
+    bench = add(
+        sub,
+        "bench",
+        _bench,
+        "harness overhead per cell, fidelity vs fio by hand, RTT and rate accuracy; --repeat auto against a "
+        "fixed count (repeats); change detection scored on the results database (changes)",
+    )
+    bench.add_argument(
+        "what", nargs="?", choices=BENCHMARKS, default="all", help="overhead: per-phase cost; repeats; changes"
+    )
     bench.add_argument("--from-run", metavar="RUN_DIR", help="overhead: phases of an earlier run's ledger, no cells")
     bench.add_argument("--inventory", default=str(DEFAULT_LAB_INVENTORY), help="inventory (default: %(default)s)")
     bench.add_argument("--pair", help="pair to measure on (default: the first by name)")
     bench.add_argument("--repeats", type=_REPEATS, default=3, help="cells per measurement (default: %(default)s)")
     bench.add_argument("--json", action="store_true")
+    add_bench_arguments(bench)
 
     from harness.cli.baseline import add_baseline_commands, add_compare_arguments, run_compare
     from harness.cli.history import add_history_commands

@@ -92,7 +92,7 @@ def _history_reference(args: argparse.Namespace, current: Side) -> Side | None:
     if db is None or current.inventory_name is None:
         what = "--results-db none" if db is None else f"run {current.info.run_id} names no inventory"
         raise ConfigError(f"{args.reference}: cannot read the history ({what})")
-    with db.open() as store:
+    with db.open(create=False) as store:
         return history_side(store, current.inventory_name, runs, exclude=current.info.run_id)
 
 

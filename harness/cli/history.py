@@ -13,13 +13,17 @@ JSON document (:mod:`harness.history.jsondoc`).
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.argtypes import number
 from harness.errors import ConfigError
 from harness.history.changes import MIN_CHANGE, MIN_RUNS, THRESHOLD
+from harness.history.detectors import DEFAULT_DETECTOR, DETECTORS
 from harness.resultsdb.location import ResultsDb, results_db
+from harness.userfiles.names import check_name
+from harness.userfiles.outfile import check_output, write_replacing
 
 if TYPE_CHECKING:
     from harness.history.trend import CellTrend
@@ -54,14 +58,33 @@ def _inventory_name(value: str | None) -> str | None:
     return load_inventory(Path(value)).name
 
 
+def _plot_path(args: argparse.Namespace, reports: Path, inventory: str | None) -> Path:
+    """Where the plot goes: ``--plot FILE`` (an existing file only with ``--force``), or the
+    reports root's own ``history-<inventory>-<metric>.png``, its name built through the one
+    name rule (the inventory name comes from the database: a crafted one never leaves the root)."""
+    if args.plot:
+        out = Path(args.plot)
+        check_output(out, {}, force=args.force, option="--plot")
+        return out
+    try:
+        name = f"history-{check_name(str(inventory), 'inventory name')}-{check_name(args.metric, 'metric')}.png"
+    except ConfigError as exc:
+        raise ConfigError(f"{exc}; it names the plot file: give one with --plot FILE") from None
+    out = reports / name
+    if os.path.lexists(out) and (out.is_symlink() or not out.is_file()):
+        raise ConfigError(f"{out}: is not a plot file of the harness's own (a link, a directory...); use --plot FILE")
+    return out
+
+
 def _history(args: argparse.Namespace) -> int:
+    from harness.history.detectors import detector
     from harness.history.table import render_changes, render_trends
     from harness.history.trend import cell_trends
     from harness.resultsdb.queries import run_history
 
     reports = Path(args.reports or "reports")
     db = _database(args, reports)
-    with db.open() as store:
+    with db.open(create=False) as store:
         history = run_history(store, inventory=_inventory_name(args.inventory), last=args.last)
     if not history.runs:
         raise ConfigError(
@@ -73,8 +96,7 @@ def _history(args: argparse.Namespace) -> int:
         args.metric,
         scenario=args.scenario,
         match=args.match,
-        threshold=args.threshold,
-        min_change=args.min_change,
+        detect=detector(args.detector, threshold=args.threshold, min_change=args.min_change),
     )
     if not trends:
         found = sorted({m for cells in history.cells.values() for c in cells.values() for m in c.stats})
@@ -101,11 +123,12 @@ def _history(args: argparse.Namespace) -> int:
 def _plot(args: argparse.Namespace, reports: Path, inventory: str | None, trends: list[CellTrend]) -> None:
     from harness.history.plot import history_png
 
+    out = _plot_path(args, reports, inventory)
     png = history_png(trends, args.metric)
     if png is not None:
-        out = Path(args.plot) if args.plot else reports / f"history-{inventory}-{args.metric}.png"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_bytes(png)
+        if not args.plot:
+            reports.mkdir(parents=True, exist_ok=True)
+        write_replacing(out, png, option="--plot")
         print(f"\nplot: {out}")
 
 
@@ -153,7 +176,7 @@ def _status(args: argparse.Namespace) -> int:
     from collections import Counter
 
     db = _database(args, Path(args.reports or "reports"))
-    with db.open() as store:
+    with db.open(create=False) as store:
         version, counts, runs = store.schema_version(), store.table_counts(), store.runs()
     print(f"{db.describe()}: schema version {version}")
     print("  " + ", ".join(f"{n} {table}" for table, n in counts.items()))
@@ -178,8 +201,19 @@ def add_history_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     history.add_argument("-k", "--cell", dest="match", help="only cells whose key contains this text, e.g. multi-az")
     history.add_argument("--plot", help="PNG file (default: <reports>/history-<inventory>-<metric>.png)")
     history.add_argument("--no-plot", action="store_true", help="print the tables only")
+    history.add_argument("--force", action="store_true", help="replace an existing --plot file")
     history.add_argument(
-        "--threshold", type=_THRESHOLD, default=THRESHOLD, help="noise units a run must move (default: %(default)s)"
+        "--detector",
+        choices=DETECTORS,
+        default=DEFAULT_DETECTOR,
+        help="median-mad: every run from the change on beyond the noise of the runs before it; e-divisive: "
+        "E-divisive means as Apache Otava computes it, p < 0.001 (default: %(default)s)",
+    )
+    history.add_argument(
+        "--threshold",
+        type=_THRESHOLD,
+        default=THRESHOLD,
+        help="noise units a run must move, median-mad only (default: %(default)s)",
     )
     history.add_argument(
         "--min-change",

@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.redact import redact
+from harness.redact import redact_url
 
 __all__ = ["add_metrics_commands"]
 
@@ -36,7 +36,7 @@ def _metrics(args: argparse.Namespace) -> int:
         print(f"metrics: {write_textfile(Path(args.openmetrics_file), metrics)}", file=sys.stderr)
     if args.pushgateway is not None:
         push_to_pushgateway(args.pushgateway, metrics)
-        print(f"metrics: pushed to {redact(args.pushgateway)}", file=sys.stderr)
+        print(f"metrics: pushed to {redact_url(args.pushgateway)}", file=sys.stderr)
     return 0
 
 

@@ -32,7 +32,7 @@ from harness.sizing.catalog.clouds import CLOUDS, DEFAULT_VOLUMES, bare_name, pl
 from harness.sizing.catalog.loader import Catalog, load_catalog
 from harness.sizing.model.predict import predict
 from harness.sizing.scenario.notation import parse_placement, parse_volume, parse_workload
-from harness.sizing.scenario.question import Calibration, NodeSpec, Scenario
+from harness.sizing.scenario.question import Calibration, Scenario, SizedNode
 from harness.units import UnitError, parse_duration, parse_rate_bits, parse_size
 from harness.userfiles.jsonsafe import dumps
 
@@ -187,8 +187,8 @@ def _scenario_factory(args: argparse.Namespace) -> tuple[Callable[[str], Scenari
         )
         peer_type = bare_name(args.peer_instance_type)[1] if args.peer_instance_type else instance_type
         return Scenario(
-            primary=NodeSpec(instance_type, volume),
-            peer=NodeSpec(peer_type, peer_volume),
+            primary=SizedNode(instance_type, volume),
+            peer=SizedNode(peer_type, peer_volume),
             workload=workload,
             replicate=replicate,
             placement=placement,

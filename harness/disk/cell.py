@@ -16,7 +16,6 @@ The life of a cell (each change has its undo registered first, undone on every e
 
 from __future__ import annotations
 
-import functools
 import shlex
 import time
 from collections.abc import Iterator
@@ -24,18 +23,19 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from harness.cell import CellRunner, fio_values
+from harness.cell import CellRunner
 from harness.cell.outcome import CellOutcome, MeasuredRates
 from harness.disk.layout import DiskLayout, fill_argv
 from harness.errors import ConfigError, InfraError
+from harness.fio.job import FioJob
+from harness.fio.outcome import FioOutcome
 from harness.fio.result import DirectionStats, FioResult
-from harness.fio.runner import FioRun
+from harness.fio.samples import fio_values
 from harness.fio.spec import WorkloadSpec
-from harness.remote import CommandResult, Runner, Shell
+from harness.remote import Runner
 from harness.remote.nodefiles import node_run_dir, safe_token
 from harness.rules.bounds import BoundResult
 from harness.runfiles.samples import METRICS, Sample
-from harness.runfiles.series import bw_logs_script
 from harness.safety.device import guard_scratch_device
 from harness.units import MIB
 
@@ -131,7 +131,6 @@ class DiskCellRunner:
 
     def __init__(self, cells: CellRunner) -> None:
         self.cells = cells
-        self._logs: CommandResult | None = None  # the last cell's fio bandwidth logs
 
     def run(self, spec: DiskCellSpec, *, test_id: str = "") -> DiskCellResult:
         with self.prepared(
@@ -144,13 +143,13 @@ class DiskCellRunner:
             steady = None
             if spec.fill_pct is not None:
                 self._fill(ready.node, spec, ready.target, ready.sizes)
-            fio_result, fio_wall = self._fio(ready.node, spec, ready.target, ready.kind, ready.undo)
-            states = [g.steady_state for g in fio_result.groups if g.steady_state is not None]
+            outcome = self._fio(ready.node, spec, ready.target, ready.kind, ready.undo)
+            states = [g.steady_state for g in outcome.result.groups if g.steady_state is not None]
             if states:
                 steady = all(state.attained for state in states)
         wall = time.monotonic() - ready.started
-        result = self._finish(spec, fio_result, timing=(wall, fio_wall), steady=steady, test_id=test_id)
-        self.cells.record_series(result.metadata, self._logs, [])
+        result = self._finish(spec, outcome, wall=wall, steady=steady, test_id=test_id)
+        self.cells.record_series(result.metadata, outcome.bw_logs, [])
         return result
 
     @contextmanager
@@ -240,39 +239,22 @@ class DiskCellRunner:
         )
 
     # -- fio --------------------------------------------------------------------------------
-    def _fio(
-        self, node: Runner, spec: DiskCellSpec, target: str, kind: str, undo: ExitStack
-    ) -> tuple[FioResult, float | None]:
-        fio = self.cells.fio
-        finished = False
+    def _fio(self, node: Runner, spec: DiskCellSpec, target: str, kind: str, undo: ExitStack) -> FioOutcome:
+        def stop_if_running(job: FioJob) -> None:
+            if not job.exited:
+                job.stop()
 
-        def stop_if_running(planned: FioRun) -> None:
-            if not finished:
-                fio.stop(node, planned)
-
-        run = fio.start(
+        job = self.cells.fio.start(
             node,
             spec.workload,
             target,
             safe_token(spec.id),
             target=kind,  # type: ignore[arg-type]  # "block" or "file", from _build
             bw_log=True,
-            on_planned=functools.partial(lambda stack, planned: stack.callback(stop_if_running, planned), undo),
+            on_planned=lambda planned: undo.callback(stop_if_running, planned),
         )
         self.cells.progress(f"{spec.id}: fio running ({spec.workload.runtime_s or '?'} s)")
-        rc, out = fio.wait_exit(
-            node,
-            run,
-            progress=self.cells.progress,
-            after_exit={
-                "fio": Shell(fio.output_script(run)),
-                "times": Shell(fio.times_script(run)),
-                **({"bw": Shell(bw_logs_script(run.bw_log_prefix))} if run.bw_log_prefix else {}),
-            },
-        )
-        finished = True
-        self._logs = out.get("bw")
-        return fio.parse(node, run, rc, out["fio"].stdout), fio.process_seconds(out["times"].stdout)
+        return job.wait(progress=self.cells.progress)
 
     # -- results ----------------------------------------------------------------------------
     def study_metadata(self, spec: StudySpec, test_id: str) -> dict[str, Any]:
@@ -305,16 +287,15 @@ class DiskCellRunner:
     def _finish(
         self,
         spec: DiskCellSpec,
-        fio: FioResult,
+        outcome: FioOutcome,
         *,
-        timing: tuple[float, float | None],
+        wall: float,
         steady: bool | None,
         test_id: str,
     ) -> DiskCellResult:
-        wall, fio_wall = timing
         facts = self.cells.facts(spec.node)
         w = spec.workload
-        stats = fio.write if w.is_write else fio.read
+        stats = outcome.stats
         meta: dict[str, Any] = {
             **self.study_metadata(spec, test_id),
             "workload": w.id(),
@@ -329,7 +310,7 @@ class DiskCellRunner:
             "steady_state": None if steady is None else ("attained" if steady else "not attained"),
             "fio_version": facts.fio_version,
         }
-        values = fio_values(stats, wall=wall, fio_wall=fio_wall)
+        values = fio_values(outcome, wall=wall)
         if steady is not None:
             values["ss_attained"] = 1.0 if steady else 0.0
         reason = f"{spec.layout.label} on {', '.join(spec.layout.devices)}"
@@ -342,4 +323,4 @@ class DiskCellRunner:
         samples = [Sample(metric, value, METRICS[metric], meta) for metric, value in values.items()]
         self.cells.store.append(samples)
         self.cells.ledger.record("cell-done", {"cell": spec.id, "verdict": verdict.verdict})
-        return DiskCellResult(spec, fio, stats, verdict, meta, samples, wall)
+        return DiskCellResult(spec, outcome.result, stats, verdict, meta, samples, wall)

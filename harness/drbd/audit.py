@@ -1,16 +1,15 @@
-"""Risky DRBD and cluster configuration for scenarios that disrupt a resource (reliability.md §4 row 15).
+"""Risky DRBD and cluster configuration for scenarios that disrupt a resource.
 
 A crash, a cut replication link or latency at DRBD's timeouts is harmless on a scratch pair
 that only DRBD manages.  With any of these it is not:
 
 * ``fencing resource-only|resource-and-stonith`` or a ``fence-peer`` handler: on losing the
   peer the primary calls the handler, which outdates the peer or has it STONITHed, and with
-  ``resource-and-stonith`` freezes all I/O until then (drbd.conf(5) "fencing");
+  ``resource-and-stonith`` freezes all I/O until then;
 * DRBD 9 ``quorum`` on two nodes: a partition leaves neither side with quorum and the primary
-  returns I/O errors or freezes (``on-no-quorum``; UG9 §s-feature-quorum);
+  returns I/O errors or freezes (``on-no-quorum``);
 * ``after-sb-*`` other than ``disconnect``, ``rr-conflict`` that discards: automatic
-  split-brain recovery, which LINBIT calls configuring "for potential automatic data loss"
-  (UG9 §s-automatic-split-brain-recovery-configuration);
+  split-brain recovery, which resolves a split brain by throwing one node's writes away;
 * ``allow-two-primaries``: both sides may write, and a cut ends in two diverged copies;
 * a protocol other than the inventory's: the failover oracle would judge the wrong promise;
 * Pacemaker or drbd-reactor running on the node: they react to the fault themselves
@@ -42,6 +41,7 @@ from harness.drbd.layout import (
     option_leaves,
 )
 from harness.drbd.pacemaker import CIB_RESOURCES_ARGV, pacemaker_view
+from harness.drbd.quorum import votes_needed
 from harness.remote import CommandResult
 
 __all__ = ["AuditPlan", "NodeAudit", "Risk", "audit_dump", "audit_managers", "audit_show"]
@@ -122,22 +122,16 @@ def _connection_risks(options: Options) -> list[Risk]:
     return risks
 
 
-def _quorum_needed(setting: str, nodes: int) -> int:
-    if setting == "majority":
-        return nodes // 2 + 1
-    return int(setting) if setting.isdigit() else nodes  # `all`, or a word this audit does not know
-
-
 def _quorum_risk(layout: ResourceLayout) -> Risk | None:
     """Quorum that the primary loses when it loses only its peer in the pair.
 
     Cut off from the peer, the primary still reaches every other node of the resource: N - 1
-    votes, itself included (diskless tie-breakers vote too, UG9 "Using a diskless node as a
-    tiebreaker").  On two nodes no side keeps a majority; on three it does."""
+    of N, itself included.  On two nodes no side keeps a majority; on three it does, a diskless
+    third node included (it does not vote, but it breaks the tie of the two disks)."""
     options = layout.resource_options
     settings = _values(options, "quorum") - {"off"}
     nodes = layout.nodes
-    short = sorted(q for q in settings if nodes - 1 < _quorum_needed(q, nodes))
+    short = sorted(q for q in settings if nodes - 1 < votes_needed(q, nodes))
     if not short:
         return None
     on_loss = sorted(_values(options, "on-no-quorum")) or ["(not shown)"]
@@ -147,7 +141,7 @@ def _quorum_risk(layout: ResourceLayout) -> Risk | None:
         return Risk(
             "quorum", f"{head}: on two nodes a partition leaves neither side with quorum and the primary {effect}"
         )
-    need = max(_quorum_needed(q, nodes) for q in short)
+    need = max(votes_needed(q, nodes) for q in short)
     return Risk(
         "quorum",
         f"{head}: on {nodes} nodes the primary needs {need} of them; cut off from its peer it reaches "

@@ -260,7 +260,7 @@ def describe_version(text: str) -> str:
 
 
 def _code_to_version(code: int) -> str:
-    # DRBD packs the version as 0xMMmmpp: 0x08040b is 8.4.11 (drbd_config.h).
+    # DRBD packs the version as 0xMMmmpp: 0x08040b is 8.4.11.
     return f"{code >> 16 & 0xFF}.{code >> 8 & 0xFF}.{code & 0xFF}"
 
 

@@ -1,6 +1,6 @@
 """DRBD's configuration syntax as a tree: ``drbdsetup show``, ``drbdadm dump`` and drbd.conf.
 
-All three print one grammar (drbd.conf(5)): a statement is words ended by ``;`` or followed by
+All three print one grammar: a statement is words ended by ``;`` or followed by
 a ``{ ... }`` block of statements; ``#`` starts a comment that runs to the end of the line;
 values with spaces or quotes are double-quoted with backslash escapes (drbdsetup's
 ``double_quote_string``, drbdadm's ``esc``).  A word may touch a quote (``fence-peer"/path";``

@@ -4,7 +4,7 @@
   is trouble with the environment (an unexpected drbd-utils version, a truncated capture), so it
   is an :class:`~harness.errors.InfraError`, never a measurement verdict.
 * :class:`DrbdNotReady` — the resource is unknown or did not reach the state the harness needs
-  (reliability.md §4 row 14: refuse, or wait with a bounded timeout, then refuse).  Nothing was
+  (refuse, or wait with a bounded timeout, then refuse).  Nothing was
   changed by the harness, so it is a :class:`~harness.errors.RefusedError` (exit code 3).
 """
 

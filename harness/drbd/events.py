@@ -1,13 +1,17 @@
-"""``drbdsetup events2`` lines as typed records, and the fold of a stream into current state.
+"""``drbdsetup events2`` lines as typed records.
 
-One grammar serves DRBD 8.4.6+ (utils >= 8.9.3) and DRBD 9 (drbdsetup(8) "events2")::
+One grammar serves DRBD 8.4.6+ (utils >= 8.9.3) and DRBD 9::
 
     [TIMESTAMP] ACTION OBJECT key:value key:value ...
+    [TIMESTAMP] - skipped N
 
 * ``ACTION`` is ``exists``/``create``/``change``/``destroy``/``call``/``response``/``rename``;
   ``OBJECT`` is ``resource``/``connection``/``device``/``peer-device``/``path``/``helper``, or
   ``-`` in ``exists -``, which ends the initial dump.
 * ``--timestamps`` prefixes ISO-8601 with microseconds and UTC offset.
+* ``- skipped N`` is drbdsetup's own marker that N notifications from the kernel never reached
+  it (their sequence numbers jumped): the stream has a hole, so the state it shows may be stale.
+  It becomes an :class:`Event` with action ``skipped``; :attr:`Event.skipped` gives N.
 * ``--diff`` prints changed state values as ``old->new`` (``suspended:no->user``,
   ``backing_dev:none->/dev/sda``); the old value of an object that did not exist before is
   drbdsetup's ``UNKNOWN``.  :meth:`Event.get` reads the new value, :meth:`Event.old` the old one.
@@ -19,7 +23,6 @@ One grammar serves DRBD 8.4.6+ (utils >= 8.9.3) and DRBD 9 (drbdsetup(8) "events
   but the escapes are stripped anyway so a captured coloured log still parses.
 
 Records carry the original line for messages ("the first bad transition was ...").
-
 The fold of a stream into current state is :mod:`harness.drbd.fold`.
 """
 
@@ -36,6 +39,7 @@ from harness.drbd.errors import DrbdOutputError
 __all__ = [
     "EVENT_ACTIONS",
     "OBJECT_KINDS",
+    "SKIPPED",
     "Diff",
     "Event",
     "Scalar",
@@ -48,6 +52,8 @@ __all__ = [
 ]
 
 EVENT_ACTIONS: Final = ("exists", "create", "change", "destroy", "call", "response", "rename")
+#: The action of drbdsetup's ``- skipped N`` line (not a word drbdsetup prints in that place).
+SKIPPED: Final = "skipped"
 OBJECT_KINDS: Final = ("resource", "connection", "device", "peer-device", "path", "helper", "-")
 
 Scalar = str | int | float
@@ -113,6 +119,11 @@ class Event:
         return self.action == "exists" and self.kind == "-"
 
     @property
+    def skipped(self) -> int | None:
+        """How many events drbdsetup says it missed, for a ``- skipped N`` line; else None."""
+        return self.number(SKIPPED) if self.action == SKIPPED else None
+
+    @property
     def when(self) -> str:
         """The timestamp as DRBD printed it, or ``line N`` when the stream had none."""
         if self.timestamp is not None:
@@ -129,11 +140,12 @@ _WORD_RE: Final = re.compile(r"\A[a-z]+(?:-[a-z]+)*\Z")
 _KEY_RE: Final = re.compile(r"\A[a-z][a-z0-9_-]*\Z")
 _INT_RE: Final = re.compile(r"\A-?\d+\Z")
 _FLOAT_RE: Final = re.compile(r"\A-?\d+\.\d+\Z")
+_SKIPPED_RE: Final = re.compile(r"\A-\s+skipped\s+(\d+)\Z")
 #: Identifiers and addresses: kept as text even when they look numeric or contain "->";
 #: drbdsetup never prints them as a ``--diff`` (they name the object, they do not change).
 _IDENTITY_KEYS: Final = frozenset({"name", "conn-name", "new_name", "helper", "local", "peer"})
 #: Text values that ``--diff`` does print as ``old->new``: ``backing_dev:none->/dev/sda``
-#: (drbd-utils ``print_device_changes``); a device path is never a number.
+#: a device path is never a number.
 _TEXT_KEYS: Final = _IDENTITY_KEYS | {"backing_dev"}
 
 
@@ -164,20 +176,35 @@ def format_value(value: Value) -> str:
     return str(value)
 
 
+def _timestamp(tokens: list[str], where: str) -> tuple[datetime | None, list[str]]:
+    if not _TIMESTAMP_RE.match(tokens[0]):
+        return None, tokens
+    try:
+        return datetime.fromisoformat(tokens[0]), tokens[1:]
+    except ValueError:
+        raise DrbdOutputError(f"{where}: bad timestamp {tokens[0]!r}") from None
+
+
+def _fields(tokens: list[str], where: str, line: str) -> tuple[tuple[str, Value], ...]:
+    fields: list[tuple[str, Value]] = []
+    for token in tokens:
+        key, sep, raw = token.partition(":")
+        if not sep or not _KEY_RE.match(key):
+            raise DrbdOutputError(f"{where}: expected key:value, got {token!r} in {line.strip()!r}")
+        fields.append((key, _value(key, raw)))
+    return tuple(fields)
+
+
 def parse_event_line(line: str, *, lineno: int | None = None) -> Event | None:
     """Parse one events2 line; None for a blank line; :class:`DrbdOutputError` if malformed."""
     clean = _ANSI_RE.sub("", line).strip()
     if not clean:
         return None
-    tokens = clean.split()
     where = f"events2 line {lineno}" if lineno is not None else "events2 line"
-    timestamp = None
-    if _TIMESTAMP_RE.match(tokens[0]):
-        try:
-            timestamp = datetime.fromisoformat(tokens[0])
-        except ValueError:
-            raise DrbdOutputError(f"{where}: bad timestamp {tokens[0]!r}") from None
-        tokens = tokens[1:]
+    timestamp, tokens = _timestamp(clean.split(), where)
+    skipped = _SKIPPED_RE.match(" ".join(tokens))
+    if skipped is not None:
+        return Event(SKIPPED, "-", ((SKIPPED, int(skipped[1])),), timestamp, line.rstrip("\n"), lineno)
     if len(tokens) < 2:
         raise DrbdOutputError(f"{where}: expected 'ACTION OBJECT key:value ...', got {line.strip()!r}")
     action, kind = tokens[0], tokens[1]
@@ -186,13 +213,7 @@ def parse_event_line(line: str, *, lineno: int | None = None) -> Event | None:
     # only checked for shape, newer drbd-utils may add some.
     if action not in EVENT_ACTIONS or not (kind == "-" or _WORD_RE.match(kind)):
         raise DrbdOutputError(f"{where}: not an events2 line: {line.strip()!r}")
-    fields: list[tuple[str, Value]] = []
-    for token in tokens[2:]:
-        key, sep, raw = token.partition(":")
-        if not sep or not _KEY_RE.match(key):
-            raise DrbdOutputError(f"{where}: expected key:value, got {token!r} in {line.strip()!r}")
-        fields.append((key, _value(key, raw)))
-    return Event(action, kind, tuple(fields), timestamp, line.rstrip("\n"), lineno)
+    return Event(action, kind, _fields(tokens[2:], where, line), timestamp, line.rstrip("\n"), lineno)
 
 
 def iter_events(lines: Iterable[str]) -> Iterator[Event]:
@@ -229,6 +250,8 @@ def format_event(event: Event) -> str:
     parts: list[str] = []
     if event.timestamp is not None:
         parts.append(event.timestamp.isoformat(timespec="microseconds"))
+    if event.skipped is not None:
+        return " ".join([*parts, "-", SKIPPED, str(event.skipped)])
     parts += [event.action, event.kind]
     parts += [f"{k}:{format_value(v)}" for k, v in event.fields]
     return " ".join(parts)

@@ -3,6 +3,11 @@
 :class:`EventFold` applies events in order — ``exists``/``create`` set an object, ``change``
 merges the keys it carries (events2 prints only what changed), ``destroy`` removes it — and
 builds :class:`~harness.drbd.state.ResourceState` snapshots on demand.
+
+Two things DRBD 9 prints only as events are kept too: a ``- skipped N`` line counts into
+:attr:`EventFold.skipped` (the state shown may miss what those events changed), and a call of
+the ``split-brain`` handler on a connection marks that connection as in split brain until it is
+Connected again (9.2 prints no ``SplitBrain`` state anywhere; the handler call is the only word).
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ class _Resource:
     connections: dict[ConnKey, dict[str, Scalar]] = field(default_factory=dict)
     devices: dict[int, dict[str, Scalar]] = field(default_factory=dict)
     peer_devices: dict[tuple[ConnKey, int], dict[str, Scalar]] = field(default_factory=dict)
+    #: connections DRBD called the split-brain handler for and that have not connected since
+    split_brain: set[ConnKey] = field(default_factory=set)
 
 
 def _conn_key(event: Event) -> ConnKey:
@@ -68,6 +75,10 @@ def _opt_str(d: dict[str, Scalar], key: str) -> str | None:
 
 K = TypeVar("K", bound=Hashable)
 
+#: The handler DRBD calls when it found split brain and did not resolve it by itself
+#: (``initial-split-brain`` comes first on every split brain, resolved or not).
+SPLIT_BRAIN_HANDLER = "split-brain"
+
 
 def _merge(target: dict[str, Scalar], event: Event) -> None:
     # exists/create describe the whole object; change carries only the keys that changed.
@@ -92,24 +103,39 @@ class EventFold:
         self._resources: dict[str, _Resource] = {}
         #: True once ``exists -`` was seen: the snapshot is complete, not partial.
         self.initial_dump_complete = False
+        #: events drbdsetup said it missed (``- skipped N`` lines), summed
+        self.skipped = 0
 
     def apply(self, event: Event) -> None:
         if event.ends_initial_dump:
             self.initial_dump_complete = True
             return
-        name = event.resource
-        if name is None or event.kind in {"helper", "path", "-"}:
-            # Helper calls change no state; paths are not part of the health model.
+        if event.skipped is not None:
+            self.skipped += event.skipped
             return
-        if event.action == "rename" and event.kind == "resource":
+        name = event.resource
+        if name is None or event.kind in {"path", "-"}:
+            # paths are not part of the health model
+            return
+        if event.kind == "helper":
+            self._helper(name, event)
+        elif event.action == "rename" and event.kind == "resource":
             new_name = event.text("new_name")
             if new_name and name in self._resources:
                 self._resources[new_name] = self._resources.pop(name)
-            return
-        if event.kind == "resource" and event.action == "destroy":
+        elif event.kind == "resource" and event.action == "destroy":
             self._resources.pop(name, None)
-            return
-        res = self._resources.setdefault(name, _Resource())
+        else:
+            self._object(self._resources.setdefault(name, _Resource()), event)
+
+    def _helper(self, name: str, event: Event) -> None:
+        # only the split-brain handler changes what the fold says; other calls change no state
+        res = self._resources.get(name)
+        if res is not None and event.action == "call" and event.text("helper") == SPLIT_BRAIN_HANDLER:
+            res.split_brain.add(_conn_key(event))
+
+    @staticmethod
+    def _object(res: _Resource, event: Event) -> None:
         if event.kind == "resource":
             _merge(res.fields, event)
         elif event.kind == "connection":
@@ -118,6 +144,8 @@ class EventFold:
             if event.action == "destroy":
                 # The kernel destroys a connection's peer devices with it.
                 res.peer_devices = {k: v for k, v in res.peer_devices.items() if k[0] != key}
+            if event.action == "destroy" or event.get("connection") == "Connected":
+                res.split_brain.discard(key)
         elif event.kind == "device":
             _apply_object(res.devices, event.number("volume") or 0, event)
         elif event.kind == "peer-device":
@@ -157,8 +185,9 @@ def _build(name: str, res: _Resource) -> ResourceState:
             ap_in_flight_sectors=_int(c, "ap-in-flight"),
             rs_in_flight_sectors=_int(c, "rs-in-flight"),
             sync_state=_opt_str(c, "sync-state"),
+            split_brain=key in res.split_brain,
         )
-        for _, c in sorted(res.connections.items(), key=lambda kv: _sort_key(kv[0]))
+        for key, c in sorted(res.connections.items(), key=lambda kv: _sort_key(kv[0]))
     )
     devices = tuple(
         Device(

@@ -2,7 +2,7 @@
 
 Each node keeps a *current* UUID, the *bitmap* UUID (the current UUID it had when it lost its
 peer: the base its out-of-sync bitmap counts from) and two *history* UUIDs.  The lowest bit
-is a flag (DRBD masks it in every comparison).  On reconnect, ``drbd_uuid_compare`` decides:
+is a flag (DRBD masks it in every comparison).  On reconnect, DRBD compares them:
 equal currents are in sync; one side's current equal to the other's bitmap makes a resync;
 **both bitmaps equal and not zero** means both nodes moved on from the same base while apart
 (rule 90: "Split-Brain detected").  A real get-gi line::

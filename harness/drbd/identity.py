@@ -1,11 +1,12 @@
-"""Which node DRBD says this is, for the inventory's identity pin (issue 18 item 5).
+"""Which node DRBD says this is, for the inventory's identity pin.
 
 ``uname -n`` alone lets a re-imaged machine with the same name pass.  DRBD keeps its own
 identity of the node in each resource, and ``drbdsetup show RES`` prints it (what the kernel
 runs now, :mod:`harness.drbd.config`'s grammar):
 
 * DRBD 9: ``_this_host { node-id N; ... }`` and, per connection, ``path { _this_host ipv4
-  ADDR:PORT; _remote_host ...; }`` (LINBIT/drbd-utils ``tests/v9/drbdsetup_show_tiebreaker_swap.txt``);
+  ADDR:PORT; _remote_host ...; }`` (recorded on the lab,
+  ``tests/data/drbd/drbd-9.2.18/a1.r3.show-show-defaults.txt``);
 * DRBD 8.4 has no node ids: drbdadm picked the ``on <host>`` section named by ``uname -n`` and
   the kernel shows its address, ``_this_host { address ipv4 ADDR:PORT; ... }`` (recorded on the
   lab, ``tests/data/drbd/84-drbdsetup-show.txt``).

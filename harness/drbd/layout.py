@@ -1,8 +1,8 @@
 """A resource's connections as its configuration declares them: which peers, which settings each.
 
 DRBD 9 keeps network settings per connection: one resource may replicate with protocol C
-inside a site and protocol A to a disaster-recovery node (LINBIT/drbd-utils
-``tests/v9/proxy_2sites_3nodes.res``), and a third node, often diskless, makes quorum work.
+inside a site and protocol A to a disaster-recovery node, and a third node, often diskless,
+makes quorum work.
 The audit must therefore judge the pair under test by its own connection and count the nodes;
 this module reads both views into one shape:
 
@@ -100,6 +100,8 @@ class ResourceLayout:
     diskless: tuple[str, ...] = ()
     #: this layout came from ``drbdsetup show``: every connection is this node's own
     local_view: bool = False
+    #: ``drbdsetup show`` on a node configured without a disk (``disk none``: a tie-breaker)
+    local_diskless: bool = False
 
     def own(self, local: Endpoint) -> tuple[ConnectionConfig, ...]:
         """The connections this node takes part in (all of them when it cannot tell)."""
@@ -188,7 +190,9 @@ def layout_of_show(resource: Sequence[Statement]) -> ResourceLayout:
             if (ip := _ip(args)) is not None
         ]
         connections.append(ConnectionConfig(ends=(), addresses=tuple(remote), options=top))
-    return ResourceLayout(tuple(connections), 1 + len(connections), top, local_view=True)
+    here = [s.block for s in resource if s.key == "_this_host" and s.block is not None]
+    diskless = any(("none",) in option_leaves(block).get("disk", ()) for block in here)
+    return ResourceLayout(tuple(connections), 1 + len(connections), top, local_view=True, local_diskless=diskless)
 
 
 def _hosts(resource: Sequence[Statement]) -> tuple[dict[str, str | None], list[str]]:

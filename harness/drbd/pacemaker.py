@@ -8,8 +8,8 @@ The CIB's ``<resources>`` section (``cibadmin --query --scope resources``, read-
 them: a primitive of ``class="ocf" provider="linbit" type="drbd"`` (the DRBD resource agent),
 whose ``drbd_resource`` instance attribute names the DRBD resource, usually inside a
 promotable ``<clone>`` (Pacemaker 2) or a ``<master>`` (Pacemaker 1).  A primitive may take
-its class/provider/type from a ``<template>`` (``template="ID"``).  The format is that of
-ClusterLabs' "Clusters from Scratch" (``tests/data/pacemaker/SOURCES.md``).
+its class/provider/type from a ``<template>`` (``template="ID"``).  The format is that of the
+samples in ``tests/data/pacemaker`` (sources in their SOURCES.md).
 """
 
 from __future__ import annotations

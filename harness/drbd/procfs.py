@@ -1,15 +1,13 @@
 """``/proc/drbd`` of DRBD 8.x, parsed into the same records as events2.
 
 The fallback for 8.4 kernels older than 8.4.6, where events2 does not exist.  Quirks handled:
-the resync line switches from ``K`` to ``M`` once the resync total exceeds 1 GiB
-(``drbd_proc.c``), speeds carry a thousands separator (``42,792``), and on DRBD 9 the file
-holds version lines only.
+the resync line switches from ``K`` to ``M`` once the resync total exceeds 1 GiB, speeds carry
+a thousands separator (``42,792``), and on DRBD 9 the file holds version lines only.
 
 A stalled resync (no progress for longer than DRBD's sync marks span) is printed as
-``(stalled)`` after ``K/sec`` (``drbd_syncer_progress``: ``" K/sec%s\n", stalled ? " (stalled)"
-: ""``).  Where that text lands differs: in the ``M`` layout the kernel prints no newline
-before ``finish:``, so progress, speeds and ``(stalled)`` share one line (drbd-8.4's
-drbd_proc.c, ``"(%lu/%lu)M"`` without the ``"\n\t"`` of the ``K`` form), and a consumer that
+``(stalled)`` after ``K/sec``.  Where that text lands differs: in the ``M`` layout the kernel
+prints no newline before ``finish:``, so progress, speeds and ``(stalled)`` share one line
+(``(left/total)M`` is not followed by the newline and tab of the ``K`` form), and a consumer that
 wraps or cuts lines finds ``stalled`` on a line of its own.  Any ``stalled`` word in a minor's
 progress block therefore marks the resync stalled, whatever line it is on.
 """
@@ -100,8 +98,8 @@ class ProcDrbdMinor:
         else:
             conn, repl = self.cs, "Off"
         flags = self.io_flags.ljust(6, "-")
-        # Flag 1 is r/s (I/O running or suspended), flag 5 the local blocking reason
-        # (UG8.4 "I/O state flags"): d = DRBD-internal, b = backing device, n = network
+        # Flag 1 is r/s (I/O running or suspended), flag 5 the local blocking reason:
+        # d = DRBD-internal, b = backing device, n = network
         # congestion, a = backing device and network.
         suspended = "yes" if flags[0] == "s" else "no"
         blocked = {"d": "upper", "b": "lower", "a": "lower"}.get(flags[4], "no")
@@ -194,7 +192,7 @@ _FINISH_RE: Final = re.compile(
 
 
 def _num(text: str) -> int:
-    # drbd_proc.c prints "%ld,%03ld" (one separator, so 1234567 appears as "1234,567");
+    # the kernel prints "%ld,%03ld" (one separator, so 1234567 appears as "1234,567");
     # dropping every comma handles that and any future full grouping alike.
     return int(text.replace(",", ""))
 
@@ -229,57 +227,65 @@ def _with_finish(progress: SyncProgress, line: str) -> SyncProgress:
     )
 
 
+def _minor(line: str) -> ProcDrbdMinor:
+    m = _MINOR_RE.match(line)
+    if not m:
+        raise DrbdOutputError(f"/proc/drbd: cannot parse minor line {line!r}")
+    return ProcDrbdMinor(
+        minor=int(m["minor"]),
+        cs=m["cs"],
+        role=m["role"] or "Unknown",
+        peer_role=m["peer_role"] or "Unknown",
+        disk=m["disk"] or "DUnknown",
+        peer_disk=m["peer_disk"] or "DUnknown",
+        protocol=m["protocol"],
+        io_flags=m["flags"] or "",
+    )
+
+
+def _counters(line: str) -> dict[str, int | str]:
+    counters: dict[str, int | str] = {}
+    for cm in _COUNTER_RE.finditer(line):
+        value = cm["value"]
+        counters[cm["key"]] = _num(value) if re.fullmatch(r"[\d,]+", value) else value
+    return counters
+
+
+def _detail(current: ProcDrbdMinor, line: str) -> ProcDrbdMinor:
+    """``current`` with what one of its indented lines says (counters, resync progress)."""
+    if line.lstrip().startswith("ns:"):
+        current = replace(current, counters=_counters(line))
+    elif (progress := _progress(line)) is not None:
+        # the "M" layout carries finish/speed on the progress line itself
+        current = replace(current, sync=_with_finish(progress, line))
+    elif "finish:" in line and current.sync is not None:
+        current = replace(current, sync=_with_finish(current.sync, line))
+    if current.sync is not None and _STALLED_RE.search(line) and not current.sync.stalled:
+        current = replace(current, sync=replace(current.sync, stalled=True))
+    # Other indented lines (act_log/resync details with verbose settings) are ignored.
+    return current
+
+
+def _version(lines: list[str]) -> re.Match[str]:
+    if not lines:
+        raise DrbdOutputError("/proc/drbd is empty (is the drbd module loaded?)")
+    version = _VERSION_RE.match(lines[0])
+    if version is None:
+        raise DrbdOutputError(f"/proc/drbd: first line is not a DRBD version line: {lines[0]!r}")
+    return version
+
+
 def parse_proc_drbd(text: str) -> ProcDrbd:
     """Parse /proc/drbd (8.x with minors, or DRBD 9's version-only file)."""
-    version: re.Match[str] | None = None
+    lines = [line for line in (raw.rstrip() for raw in text.splitlines()) if line.strip()]
+    version = _version(lines)
     minors: list[ProcDrbdMinor] = []
-    current: ProcDrbdMinor | None = None
-    for raw in text.splitlines():
-        line = raw.rstrip()
-        if not line.strip():
-            continue
-        if version is None:
-            version = _VERSION_RE.match(line)
-            if version is None:
-                raise DrbdOutputError(f"/proc/drbd: first line is not a DRBD version line: {line!r}")
-            continue
+    for line in lines[1:]:
         if re.match(r"^\s*\d+:", line):
-            m = _MINOR_RE.match(line)
-            if not m:
-                raise DrbdOutputError(f"/proc/drbd: cannot parse minor line {line!r}")
-            if current is not None:
-                minors.append(current)
-            current = ProcDrbdMinor(
-                minor=int(m["minor"]),
-                cs=m["cs"],
-                role=m["role"] or "Unknown",
-                peer_role=m["peer_role"] or "Unknown",
-                disk=m["disk"] or "DUnknown",
-                peer_disk=m["peer_disk"] or "DUnknown",
-                protocol=m["protocol"],
-                io_flags=m["flags"] or "",
-            )
-            continue
-        if current is None:
-            continue  # GIT-hash:, srcversion:, Transports: — build information only
-        if line.lstrip().startswith("ns:"):
-            counters: dict[str, int | str] = {}
-            for cm in _COUNTER_RE.finditer(line):
-                value = cm["value"]
-                counters[cm["key"]] = _num(value) if re.fullmatch(r"[\d,]+", value) else value
-            current = replace(current, counters=counters)
-        elif (progress := _progress(line)) is not None:
-            # the "M" layout carries finish/speed on the progress line itself
-            current = replace(current, sync=_with_finish(progress, line))
-        elif "finish:" in line and current.sync is not None:
-            current = replace(current, sync=_with_finish(current.sync, line))
-        if current.sync is not None and _STALLED_RE.search(line) and not current.sync.stalled:
-            current = replace(current, sync=replace(current.sync, stalled=True))
-        # Other indented lines (act_log/resync details with verbose settings) are ignored.
-    if version is None:
-        raise DrbdOutputError("/proc/drbd is empty (is the drbd module loaded?)")
-    if current is not None:
-        minors.append(current)
+            minors.append(_minor(line))
+        elif minors:
+            minors[-1] = _detail(minors[-1], line)
+        # before the first minor: GIT-hash:, srcversion:, Transports: (build information only)
     return ProcDrbd(
         version=version["v"],
         api=int(version["api"]) if version["api"] else None,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Final
 
 from harness.drbd import commands
@@ -60,6 +60,7 @@ class DrbdReplication:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         pair: PairEnds | None = None,
+        diskless_peers: Collection[str] | None = None,
     ) -> None:
         self._runner = runner
         self.resource = commands.check_resource_name(resource)
@@ -79,6 +80,8 @@ class DrbdReplication:
         # this node and its peer in the pair under test: in a DRBD 9 resource with more peers
         # the pair's own connection decides its state and its audit
         self._pair = pair
+        # the resource's peers that have no disk by configuration (tie-breakers); None: not known
+        self._diskless = None if diskless_peers is None else frozenset(diskless_peers)
 
     # -- identity --------------------------------------------------------------------------
     @property
@@ -175,6 +178,8 @@ class DrbdReplication:
         except DrbdOutputError as exc:
             raise DrbdOutputError(f"{self.node}: {exc}") from None
         state = fold.resource(self.resource)
+        if state is not None and self._diskless is not None:
+            state = state.with_diskless(self._diskless)
         if state is None or self._pair is None:
             return state
         return state.toward(self._pair.peer.names)
@@ -347,6 +352,7 @@ class DrbdReplication:
             max_duration_s=max_duration_s,
             root=self._watch_root,
             peers=self._pair.peer.names if self._pair is not None else (),
+            diskless=self._diskless,
         )
 
     # -- configuration audit ---------------------------------------------------------------

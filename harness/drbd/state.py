@@ -21,6 +21,7 @@ from typing import Final
 __all__ = [
     "CONGESTION_STATES",
     "CONNECTED",
+    "DISKLESS",
     "ESTABLISHED",
     "FORBIDDEN_CONNECTION_STATES",
     "FORBIDDEN_DISK_STATES",
@@ -35,10 +36,11 @@ __all__ = [
 ]
 
 CONNECTED: Final = "Connected"
+DISKLESS: Final = "Diskless"
 ESTABLISHED: Final = "Established"
 UP_TO_DATE: Final = "UpToDate"
 
-#: Replication states of a running, paused or imminent resync (UG9 "Replication states").
+#: Replication states of a running, paused or imminent resync.
 #: Any of them means writes are not only replication: the numbers include resync traffic.
 RESYNC_STATES: Final = frozenset(
     {
@@ -57,7 +59,7 @@ RESYNC_STATES: Final = frozenset(
 VERIFY_STATES: Final = frozenset({"VerifyS", "VerifyT"})
 #: on-congestion pull-ahead: replication stopped, the peer will need a resync.
 CONGESTION_STATES: Final = frozenset({"Ahead", "Behind"})
-#: Connection states that only appear after a failure (reliability.md §4 row 22).
+#: Connection states that only appear after a failure: a window that meets one saw the link break.
 FORBIDDEN_CONNECTION_STATES: Final = frozenset({"Timeout", "ProtocolError", "NetworkFailure", "BrokenPipe"})
 #: A local I/O error report; the next state is Diskless.
 FORBIDDEN_DISK_STATES: Final = frozenset({"Failed"})
@@ -77,8 +79,11 @@ class Connection:
     congested: bool | None = None
     ap_in_flight_sectors: int | None = None
     rs_in_flight_sectors: int | None = None
-    #: DRBD 9 utils print ``sync-state:SplitBrain`` (or ``Unrelated``) on a StandAlone connection.
+    #: Some DRBD 9 utils print ``sync-state:SplitBrain`` (or ``Unrelated``) on a StandAlone connection.
     sync_state: str | None = None
+    #: DRBD called its split-brain handler for this connection and it has not connected since
+    #: (the fold of a stream sees the call; a ``--now`` snapshot never does).
+    split_brain: bool = False
 
     @property
     def label(self) -> str:
@@ -103,11 +108,17 @@ class Device:
     upper_pending: int | None = None
     lower_pending: int | None = None
     al_suspended: bool | None = None
-    #: ``no``, ``upper``, ``lower`` or ``upper,lower`` (UG9 "Performance indicators").
+    #: ``no``, ``upper``, ``lower`` or ``upper,lower``: which side of DRBD holds requests back.
     blocked: str = "no"
+    #: DRBD 9: ``client:yes`` when this node is diskless by configuration (a tie-breaker, a client)
     client: bool | None = None
     quorum: bool | None = None
     backing_dev: str | None = None
+
+    @property
+    def disk_ok(self) -> bool:
+        """UpToDate, or Diskless on a node that is diskless by configuration (``client:yes``)."""
+        return self.disk == UP_TO_DATE or (self.disk == DISKLESS and self.client is True)
 
 
 @dataclass(frozen=True)
@@ -135,8 +146,23 @@ class PeerDevice:
 
     @property
     def peer_disk_ok(self) -> bool:
-        """UpToDate, or an intentionally diskless peer (a DRBD 9 tie-breaker/client node)."""
-        return self.peer_disk == UP_TO_DATE or (self.peer_client is True and self.peer_disk == "Diskless")
+        """UpToDate, or Diskless on a peer that says it is a client (``peer-client:yes``)."""
+        return self.diskless_ok(())
+
+    def diskless_by_design(self, diskless_peers: Collection[str]) -> bool:
+        """The peer has no disk on purpose: DRBD says it is a client, or the configuration (or
+        the inventory) names it among ``diskless_peers``.  A diskful node prints its peer
+        ``peer-client:yes`` only while it keeps no bitmap for it; until its own configuration is
+        adjusted to the peer's ``disk none`` (as on the recorded 9.2.18 lab) it prints
+        ``peer-client:no``, and only the configuration can tell."""
+        return self.peer_client is True or (self.conn_name is not None and self.conn_name in diskless_peers)
+
+    def diskless_ok(self, diskless_peers: Collection[str]) -> bool:
+        """UpToDate, or Diskless on a peer that is diskless by design; a Diskless peer that
+        should have a disk is not."""
+        if self.peer_disk == UP_TO_DATE:
+            return True
+        return self.peer_disk == DISKLESS and self.diskless_by_design(diskless_peers)
 
 
 @dataclass(frozen=True)
@@ -177,6 +203,13 @@ class ResourceState:
     other_connections: tuple[str, ...] = ()
     #: Set by :meth:`toward` when the pair's connection cannot be told among several: a problem.
     unmatched_peer: str | None = None
+    #: Peers (connection names) diskless by configuration, set by :meth:`with_diskless`: their
+    #: Diskless is what they should be, and nothing is out of sync on a peer without a disk.
+    diskless_peers: frozenset[str] = frozenset()
+
+    def with_diskless(self, peers: Collection[str]) -> ResourceState:
+        """The same state, knowing which peers the configuration (or the inventory) makes diskless."""
+        return replace(self, diskless_peers=frozenset(peers))
 
     # -- aggregated states (the worst one wins, so a multi-volume/multi-peer resource is only
     #    "Connected" when every part is) -----------------------------------------------------
@@ -195,7 +228,7 @@ class ResourceState:
     def disk_state(self) -> str:
         """Local disk state: ``UpToDate`` when every volume is; ``Diskless`` with no volume."""
         if not self.devices:
-            return "Diskless"
+            return DISKLESS
         return next((d.disk for d in self.devices if d.disk != UP_TO_DATE), UP_TO_DATE)
 
     @property
@@ -203,7 +236,7 @@ class ResourceState:
         """The peers' disk state; ``DUnknown`` when no peer device exists (not connected)."""
         if not self.peer_devices:
             return "DUnknown"
-        return next((p.peer_disk for p in self.peer_devices if not p.peer_disk_ok), UP_TO_DATE)
+        return next((p.peer_disk for p in self.peer_devices if not p.diskless_ok(self.diskless_peers)), UP_TO_DATE)
 
     @property
     def replication_state(self) -> str:
@@ -223,8 +256,11 @@ class ResourceState:
 
     @property
     def out_of_sync_kib(self) -> int:
-        """Data not in sync with the peers, according to DRBD's bitmaps (sum over peer devices)."""
-        return sum(p.out_of_sync_kib or 0 for p in self.peer_devices)
+        """Data not in sync with the peers, according to DRBD's bitmaps (sum over peer devices).
+
+        A peer diskless by design holds no replica, so nothing on it can be out of sync: what
+        DRBD counts toward it is left out."""
+        return sum(p.out_of_sync_kib or 0 for p in self.peer_devices if not p.diskless_by_design(self.diskless_peers))
 
     @property
     def is_suspended(self) -> bool:
@@ -243,8 +279,9 @@ class ResourceState:
 
     @property
     def split_brain(self) -> bool:
-        """DRBD reported split brain on a connection (only DRBD 9 utils print it in events2)."""
-        return any(c.sync_state == "SplitBrain" for c in self.connections)
+        """DRBD reported split brain on a connection: the split-brain handler's call seen in a
+        stream, or the ``sync-state:SplitBrain`` some DRBD 9 utils print."""
+        return any(_split(c) for c in self.connections)
 
     # -- verdicts --------------------------------------------------------------------------
     def problems(self) -> tuple[str, ...]:
@@ -255,10 +292,10 @@ class ResourceState:
         if not self.connections:
             found.append("no connection to a peer (StandAlone)")
         found.extend(f"connection to {c.label} is {c.state}" for c in self.connections if c.state != CONNECTED)
-        found.extend(f"split brain with {c.label}" for c in self.connections if c.sync_state == "SplitBrain")
+        found.extend(f"split brain with {c.label}" for c in self.connections if _split(c))
         if not self.devices:
             found.append("no local volume (Diskless)")
-        found.extend(f"local disk of volume {d.volume} is {d.disk}" for d in self.devices if d.disk != UP_TO_DATE)
+        found.extend(f"local disk of volume {d.volume} is {d.disk}" for d in self.devices if not d.disk_ok)
         # DRBD 9: a device without quorum fails or freezes I/O (on-no-quorum), even UpToDate
         found.extend(f"volume {d.volume} has lost quorum" for d in self.devices if d.quorum is False)
         if self.connections and not self.peer_devices:
@@ -266,7 +303,7 @@ class ResourceState:
         for p in self.peer_devices:
             if p.replication != ESTABLISHED:
                 found.append(f"replication to {p.label} is {p.replication}")
-            if not p.peer_disk_ok:
+            if not p.diskless_ok(self.diskless_peers):
                 found.append(f"peer disk of {p.label} is {p.peer_disk}")
         if self.is_suspended:
             found.append(f"I/O suspended ({self.suspended})")
@@ -341,6 +378,10 @@ class ResourceState:
                 f"{c.label} is {c.state}" for c in self.connections if c is not mine and c.state != CONNECTED
             ),
         )
+
+
+def _split(connection: Connection) -> bool:
+    return connection.split_brain or connection.sync_state == "SplitBrain"
 
 
 def _same_peer(peer_device: PeerDevice, connection: Connection) -> bool:

@@ -3,30 +3,17 @@
 The harness streams ``drbdsetup events2 --timestamps --statistics RES`` on the node while fio
 runs (see :mod:`harness.drbd.replication`) and hands the capture to :class:`RunWatch`.  A number
 measured while DRBD was resyncing, disconnected or suspended describes something else than
-replication, so such a window is *inconclusive* — not a failure of the system under test, and
-never a pass (DESIGN.md "A number is only as good as its validity"; reliability.md §4 row 22,
-REQ-07, REQ-15).
+replication, so such a window is *inconclusive*: not a failure of the system under test, and
+never a pass.
 
-The first of these makes the window inconclusive, and the reason names it with its timestamp:
-
-* the connection leaves ``Connected`` (``Timeout``, ``ProtocolError``, ``NetworkFailure`` and
-  ``BrokenPipe`` are called out as failure states), a connection or volume is destroyed, or
-  DRBD reports split brain;
-* a local or peer disk leaves ``UpToDate`` (``Failed`` is called out as an I/O error), or a
-  DRBD 9 device loses quorum (``quorum:no``);
-* replication leaves ``Established``: resync (``WFBitMap*``, ``WFSyncUUID``, ``StartingSync*``,
-  ``Sync*``, ``PausedSync*``), online verify (``Verify*``), congestion (``Ahead``/``Behind``) or
-  ``Off``;
-* I/O is suspended (``suspended:`` anything but ``no``);
-* ``out-of-sync`` grows above its value at the start of the window;
-* DRBD calls a handler (``call helper``: before-resync, fence-peer, split-brain ...), which it
-  only does on a state change the harness did not ask for.
-
-``blocked:`` is deliberately not a finding: under a saturating write load DRBD reports
-``blocked:upper``/``lower`` as back-pressure, which is part of what is being measured.
+What counts as a disturbance is :mod:`harness.drbd.disturbance`'s business.  The verdict's
+reason is the first disturbance in full, with its timestamp; :attr:`Verdict.disturbances` names
+every one of them in order, and the verdict's text lists them all, so a verify that was
+followed by a lost connection and a resync reads as all three.
 
 A stream that never finished the initial ``exists`` dump, or does not mention the resource,
-says nothing about the window and is inconclusive too.
+says nothing about the window and is inconclusive too; so is one where drbdsetup says it
+dropped events (``- skipped N``): what those events changed is not known.
 """
 
 from __future__ import annotations
@@ -34,32 +21,27 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Final, Literal
+from typing import Literal
 
+from harness.drbd.disturbance import EventRules, Finding
 from harness.drbd.errors import DrbdOutputError
-from harness.drbd.events import Event, Scalar, format_value, parse_event_line
-from harness.drbd.state import (
-    CONGESTION_STATES,
-    FORBIDDEN_CONNECTION_STATES,
-    FORBIDDEN_DISK_STATES,
-    RESYNC_STATES,
-    VERIFY_STATES,
-)
+from harness.drbd.events import Event, parse_event_line
+from harness.drbd.state import CONNECTED, DISKLESS
 
 __all__ = ["RunWatch", "Verdict", "check_capture", "check_events"]
-
-_CONNECTED: Final = "Connected"
-_UP_TO_DATE: Final = "UpToDate"
-_ESTABLISHED: Final = "Established"
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """``valid`` or ``inconclusive``, with one line saying why and the event that decided it."""
+    """``valid`` or ``inconclusive``, with one line saying why and the event that decided it.
+
+    ``disturbances`` names every disturbance of the window in order (``reason`` is the first
+    one's in full); the verdict's text lists them when there is more than one."""
 
     valid: bool
     reason: str
     event: Event | None = None
+    disturbances: tuple[str, ...] = ()
 
     @property
     def status(self) -> Literal["valid", "inconclusive"]:
@@ -71,7 +53,15 @@ class Verdict:
         return self.event.timestamp if self.event is not None else None
 
     def __str__(self) -> str:
-        return f"{self.status}: {self.reason}"
+        every = f" (every disturbance: {'; '.join(self.disturbances)})" if len(self.disturbances) > 1 else ""
+        return f"{self.status}: {self.reason}{every}"
+
+
+@dataclass(frozen=True)
+class _Seen:
+    reason: str
+    label: str
+    event: Event | None
 
 
 class RunWatch:
@@ -87,11 +77,21 @@ class RunWatch:
     coming back (the resync to it competes with the measurement).  Without a connection of
     that name in the initial dump (DRBD 8.4 calls its only connection ``peer``) nothing is set
     aside.
+
+    ``diskless`` names the peers that are diskless by configuration (``disk none``, or an
+    inventory's tie-breakers): their Diskless is no disturbance, on any link.  With None (the
+    configuration is not known) a link that is not the pair's and whose peer is Diskless when
+    the window starts is taken for a tie-breaker: it carries no replica, so nothing on it
+    competes with the measurement until it gets a disk.  Given a set, a Diskless peer outside
+    it is a disturbance wherever it is: it should have a disk.
     """
 
-    def __init__(self, resource: str | None = None, peers: Collection[str] = ()) -> None:
+    def __init__(
+        self, resource: str | None = None, peers: Collection[str] = (), diskless: Collection[str] | None = None
+    ) -> None:
         self.resource = resource
         self._peers = frozenset(peers)
+        self._rules = EventRules(None if diskless is None else frozenset(diskless))
         # the initial dump is held back until `exists -` when peers are given: which links are
         # the pair's is only known once every connection has been listed
         self._held: list[Event] = []
@@ -100,16 +100,9 @@ class RunWatch:
         self._others: set[tuple[str, str]] = set()
         self._away: set[tuple[str, str]] = set()
         self._events: list[Event] = []
-        self._first_bad: Verdict | None = None
+        self._found: list[_Seen] = []
         self._dump_complete = False
         self._seen_resource = False
-        # Last known value per (object, key), for "old -> new" in reasons when the stream was
-        # not captured with --diff.
-        self._last: dict[tuple[str, str], Scalar] = {}
-        # out-of-sync at the start of the window, per peer device.
-        self._oos_baseline: dict[str, int] = {}
-        # 8.4 omits conn-name on StandAlone lines; remember names per peer-node-id.
-        self._conn_names: dict[tuple[str, str], str] = {}
         self._lines = 0
 
     # -- feeding ---------------------------------------------------------------------------
@@ -119,42 +112,77 @@ class RunWatch:
 
     def feed(self, event: Event) -> Verdict | None:
         """Apply one event; returns the inconclusive verdict if this event is the first bad one."""
+        before = len(self._found)
         self._events.append(event)
         if event.ends_initial_dump:
             self._dump_complete = True
             held, self._held = self._held, []
             self._others = self._other_links(held)
-            found = [v for v in map(self._judge, held) if v is not None]
-            return found[0] if found else None
-        if self._peers and not self._dump_complete and event.action == "exists":
+            for dumped in held:
+                self._judge(dumped)
+        elif self._peers and not self._dump_complete and event.action == "exists":
             self._held.append(event)
-            return None
-        return self._judge(event)
+        else:
+            self._judge(event)
+        return self.verdict() if before == 0 and self._found else None
 
     def _other_links(self, dump: list[Event]) -> set[tuple[str, str]]:
         """The connections in the initial dump that are not the pair's, when the pair's is there."""
         links: dict[tuple[str, str], str | None] = {}
         for event in dump:
             if event.kind == "connection" and event.resource is not None:
-                links[(event.resource, self._peer_key(event))] = event.text("conn-name")
+                links[(event.resource, EventRules.peer_key(event))] = event.text("conn-name")
         mine = {res for (res, _), conn in links.items() if conn in self._peers}
         return {key for key, conn in links.items() if key[0] in mine and conn not in self._peers}
 
-    @staticmethod
-    def _peer_key(event: Event) -> str:
-        return event.text("peer-node-id") or event.text("conn-name") or ""
+    def _note(self, reason: str, label: str, event: Event | None) -> None:
+        self._found.append(_Seen(reason, label, event))
 
-    def _judge(self, event: Event) -> Verdict | None:
+    def _judge(self, event: Event) -> None:
+        if event.skipped is not None:
+            # the stream's hole may hide a change of any resource: it counts whatever is watched
+            self._note(
+                f"DRBD dropped {event.skipped} events, so this window cannot be proved stable (at {event.when})",
+                f"DRBD dropped {event.skipped} events",
+                event,
+            )
+            return
         name = event.resource
         if name is None or (self.resource is not None and name != self.resource):
-            return None
+            return
         self._seen_resource = True
         finding = self._check(event, name)
-        if finding is not None and self._first_bad is None:
-            when = event.when
-            self._first_bad = Verdict(False, f"{name}: {finding} at {when}", event)
-            return self._first_bad
-        return None
+        if finding is not None:
+            self._note(f"{name}: {finding.text} at {event.when}", finding.label, event)
+
+    def _check(self, event: Event, name: str) -> Finding | None:
+        handled, finding = self._other_link(event, name)
+        if not handled:
+            return self._rules.judge(event, name)
+        self._rules.remember(event, name)
+        return finding
+
+    def _other_link(self, event: Event, name: str) -> tuple[bool, Finding | None]:
+        """For a link that is not the pair's: (True, what it disturbs) when the window sets it
+        aside, (False, None) when it is judged like the pair's own."""
+        key = (name, EventRules.peer_key(event))
+        if event.kind not in {"connection", "peer-device"} or key not in self._others:
+            return False, None
+        state = event.get("connection") if event.kind == "connection" else None
+        if event.action == "exists" and event.kind == "connection" and state != CONNECTED:
+            self._away.add(key)
+        if event.action == "exists" and event.get("peer-disk") == DISKLESS and self._rules.diskless is None:
+            self._rules.diskless_at_start.add(key)
+        if key not in self._away:
+            return False, None
+        if state != CONNECTED:
+            return True, None
+        self._away.discard(key)
+        peer = self._rules.peer_label(event, name)
+        return True, Finding(
+            f"connection to {peer} (not the pair's) came back: the resync to it competes with the measurement",
+            f"{peer} (not the pair's) came back",
+        )
 
     def feed_line(self, line: str) -> Verdict | None:
         """Parse and apply one line; an unparseable line makes the window inconclusive."""
@@ -162,10 +190,9 @@ class RunWatch:
         try:
             event = parse_event_line(line, lineno=self._lines)
         except DrbdOutputError as exc:
-            if self._first_bad is None:
-                self._first_bad = Verdict(False, f"cannot read the event stream: {exc}")
-                return self._first_bad
-            return None
+            first = not self._found
+            self._note(f"cannot read the event stream: {exc}", f"unreadable line {self._lines}", None)
+            return self.verdict() if first else None
         return None if event is None else self.feed(event)
 
     def feed_text(self, text: str) -> None:
@@ -181,8 +208,10 @@ class RunWatch:
 
     # -- the verdict -----------------------------------------------------------------------
     def verdict(self) -> Verdict:
-        if self._first_bad is not None:
-            return self._first_bad
+        if self._found:
+            first = self._found[0]
+            labels = tuple(dict.fromkeys(seen.label for seen in self._found))
+            return Verdict(False, first.reason, first.event, labels)
         if not self._events:
             return Verdict(False, "the DRBD event watch captured nothing (watcher not running?)")
         if not self._dump_complete:
@@ -201,156 +230,25 @@ class RunWatch:
             f"({len(self._events)} events{span})",
         )
 
-    # -- the rules -------------------------------------------------------------------------
-    def _peer_label(self, event: Event, name: str) -> str:
-        node = event.text("peer-node-id")
-        conn_name = event.text("conn-name")
-        if node is not None and conn_name:
-            self._conn_names[(name, node)] = conn_name
-        elif node is not None:
-            conn_name = self._conn_names.get((name, node))
-        if conn_name:
-            return conn_name
-        return f"node {node}" if node is not None else "peer"
 
-    def _object_id(self, event: Event, name: str) -> str:
-        node = event.text("peer-node-id") or event.text("conn-name") or ""
-        volume = event.text("volume") or "0"
-        return {
-            "resource": name,
-            "connection": f"{name}/conn/{node}",
-            "device": f"{name}/dev/{volume}",
-            "peer-device": f"{name}/pd/{node}/{volume}",
-        }.get(event.kind, f"{name}/{event.kind}")
-
-    def _transition(self, event: Event, obj: str, key: str) -> tuple[str | None, str | None]:
-        """(old, new) for ``key``; ``old`` from ``--diff`` or from the last value seen."""
-        new = event.get(key)
-        if new is None:
-            return None, None
-        old = event.old(key)
-        if old is None:
-            old = self._last.get((obj, key))
-        return (None if old is None else format_value(old)), format_value(new)
-
-    @staticmethod
-    def _moved(subject: str, change: str, event: Event, old: str | None, new: str) -> str:
-        if event.action == "exists":
-            return f"{subject} was {new} when the watch started"
-        if old is not None and old != new:
-            return f"{subject} {change}: {old} -> {new}"
-        return f"{subject} {change}: {new}"
-
-    def _check(self, event: Event, name: str) -> str | None:
-        obj = self._object_id(event, name)
-        try:
-            return self._rules(event, name, obj)
-        finally:
-            for key, _ in event.fields:
-                value = event.get(key)
-                if value is not None:
-                    self._last[(obj, key)] = value
-
-    def _other_link(self, event: Event, name: str) -> str | None:
-        """The rule for a link that is not the pair's: ``""`` to ignore the event, a finding, or
-        None to judge it like the pair's own."""
-        key = (name, self._peer_key(event))
-        if event.kind not in {"connection", "peer-device"} or key not in self._others:
-            return None
-        state = event.get("connection") if event.kind == "connection" else None
-        if event.action == "exists" and event.kind == "connection" and state != _CONNECTED:
-            self._away.add(key)
-        if key not in self._away:
-            return None
-        if state == _CONNECTED:
-            self._away.discard(key)
-            return (
-                f"connection to {self._peer_label(event, name)} (not the pair's) came back: the resync to it "
-                "competes with the measurement"
-            )
-        return ""
-
-    def _rules(self, event: Event, name: str, obj: str) -> str | None:
-        other = self._other_link(event, name)
-        if other is not None:
-            return other or None
-        kind = event.kind
-        if event.action == "call" and kind == "helper":
-            return f"DRBD called the {event.text('helper') or 'unknown'} handler"
-        if event.action == "destroy" and kind in {"resource", "connection", "device", "peer-device"}:
-            what = {"connection": f"the connection to {self._peer_label(event, name)}"}.get(kind, f"the {kind}")
-            return f"DRBD destroyed {what} (resource left Connected)"
-        if event.action not in {"exists", "create", "change"}:
-            return None
-
-        if kind == "resource":
-            old, new = self._transition(event, obj, "suspended")
-            if new is not None and new != "no":
-                if event.action == "exists":
-                    return f"I/O was suspended ({new}) when the watch started"
-                return self._moved("I/O", "suspended", event, old, new)
-        elif kind == "connection":
-            peer = self._peer_label(event, name)
-            old, new = self._transition(event, obj, "connection")
-            if new is not None and new != _CONNECTED:
-                change = "failed (forbidden state)" if new in FORBIDDEN_CONNECTION_STATES else "left Connected"
-                return self._moved(f"connection to {peer}", change, event, old, new)
-            if event.text("sync-state") == "SplitBrain":
-                return f"split brain detected with {peer}"
-        elif kind == "device":
-            volume = event.text("volume") or "0"
-            old, new = self._transition(event, obj, "disk")
-            if new is not None and new != _UP_TO_DATE:
-                change = "failed (I/O error)" if new in FORBIDDEN_DISK_STATES else "left UpToDate"
-                return self._moved(f"local disk of volume {volume}", change, event, old, new)
-            # DRBD 9: without quorum the device fails or freezes I/O (on-no-quorum), UpToDate or not
-            old, new = self._transition(event, obj, "quorum")
-            if new == "no":
-                if event.action == "exists":
-                    return f"volume {volume} had no quorum when the watch started"
-                return self._moved(f"volume {volume}", "lost quorum", event, old, new)
-        elif kind == "peer-device":
-            return self._peer_device_rules(event, name, obj)
-        return None
-
-    def _peer_device_rules(self, event: Event, name: str, obj: str) -> str | None:
-        target = f"{self._peer_label(event, name)} volume {event.text('volume') or '0'}"
-        old, new = self._transition(event, obj, "replication")
-        if new is not None and new != _ESTABLISHED:
-            if new in RESYNC_STATES:
-                change = "entered resync"
-            elif new in VERIFY_STATES:
-                change = "entered online verify"
-            elif new in CONGESTION_STATES:
-                change = "fell behind (congestion, pull-ahead)"
-            else:
-                change = "left Established"
-            return self._moved(f"replication to {target}", change, event, old, new)
-        old, new = self._transition(event, obj, "peer-disk")
-        client = event.get("peer-client") or self._last.get((obj, "peer-client"))
-        if new == "Diskless" and client == "yes":
-            new = None  # an intentionally diskless peer (DRBD 9 tie-breaker) has no disk to lose
-        if new is not None and new != _UP_TO_DATE:
-            change = "failed (I/O error)" if new in FORBIDDEN_DISK_STATES else "left UpToDate"
-            return self._moved(f"peer disk of {target}", change, event, old, new)
-        oos = event.number("out-of-sync")
-        if oos is not None:
-            baseline = self._oos_baseline.setdefault(obj, oos)
-            if oos > baseline:
-                return f"out-of-sync with {target} grew from {baseline} to {oos} KiB"
-        return None
-
-
-def check_events(events: Iterable[Event], *, resource: str | None = None, peers: Collection[str] = ()) -> Verdict:
+def check_events(
+    events: Iterable[Event],
+    *,
+    resource: str | None = None,
+    peers: Collection[str] = (),
+    diskless: Collection[str] | None = None,
+) -> Verdict:
     """Verdict for already-parsed events of one window."""
-    watch = RunWatch(resource, peers)
+    watch = RunWatch(resource, peers, diskless)
     for event in events:
         watch.feed(event)
     return watch.verdict()
 
 
-def check_capture(text: str, *, resource: str | None = None, peers: Collection[str] = ()) -> Verdict:
+def check_capture(
+    text: str, *, resource: str | None = None, peers: Collection[str] = (), diskless: Collection[str] | None = None
+) -> Verdict:
     """Verdict for the text a watcher captured (``events2 --timestamps --statistics``)."""
-    watch = RunWatch(resource, peers)
+    watch = RunWatch(resource, peers, diskless)
     watch.feed_text(text)
     return watch.verdict()

@@ -3,9 +3,9 @@ DRBD declares the peer lost, and are the two replicas identical afterwards (onli
 
 **Silence.**  DRBD's ack receiver waits ``ping-int`` seconds for anything from the peer; when
 nothing came, it sends a ping and gives the peer ``ping-timeout`` (tenths of a second) to
-answer, then drops the connection ("PingAck did not arrive in time", drbd_main.c /
-drbd_receiver.c of 8.4 and 9).  So a silence shorter than ``ping-int`` never disconnects, and
-one longer than ``ping-int + ping-timeout`` always does.  ``timeout`` × ``ko-count`` bounds a
+answer, then drops the connection (the kernel logs "PingAck did not arrive in time", on 8.4
+and 9).  So a silence shorter than ``ping-int`` never disconnects, and one longer than
+``ping-int + ping-timeout`` always does.  ``timeout`` × ``ko-count`` bounds a
 single request the peer does not complete, which a silent path reaches later still.
 
 **Online verify** (``drbdadm verify``) reads a range on both nodes, compares checksums with the
@@ -28,7 +28,7 @@ from harness.drbd.state import VERIFY_STATES, ResourceState
 __all__ = ["ConnectionTimeouts", "VerifyReport", "parse_timeouts", "wait_verified"]
 
 SECTOR: Final = 512
-#: DRBD's own defaults (drbd.conf(5), 8.4 and 9), for keys a ``show`` without defaults omits
+#: DRBD's own defaults (8.4 and 9), for keys a ``show`` without defaults omits
 _DEFAULTS: Final = {"ping-int": 10.0, "ping-timeout": 5.0, "timeout": 60.0, "ko-count": 7.0, "connect-int": 10.0}
 
 

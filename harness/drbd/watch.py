@@ -71,6 +71,8 @@ class EventWatch:
     peers: frozenset[str] = frozenset()
     #: written by a stop before it looks, so a start still on its way never launches (one per plan)
     cancel_path: str | None = None
+    #: peers diskless by configuration (tie-breakers), or None when the configuration is not known
+    diskless: frozenset[str] | None = None
 
     @classmethod
     def plan(
@@ -83,13 +85,15 @@ class EventWatch:
         max_duration_s: float,
         root: str = NODE_ROOT,
         peers: Collection[str] = (),
+        diskless: Collection[str] | None = None,
     ) -> EventWatch:
         if not 0 < max_duration_s <= MAX_WATCH_S:
             raise ConfigError(f"watch duration must be within (0, {MAX_WATCH_S}] s, got {max_duration_s!r}")
         directory, log = watch_paths(run_id, name, root=root)
         resource = commands.check_resource_name(resource)
         cancel = f"{log}.{secrets.token_hex(4)}.cancel"
-        return cls(node, resource, directory, log, max_duration_s, frozenset(peers), cancel)
+        tie_breakers = None if diskless is None else frozenset(diskless)
+        return cls(node, resource, directory, log, max_duration_s, frozenset(peers), cancel, tie_breakers)
 
     @property
     def pid_path(self) -> str:
@@ -124,11 +128,12 @@ class EventWatch:
             capture = output  # not our script's output: judged as a capture, which it is not
         if not capture.strip():
             return Verdict(False, "no DRBD events captured during the run")
-        run_watch = RunWatch(self.resource, self.peers)
+        run_watch = RunWatch(self.resource, self.peers, self.diskless)
         run_watch.feed_text(capture)
         verdict = run_watch.verdict()
         if not verdict.valid:
-            return Verdict(False, f"DRBD state changed during the run: {verdict}", verdict.event)
+            # the verdict's text names every disturbance, not only the first
+            return Verdict(False, f"DRBD state changed during the run: {verdict}", verdict.event, verdict.disturbances)
         if not alive:
             return Verdict(
                 False,

@@ -15,6 +15,8 @@ The grouping labels become labels of every pushed series; old runs' groups stay 
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import os
 import urllib.error
 from pathlib import Path
@@ -23,6 +25,7 @@ from prometheus_client.exposition import push_to_gateway
 
 from harness.errors import ConfigError, InfraError
 from harness.export.metrics import RunMetrics, inventory_label, registry_of, render_prometheus
+from harness.redact import redact_url
 
 __all__ = ["PushError", "push_grouping", "push_to_pushgateway", "write_textfile"]
 
@@ -43,8 +46,11 @@ def write_textfile(path: Path, metrics: RunMetrics) -> Path:
     try:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write the metrics textfile: {exc.strerror or exc}") from None
     finally:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
     return path
 
 
@@ -55,12 +61,15 @@ def push_grouping(metrics: RunMetrics) -> dict[str, str]:
 
 def push_to_pushgateway(url: str, metrics: RunMetrics, *, job: str = "harness", timeout: float = 10.0) -> None:
     """Replace this run's group (``job`` + :func:`push_grouping`) on the Pushgateway at ``url``."""
+    shown = redact_url(url)
     if not url.startswith(("http://", "https://")):
-        raise ConfigError(f"--pushgateway {url!r}: expected an http:// or https:// URL")
+        raise ConfigError(f"--pushgateway {shown!r}: expected an http:// or https:// URL")
     grouping = push_grouping(metrics)
     try:
         push_to_gateway(url, job=job, registry=registry_of(metrics), grouping_key=grouping, timeout=timeout)
+    except (ValueError, http.client.InvalidURL):  # their words would quote the URL's parts, its password too
+        raise ConfigError(f"--pushgateway {shown}: not a URL urllib can open (http://host:port)") from None
     except urllib.error.HTTPError as exc:
-        raise PushError(f"Pushgateway {url} refused the push: HTTP {exc.code} {exc.reason}") from None
+        raise PushError(f"Pushgateway {shown} refused the push: HTTP {exc.code} {exc.reason}") from None
     except (urllib.error.URLError, OSError) as exc:
-        raise PushError(f"Pushgateway {url} could not be reached: {exc}") from None
+        raise PushError(f"Pushgateway {shown} could not be reached: {exc}") from None

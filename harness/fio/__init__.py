@@ -1,10 +1,12 @@
-"""fio for the harness: workload specs, argv building and output parsing (all pure).
+"""fio for the harness: what to run, running it on a node, and what it brought back.
 
 ``spec`` says what to run (``options`` holds its verify and steady-state settings, ``config``
 reads it from text, ``profiles`` scales it), ``command`` turns it into fio's argv, ``report``
 and ``terse`` turn fio's output (JSON 2.x/3.x, status-interval streams, terse v3) into the
-normalised records of ``result``, one :class:`FioResult`.
-Running fio on a node is the remote layer's job; nothing here opens a connection or a file.
+normalised records of ``result``, one :class:`FioResult`; these are pure.
+``runner`` starts a job on a node and hands back its ``job`` handle, whose wait gives one
+``outcome`` (report, timings, overhead, bandwidth logs); ``samples`` turns that outcome into
+the numbers a cell records.
 """
 
 from harness.fio.command import (

@@ -2,7 +2,7 @@
 
 The argv is a list, never a shell string: the remote layer quotes it with ``shlex`` and every
 value stays one token.  Safety rules that must hold for *every* job live here, in one place,
-rather than in each scenario (reliability.md §5.1 SAFE-3):
+rather than in each scenario, so no scenario can forget one:
 
 * ``--direct=1 --ioengine=libaio``: block-device numbers, not page-cache numbers;
 * ``--allow_file_create=0``: a mistyped ``/dev/drbd10`` fails instead of becoming a regular
@@ -87,6 +87,79 @@ def _flag(value: bool) -> str:
     return "1" if value else "0"
 
 
+def _on(value: bool) -> int | None:
+    """A switch that is written only when set (``--sync=1``), never as ``=0``."""
+    return 1 if value else None
+
+
+def _layout_args(spec: WorkloadSpec, target: Target) -> list[str]:
+    """Where and how fio does I/O: the target, the guards, the pattern and the footprint."""
+    block_size = f"--bs={spec.bs}" if spec.bs_max is None else f"--bsrange={spec.bs}-{spec.bs_max}"
+    return [
+        "--allow_file_create=0",
+        # a file target lives on a mounted filesystem by design; a block device must not be mounted
+        *(["--allow_mounted_write=0"] if target == "block" else []),
+        "--direct=1",
+        "--ioengine=libaio",
+        f"--rw={spec.rw}",
+        block_size,
+        f"--iodepth={spec.iodepth}",
+        f"--numjobs={spec.numjobs}",
+        f"--size={spec.size}",
+        f"--offset={spec.start_bytes}",
+    ]
+
+
+def _optional_args(spec: WorkloadSpec) -> list[str]:
+    """The options a workload sets only when it needs them, in the order fio has always been
+    given them (None: left out, so fio's own default holds)."""
+    table: tuple[tuple[str, object], ...] = (
+        ("offset_increment", spec.offset_increment),
+        ("rwmixread", spec.rwmixread),
+        ("runtime", spec.runtime_s),
+        ("time_based", _on(spec.time_based)),
+        ("ramp_time", spec.ramp_s or None),
+        ("sync", _on(spec.sync)),
+        ("fsync", spec.fsync or None),
+        ("end_fsync", _on(spec.end_fsync)),
+        ("norandommap", _on(spec.norandommap)),
+        ("randseed", spec.randseed),
+        ("number_ios", spec.number_ios),
+    )
+    return [f"--{option}={value}" for option, value in table if value is not None]
+
+
+def _steady_state_args(spec: WorkloadSpec) -> list[str]:
+    ss = spec.steady_state
+    if ss is None:
+        return []
+    return [f"--ss={ss.criterion}", f"--ss_dur={ss.duration_s}", *([f"--ss_ramp={ss.ramp_s}"] if ss.ramp_s else [])]
+
+
+def _report_args(output_path: str | None, status_interval: int | None) -> list[str]:
+    """One JSON report (to ``output_path``, else stdout), optionally repeated every N seconds."""
+    args = ["--group_reporting=1", "--eta=never", "--output-format=json"]
+    if output_path is not None:
+        args.append(f"--output={output_path}")
+    if status_interval is not None:
+        if isinstance(status_interval, bool) or status_interval < 1:
+            raise ConfigError(f"status_interval must be a whole number of seconds >= 1, got {status_interval!r}")
+        args.append(f"--status-interval={status_interval}")
+    return args
+
+
+def _file_args(extra_log_prefix: str | None, aux_path: str | None) -> list[str]:
+    """The files fio writes beside its report: bandwidth logs and verify state."""
+    args: list[str] = []
+    if extra_log_prefix is not None:
+        check_safe_path(extra_log_prefix, what="bandwidth log prefix")
+        args += [f"--write_bw_log={extra_log_prefix}", "--log_avg_msec=1000"]
+    if aux_path is not None:
+        check_safe_path(aux_path, what="fio aux path")
+        args.append(f"--aux-path={aux_path}")
+    return args
+
+
 def build_fio_argv(
     spec: WorkloadSpec,
     filename: str,
@@ -114,76 +187,18 @@ def build_fio_argv(
         check_safe_path(output_path, what="fio output path")
     if fio_binary != "fio":
         check_safe_path(fio_binary, what="fio binary")
-
-    argv = [
+    return [
         fio_binary,
         f"--name={spec.name}",
         f"--filename={filename}",
-        "--allow_file_create=0",
+        *_layout_args(spec, target),
+        *_optional_args(spec),
+        *_verify_args(spec),
+        *_steady_state_args(spec),
+        "--percentile_list=" + ":".join(fio_number_text(p) for p in spec.percentiles),
+        *_report_args(output_path, status_interval),
+        *_file_args(extra_log_prefix, aux_path),
     ]
-    if target == "block":
-        argv.append("--allow_mounted_write=0")
-    argv += [
-        "--direct=1",
-        "--ioengine=libaio",
-        f"--rw={spec.rw}",
-    ]
-    if spec.bs_max is None:
-        argv.append(f"--bs={spec.bs}")
-    else:
-        argv.append(f"--bsrange={spec.bs}-{spec.bs_max}")
-    argv += [
-        f"--iodepth={spec.iodepth}",
-        f"--numjobs={spec.numjobs}",
-        f"--size={spec.size}",
-    ]
-    argv.append(f"--offset={spec.start_bytes}")
-    if spec.offset_increment is not None:
-        argv.append(f"--offset_increment={spec.offset_increment}")
-    if spec.rwmixread is not None:
-        argv.append(f"--rwmixread={spec.rwmixread}")
-    if spec.runtime_s is not None:
-        argv.append(f"--runtime={spec.runtime_s}")
-    if spec.time_based:
-        argv.append("--time_based=1")
-    if spec.ramp_s:
-        argv.append(f"--ramp_time={spec.ramp_s}")
-    if spec.sync:
-        argv.append("--sync=1")
-    if spec.fsync:
-        argv.append(f"--fsync={spec.fsync}")
-    if spec.end_fsync:
-        argv.append("--end_fsync=1")
-    if spec.norandommap:
-        argv.append("--norandommap=1")
-    if spec.randseed is not None:
-        argv.append(f"--randseed={spec.randseed}")
-    if spec.number_ios is not None:
-        argv.append(f"--number_ios={spec.number_ios}")
-    argv += _verify_args(spec)
-    if spec.steady_state is not None:
-        ss = spec.steady_state
-        argv += [f"--ss={ss.criterion}", f"--ss_dur={ss.duration_s}"]
-        if ss.ramp_s:
-            argv.append(f"--ss_ramp={ss.ramp_s}")
-    argv.append("--percentile_list=" + ":".join(fio_number_text(p) for p in spec.percentiles))
-    argv += [
-        "--group_reporting=1",
-        "--eta=never",
-        "--output-format=json",
-        *([f"--output={output_path}"] if output_path is not None else []),
-    ]
-    if status_interval is not None:
-        if isinstance(status_interval, bool) or status_interval < 1:
-            raise ConfigError(f"status_interval must be a whole number of seconds >= 1, got {status_interval!r}")
-        argv.append(f"--status-interval={status_interval}")
-    if extra_log_prefix is not None:
-        check_safe_path(extra_log_prefix, what="bandwidth log prefix")
-        argv += [f"--write_bw_log={extra_log_prefix}", "--log_avg_msec=1000"]
-    if aux_path is not None:
-        check_safe_path(aux_path, what="fio aux path")
-        argv.append(f"--aux-path={aux_path}")
-    return argv
 
 
 def _verify_args(spec: WorkloadSpec) -> list[str]:

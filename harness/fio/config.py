@@ -8,7 +8,7 @@ mappings, and unknown keys refused so a typo never silently falls back to a defa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Final
 
 from harness.errors import ConfigError
@@ -58,10 +58,16 @@ def _check_keys(where: str, data: Mapping[str, object], allowed: Iterable[str]) 
         raise ConfigError(f"{where}: unknown key(s) {unknown} (allowed: {sorted(allowed_set)})")
 
 
-_SIZE_KEYS: Final = frozenset({"size", "offset", "offset_increment"})
-_TIME_KEYS: Final = frozenset({"runtime", "ramp"})
-_INT_KEYS: Final = frozenset({"numjobs", "iodepth", "rwmixread", "fsync", "randseed", "number_ios"})
-_BOOL_KEYS: Final = frozenset({"time_based", "sync", "end_fsync", "norandommap"})
+#: The keys that hold one plain value: the spec's field each fills and how it is read.
+_SCALARS: Final[Mapping[str, tuple[str, Callable[[str, object], object]]]] = {
+    "size": ("size", size_bytes),
+    "offset": ("offset", size_bytes),
+    "offset_increment": ("offset_increment", size_bytes),
+    "runtime": ("runtime_s", whole_seconds),
+    "ramp": ("ramp_s", whole_seconds),
+    **{key: (key, _int) for key in ("numjobs", "iodepth", "rwmixread", "fsync", "randseed", "number_ios")},
+    **{key: (key, _bool) for key in ("time_based", "sync", "end_fsync", "norandommap")},
+}
 _OTHER_KEYS: Final = frozenset({"name", "rw", "bs", "bsrange", "verify", "steady_state", "percentiles"})
 _VERIFY_KEYS: Final = frozenset(
     {"alg", "do_verify", "verify_only", "state_save", "state_load", "fatal", "backlog", "dump"}
@@ -77,37 +83,53 @@ def _parse_bs(key: str, value: object) -> tuple[int, int | None]:
 
 def workload_fields(data: Mapping[str, object]) -> dict[str, object]:
     """The keyword arguments of :class:`~harness.fio.spec.WorkloadSpec` that ``data`` spells."""
-    _check_keys("workload", data, _SIZE_KEYS | _TIME_KEYS | _INT_KEYS | _BOOL_KEYS | _OTHER_KEYS)
+    _check_keys("workload", data, _SCALARS.keys() | _OTHER_KEYS)
     kwargs: dict[str, object] = {}
     for key, value in data.items():
-        if key in _SIZE_KEYS:
-            kwargs[key] = size_bytes(key, value)
-        elif key in _TIME_KEYS:
-            kwargs["runtime_s" if key == "runtime" else "ramp_s"] = whole_seconds(key, value)
-        elif key in _INT_KEYS:
-            kwargs[key] = _int(key, value)
-        elif key in _BOOL_KEYS:
-            kwargs[key] = _bool(key, value)
+        if key in _SCALARS:
+            field, read = _SCALARS[key]
+            kwargs[field] = read(key, value)
+    kwargs.update(_block_size(data))
+    kwargs.update(_name_and_pattern(data))
+    if "size" not in data:
+        raise ConfigError("workload: missing required key 'size'")
+    kwargs.update(_settings(data))
+    return kwargs
+
+
+def _block_size(data: Mapping[str, object]) -> dict[str, object]:
+    """``bs`` (one size, or ``4k-32k``) or ``bsrange``, never both."""
     if "bs" in data and "bsrange" in data:
         raise ConfigError("workload: give either bs or bsrange, not both")
     for key in ("bs", "bsrange"):
         if key in data:
-            kwargs["bs"], kwargs["bs_max"] = _parse_bs(key, data[key])
+            bs, bs_max = _parse_bs(key, data[key])
+            return {"bs": bs, "bs_max": bs_max}
+    return {}
+
+
+def _name_and_pattern(data: Mapping[str, object]) -> dict[str, object]:
+    """The two texts every workload names: ``name`` and ``rw``."""
+    texts: dict[str, object] = {}
     for key in ("name", "rw"):
         if key not in data:
             raise ConfigError(f"workload: missing required key {key!r}")
         if not isinstance(data[key], str):
             raise ConfigError(f"workload {key}: expected text, got {data[key]!r}")
-        kwargs[key] = data[key]
-    if "size" not in data:
-        raise ConfigError("workload: missing required key 'size'")
-    if "verify" in data and data["verify"] is not None:
-        kwargs["verify"] = _verify_from(data["verify"])
-    if "steady_state" in data and data["steady_state"] is not None:
-        kwargs["steady_state"] = _steady_state_from(data["steady_state"])
+        texts[key] = data[key]
+    return texts
+
+
+def _settings(data: Mapping[str, object]) -> dict[str, object]:
+    """The nested verify and steady-state mappings (null: none) and the percentile list."""
+    settings: dict[str, object] = {}
+    if data.get("verify") is not None:
+        settings["verify"] = _verify_from(data["verify"])
+    if data.get("steady_state") is not None:
+        settings["steady_state"] = _steady_state_from(data["steady_state"])
     if "percentiles" in data:
-        kwargs["percentiles"] = _percentiles_from(data["percentiles"])
-    return kwargs
+        settings["percentiles"] = _percentiles_from(data["percentiles"])
+    return settings
 
 
 def _verify_from(value: object) -> VerifySpec:

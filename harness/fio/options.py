@@ -44,7 +44,8 @@ VERIFY_ALGS: Final[frozenset[str]] = frozenset(
 
 @dataclass(frozen=True)
 class VerifySpec:
-    """fio data verification, as used by the failover oracle (reliability.md §2.4-2.5).
+    """fio data verification, as the failover and partition cells use it to count the
+    acknowledged writes a fail-over lost.
 
     The write phase runs with ``do_verify=False, state_save=True``; after the fail-over the
     *same* workload runs again with ``verify_only=True, state_load=True`` so only writes that
@@ -59,7 +60,7 @@ class VerifySpec:
     fatal: bool = False
     backlog: int | None = None
     #: on a bad block, fio writes what it read (``*.received``) and expected in its working
-    #: directory, the evidence a human needs (reliability.md row 33)
+    #: directory: the evidence a human needs to tell lost writes from a harness bug
     dump: bool = False
 
     def __post_init__(self) -> None:

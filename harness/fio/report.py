@@ -1,8 +1,8 @@
 """fio's JSON reports (``--output-format=json``, 2.x and 3.x) and ``--status-interval`` streams
 of them, read into :class:`~harness.fio.result.FioResult`.
 
-fio changed units under its JSON over the years; every one is normalised here, with no
-version table (ecosystem.md §3.4):
+fio changed units under its JSON over the years; every one is normalised here from what the
+report itself holds, with no table of fio versions to keep up to date:
 
 * ``io_bytes`` is KiB up to fio 2.20 and bytes from 2.21, which added ``io_kbytes`` - its
   presence is the tell;

@@ -4,10 +4,9 @@ A :class:`WorkloadSpec` is the single, validated description of one fio job: pat
 size (or range), concurrency, footprint, timing, sync flags and the optional verify and
 steady-state settings.  It is frozen so it can key test ids, baselines and samples, and it is
 validated at construction so a bad workload is refused with a clear :class:`ConfigError`
-*before* anything touches a node (DESIGN "Bad input gets a clear error before any remote
-change").  Turning a spec into argv is :mod:`harness.fio.command`'s job; this module knows
-nothing about fio's command line.
-
+*before* anything touches a node (a half-started cell would leave changes to undo).  Turning a
+spec into argv is :mod:`harness.fio.command`'s job; this module knows nothing about fio's
+command line.
 
 The verify and steady-state settings are :mod:`harness.fio.options`; reading a workload from
 configuration text is :mod:`harness.fio.config`; profiles that scale it are
@@ -27,7 +26,7 @@ from harness.errors import ConfigError
 from harness.fio.config import workload_fields
 from harness.fio.options import SteadyState, VerifySpec
 from harness.fio.text import fio_size_text
-from harness.units import format_bytes
+from harness.units import MIB, format_bytes
 
 __all__ = [
     "DEFAULT_PERCENTILES",
@@ -58,7 +57,7 @@ DIRECT_ALIGN: Final = 512
 #: first 32 sectors, and an md array is scanned again each time it is assembled: random data
 #: of our own there once read as a label (``md127p9``) and the device guard, rightly, refused
 #: the device from then on.  A MiB keeps the alignment of any block size a job uses.
-LABEL_ZONE_BYTES: Final = 1024**2
+LABEL_ZONE_BYTES: Final = MIB
 # A job name becomes fio's --name and part of file names on the node: keep it boring.
 _NAME_RE: Final = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 
@@ -101,7 +100,11 @@ class WorkloadSpec:
     percentiles: tuple[float, ...] = field(default=DEFAULT_PERCENTILES)
 
     def __post_init__(self) -> None:
-        self._check_shape()
+        self._check_name()
+        self._check_block_sizes()
+        self._check_concurrency()
+        self._check_mix_and_sync()
+        self._check_seed_and_count()
         self._check_layout()
         self._check_timing()
         self._check_verify()
@@ -109,29 +112,33 @@ class WorkloadSpec:
 
     # -- validation -------------------------------------------------------------------------
 
-    def _check_shape(self) -> None:
+    def _check_name(self) -> None:
         if not isinstance(self.name, str) or not _NAME_RE.match(self.name):
             raise ConfigError(
                 f"workload name {self.name!r} must be 1-64 characters of letters, digits, '_', '.', '-' "
                 "and start with a letter or digit (it becomes fio's --name)"
             )
-        what = self.name
         if self.rw not in RW_MODES:
-            raise _fail(what, f"rw must be one of {list(RW_MODES)}, got {self.rw!r}")
+            raise _fail(self.name, f"rw must be one of {list(RW_MODES)}, got {self.rw!r}")
+
+    def _check_block_sizes(self) -> None:
         for label, value in (("bs", self.bs), ("bs_max", self.bs_max)):
-            if value is None:
-                continue
-            if value <= 0 or value % DIRECT_ALIGN:
+            if value is not None and (value <= 0 or value % DIRECT_ALIGN):
                 raise _fail(
-                    what,
+                    self.name,
                     f"{label} must be a positive multiple of {DIRECT_ALIGN} bytes (direct=1), got {value}",
                 )
         if self.bs_max is not None and self.bs_max < self.bs:
-            raise _fail(what, f"bsrange {self.bs}-{self.bs_max}: the upper bound is below the lower bound")
+            raise _fail(self.name, f"bsrange {self.bs}-{self.bs_max}: the upper bound is below the lower bound")
+
+    def _check_concurrency(self) -> None:
         if self.numjobs < 1:
-            raise _fail(what, f"numjobs must be >= 1, got {self.numjobs}")
+            raise _fail(self.name, f"numjobs must be >= 1, got {self.numjobs}")
         if self.iodepth < 1:
-            raise _fail(what, f"iodepth must be >= 1, got {self.iodepth}")
+            raise _fail(self.name, f"iodepth must be >= 1, got {self.iodepth}")
+
+    def _check_mix_and_sync(self) -> None:
+        what = self.name
         if self.rwmixread is not None:
             if self.rw not in _MIXED_MODES:
                 raise _fail(what, f"rwmixread only applies to rw/randrw, not {self.rw}")
@@ -141,10 +148,12 @@ class WorkloadSpec:
             raise _fail(what, f"fsync must be >= 0 (fsync every N writes), got {self.fsync}")
         if (self.fsync or self.sync or self.end_fsync) and self.rw not in _WRITE_MODES:
             raise _fail(what, f"fsync/sync/end_fsync need a write workload, not {self.rw}")
+
+    def _check_seed_and_count(self) -> None:
         if self.randseed is not None and self.randseed < 0:
-            raise _fail(what, f"randseed must be >= 0, got {self.randseed}")
+            raise _fail(self.name, f"randseed must be >= 0, got {self.randseed}")
         if self.number_ios is not None and self.number_ios <= 0:
-            raise _fail(what, f"number_ios must be > 0, got {self.number_ios}")
+            raise _fail(self.name, f"number_ios must be > 0, got {self.number_ios}")
 
     def _check_layout(self) -> None:
         what = self.name
@@ -260,7 +269,7 @@ class WorkloadSpec:
         return self.start_bytes + (self.numjobs - 1) * step + self.size
 
     def check_fits(self, device_bytes: int) -> None:
-        """Refuse a layout that runs past the end of the target (SAFE-3: size/offset vs the device).
+        """Refuse a layout that runs past the end of the target (size and offsets vs the device).
 
         Checked here, before anything runs, so the answer does not depend on how a given fio
         version treats a job past the end of a device; and a device smaller than planned usually
@@ -326,7 +335,7 @@ class WorkloadSpec:
         return cls(**workload_fields(data))  # type: ignore[arg-type]
 
 
-def precondition_fill(device_bytes: int, percent: float, *, bs: int = 1024**2, iodepth: int = 8) -> WorkloadSpec:
+def precondition_fill(device_bytes: int, percent: float, *, bs: int = MIB, iodepth: int = 8) -> WorkloadSpec:
     """Sequential write that fills ``percent`` % of the target (past its label zone, which no
     job writes) before random-write cells.
 

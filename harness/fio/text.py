@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from harness.units import GIB, KIB, MIB, TIB
+
 __all__ = ["fio_number_text", "fio_size_text"]
 
 
@@ -11,7 +13,7 @@ def fio_size_text(n: int) -> str:
     Uses the largest power-of-1024 unit that divides ``n`` exactly, so the text is lossless
     (fio reads ``4k`` as 4096 with its default ``kb_base=1024``).
     """
-    for suffix, factor in (("t", 1024**4), ("g", 1024**3), ("m", 1024**2), ("k", 1024)):
+    for suffix, factor in (("t", TIB), ("g", GIB), ("m", MIB), ("k", KIB)):
         if n >= factor and n % factor == 0:
             return f"{n // factor}{suffix}"
     return str(n)

@@ -10,10 +10,9 @@ from typing import Literal
 
 from harness.fio.profiles import Profile
 from harness.fio.spec import RwMode, WorkloadSpec
+from harness.units import MIB
 
-__all__ = ["MIB", "for_profile", "io_job", "write_job"]
-
-MIB = 1024 * 1024
+__all__ = ["for_profile", "io_job", "write_job"]
 
 WriteMode = Literal["write", "randwrite"]
 

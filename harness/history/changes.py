@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -35,6 +35,7 @@ __all__ = [
     "MIN_HISTORY",
     "MIN_RUNS",
     "THRESHOLD",
+    "Detector",
     "Shift",
     "detect_shift",
     "detect_shifts",
@@ -69,7 +70,8 @@ class Shift:
     after: float
     #: The history's noise (:func:`robust_noise` of the runs before).
     noise: float
-    #: The smallest distance of a changed run from ``before``, in units of ``noise`` (inf: no noise).
+    #: How far out the new level is, in units of ``noise`` (inf: no noise): here the smallest
+    #: distance of a changed run from ``before``; for E-divisive, that of the new level's median.
     score: float
 
     @property
@@ -78,6 +80,10 @@ class Shift:
         if self.before == 0:
             return math.copysign(math.inf, self.after)
         return self.after / self.before - 1
+
+
+#: A change detector: a series of run medians, oldest first, to its level changes.
+Detector = Callable[[Sequence[float]], list[Shift]]
 
 
 def _moved(value: float, centre: float, noise: float, threshold: float, min_change: float) -> float | None:

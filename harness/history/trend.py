@@ -5,7 +5,7 @@
 as that run's report showed it), the provenance it was measured with (fio, kernel, DRBD
 versions, protocol, instance types, placement; the run's profile and controller-side tool
 versions) and which of those changed since the cell's previous run; then the change detection
-(:mod:`harness.history.changes`) on the series of run medians.  Pure: no database, no printing.
+(:mod:`harness.history.detectors`) on the series of run medians.  Pure: no database, no printing.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from harness.history.changes import MIN_CHANGE, MIN_RUNS, THRESHOLD, Shift, detect_shifts, robust_noise
+from harness.history.changes import MIN_RUNS, Detector, Shift, robust_noise
+from harness.history.detectors import DEFAULT_DETECTOR, detector
 from harness.report.aggregate import Cell, Stat, cell_sort_key
 from harness.report.plot_data import cell_label
 from harness.resultsdb.queries import RunHistory
@@ -109,9 +110,7 @@ def _changes(previous: Mapping[str, str] | None, current: Mapping[str, str]) -> 
     return tuple(f"{k}: {previous[k]} → {v}" for k, v in current.items() if k in previous and previous[k] != v)
 
 
-def _trend(
-    key: str, metric: str, found: Sequence[tuple[StoredRun, Cell]], threshold: float, min_change: float
-) -> CellTrend:
+def _trend(key: str, metric: str, found: Sequence[tuple[StoredRun, Cell]], detect: Detector) -> CellTrend:
     points: list[TrendPoint] = []
     previous: Mapping[str, str] | None = None
     for run, cell in found:
@@ -119,7 +118,7 @@ def _trend(
         provenance = _provenance(cell, run)
         points.append(TrendPoint(run, stat, provenance, _changes(previous, provenance)))
         previous = provenance
-    shifts = detect_shifts([p.stat.median for p in points], threshold=threshold, min_change=min_change)
+    shifts = detect([p.stat.median for p in points])
     first = found[0][1]
     return CellTrend(key, cell_label(first), metric, first.stats[metric].unit, tuple(points), tuple(shifts))
 
@@ -130,11 +129,11 @@ def cell_trends(
     *,
     scenario: str | None = None,
     match: str | None = None,
-    threshold: float = THRESHOLD,
-    min_change: float = MIN_CHANGE,
+    detect: Detector | None = None,
 ) -> list[CellTrend]:
     """Every cell with ``metric`` in any of the runs (of ``scenario``; whose key contains
-    ``match``), in report order, with its points and change."""
+    ``match``), in report order, with its points and the changes ``detect`` finds (the
+    default detector with its defaults when ``None``)."""
     by_key: dict[str, list[tuple[StoredRun, Cell]]] = {}
     latest: dict[str, Cell] = {}
     for run in history.runs:
@@ -146,4 +145,5 @@ def cell_trends(
             by_key.setdefault(key, []).append((run, cell))
             latest[key] = cell
     order = sorted(by_key, key=lambda k: cell_sort_key(latest[k]))
-    return [_trend(k, metric, by_key[k], threshold, min_change) for k in order]
+    chosen = detect or detector(DEFAULT_DETECTOR)
+    return [_trend(k, metric, by_key[k], chosen) for k in order]

@@ -50,6 +50,7 @@ import re
 from collections.abc import Sequence
 
 from harness.errors import ConfigError
+from harness.fields import IFACE_PATTERN
 from harness.impair.profile import DEFAULT_HZ, DEFAULT_LINK_RATE_BITS, DEFAULT_MTU, NetemProfile
 from harness.impair.steering import steering_rules
 
@@ -116,10 +117,7 @@ IMPAIRED_CLASS = format_classid(ROOT_MAJOR, IMPAIRED_MINOR)
 # netem is classful with a single class :1; a child qdisc hangs there.
 TBF_PARENT = format_classid(NETEM_MAJOR, 1)
 
-# Kernel rules (dev_valid_name): 1..15 bytes, not "." or "..", no '/', ':' or whitespace.
-# The harness is stricter: a fixed safe alphabet, and no leading '-' so a name can never be
-# mistaken for an option by any tool it is passed to.
-_IFNAME_RE = re.compile(r"\A[A-Za-z0-9_.][A-Za-z0-9_.-]{0,14}\Z")
+_IFNAME_RE = re.compile(IFACE_PATTERN)
 _TC_PATH_RE = re.compile(r"\A(?:tc|/[A-Za-z0-9_.+/-]*/tc)\Z")
 
 
@@ -131,7 +129,7 @@ def validate_ifname(name: str) -> str:
     """
     if not isinstance(name, str):
         raise ConfigError(f"interface name must be a string, got {name!r}")
-    if name in (".", "..") or not _IFNAME_RE.match(name):
+    if not _IFNAME_RE.fullmatch(name):
         hint = " (':' marks an address label such as eth0:1, not a device)" if ":" in name else ""
         raise ConfigError(
             f"invalid interface name {name!r}: 1-15 characters of letters, digits, '_', '.', '-', "

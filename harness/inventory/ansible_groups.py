@@ -12,8 +12,8 @@ Everything is linear in the file or computed on demand: host lists are ordered s
 depth is its longest path from ``all`` found in one topological pass, and a host's variables
 or a group's members are resolved when first read (the conversion reads only the hosts its
 pairs name), so a file of thousands of groups over thousands of hosts never builds every
-group's member list.  Groups nested deeper than :data:`~harness.userfiles.limits.MAX_DEPTH`
-and more than :data:`~harness.userfiles.limits.MAX_HOSTS` hosts are refused.
+group's member list.  Groups nested deeper than :data:`~harness.limits.MAX_DEPTH`
+and more than :data:`~harness.limits.MAX_HOSTS` hosts are refused.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any, Final, TypeVar
 
 from harness.errors import ConfigError
 from harness.inventory.ansible_ini import expand_host_range
-from harness.userfiles.limits import MAX_DEPTH, MAX_HOSTS
+from harness.limits import MAX_DEPTH, MAX_HOSTS
 
 __all__ = ["PRIORITY", "GroupTree", "Resolved"]
 

@@ -16,8 +16,8 @@ Ansible's variable precedence to both.  What is read, after Ansible's
 * host ranges ``node[1:3]``, ``db[01:10:2]``, ``web[a:c]`` expand as Ansible's
   ``expand_hostname_range`` does (leading zeros keep the width); a range's hosts are counted
   before it expands, so ``h[0:30000000]`` or ranges nested into millions are refused, not
-  built: at most :data:`~harness.userfiles.limits.MAX_HOSTS` hosts in the file, bounds of at
-  most :data:`~harness.userfiles.limits.MAX_DIGITS` digits;
+  built: at most :data:`~harness.limits.MAX_HOSTS` hosts in the file, bounds of at
+  most :data:`~harness.limits.MAX_DIGITS` digits;
 * ``#`` and ``;`` start comment lines.
 """
 
@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from harness.errors import ConfigError
-from harness.userfiles.limits import MAX_DIGITS, MAX_HOSTS
+from harness.limits import MAX_DIGITS, MAX_HOSTS
 
 __all__ = ["expand_host_range", "host_port", "looks_like_ini", "parse_ini_inventory"]
 

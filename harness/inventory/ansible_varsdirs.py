@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.errors import ConfigError
-from harness.userfiles.limits import MAX_HOSTS
+from harness.limits import MAX_HOSTS
 from harness.userfiles.userfile import read_config_text
 
 __all__ = ["VARS_DIRS", "read_vars_dir"]

@@ -27,6 +27,7 @@ from pydantic import (
 from harness.errors import ConfigError
 from harness.fields import (
     DRBD_DEVICE_PATTERN,
+    IFACE_PATTERN,
     NBD_DEVICE_PATTERN,
     REPLICATED_DEVICE_PATTERN,
     RESOURCE_PATTERN,
@@ -46,6 +47,7 @@ from harness.remote.endpoints import endpoint, replication_ip
 from harness.remote.spec import SshSpec
 from harness.rules.bounds import check_band
 from harness.rules.tolerance import TOLERANCES_JSON_SCHEMA, parse_tolerances
+from harness.rules.validitythresholds import ValidityThresholds
 from harness.units import GIB, MIB
 from harness.userfiles.names import name_problem
 
@@ -63,9 +65,6 @@ __all__ = [
 ]
 
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"
-# The kernel's rule, as harness.impair.commands.validate_ifname: no ':' (an address label, not
-# a device tc can shape) and no leading '-'.
-IFACE_PATTERN = r"^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,14}$"
 
 
 # a threshold: a bound of 0 (or less) passes everything, a maximum of 0 fails everything
@@ -142,7 +141,7 @@ class PairSpec(FrozenModel):
         "/dev/nbd0", description="md-nbd: the primary's NBD device connected to the peer's export"
     )
     nbd_timeout: StrictInt = Field(5, ge=1, le=600, description="md-nbd: nbd-client request timeout, seconds")
-    # by default a fault shapes only this resource's port to the peer; `path` shapes
+    # By default a fault shapes only this resource's port to the peer; `path` shapes
     # everything to the peer's address (other resources, corosync on it) and must be asked for
     shape: Literal["resource", "path"] = Field(
         "resource", description="what a fault shapes: the resource's port (default) or the whole path to the peer"
@@ -293,6 +292,8 @@ class Inventory(FrozenModel):
         default_factory=dict, description="fio workloads by name (rw, bs or bsrange, numjobs, iodepth, size, ...)"
     )
     thresholds: ThresholdSpec = ThresholdSpec()
+    # where a cell's validity certificate calls its window disturbed (harness.rules.validitythresholds)
+    validity: ValidityThresholds = ValidityThresholds()
     baseline_tolerances: Annotated[
         dict[StrictStr, float | None], BeforeValidator(parse_tolerances), WithJsonSchema(TOLERANCES_JSON_SCHEMA)
     ] = Field(

@@ -17,7 +17,9 @@ import pytest
 
 from harness.argtypes import number
 from harness.cell import CellContext, CellResult, CellSpec
+from harness.cell.autorepeat import interval_samples, run_until_tight
 from harness.cell.features import FeatureMissing
+from harness.cell.outcome import junit_properties, property_name
 from harness.disk.cell import DiskCellResult, DiskCellRunner, DiskCellSpec
 from harness.errors import HarnessError
 from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S
@@ -25,10 +27,14 @@ from harness.inventory import Inventory
 from harness.plugin.controller import Controller, wants_reports
 from harness.plugin.groups import cell_groups
 from harness.plugin.progress import calibrating
+from harness.plugin.repeats import repeat_count, repeat_plan
 from harness.plugin.rundir import controller_run_dir, worker_run_dir
 from harness.plugin.session import SESSION_KEY, HarnessSession
+from harness.plugin.verdicts import CELLS_KEY
 from harness.prediction.calstore import DEFAULT_MAX_AGE_S, calibration_age
 from harness.rules.bounds import BoundResult
+from harness.rules.inconclusive import DEFAULT_POLICY, POLICIES
+from harness.runfiles.samples import Sample
 
 __all__ = ["SESSION_KEY", "disk_study_nodes", "harness_repeat", "harness_session", "measure", "measure_disk"]
 
@@ -44,9 +50,11 @@ pytest_plugins = [
     "harness.plugin.leftovers",
     "harness.plugin.metrics",
     "harness.plugin.progress",
+    "harness.plugin.repeats",
     "harness.plugin.resultsdb",
     "harness.plugin.splitbrain",
     "harness.plugin.unrunnable",
+    "harness.plugin.verdicts",
     "harness.plugin.verifyafter",
 ]
 
@@ -68,9 +76,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--run-id", default=None, help="run id (default: generated; xdist workers receive it)")
     group.addoption(
         "--repeat",
-        type=number(int, 1, 100, what="repeats"),
+        type=repeat_count,
         default=1,
-        help="run every cell N times (tables show median and spread)",
+        help="run every cell N times (tables show median and spread), or auto: until the interval of its "
+        "median is within --tolerance at --confidence, at most --repeat-cap times",
     )
     group.addoption("--keep-lab", action="store_true", help="leave a lab this run booted running at the end")
     group.addoption(
@@ -95,9 +104,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--inconclusive",
-        choices=["skip", "fail"],
-        default="skip",
-        help="how an inconclusive cell is reported (default: %(default)s)",
+        choices=list(POLICIES),
+        default=DEFAULT_POLICY,
+        help="how an inconclusive cell is reported, a bound that failed in a disturbed window among them; "
+        "fail: as a failed test, the disturbed bound as it failed (default: %(default)s)",
     )
 
 
@@ -143,6 +153,8 @@ def pytest_configure(config: pytest.Config) -> None:
     session.recalibrate = bool(config.getoption("--recalibrate"))
     session.calibration_max_age_s = float(config.getoption("--calibration-max-age"))
     session.allow_disruptive = config.getoption("allow_disruptive", None)
+    session.inconclusive = config.getoption("--inconclusive")
+    session.repeat_plan = repeat_plan(config)
     config.stash[SESSION_KEY] = session
     if not worker:
         Controller.register(config, session)
@@ -198,8 +210,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         names = [n for n in inv.pairs if placement is None or inv.placement(n) == placement]
         what = f"{placement} pair" if placement else "pair"
         _parametrize(metafunc, "pair", names, names, f"{where} has no {what}")
-    repeats = int(metafunc.config.getoption("--repeat"))
-    if repeats > 1 and "harness_repeat" in metafunc.fixturenames:
+    repeats = metafunc.config.getoption("--repeat")  # auto: one item, repeated by `measure`
+    if isinstance(repeats, int) and repeats > 1 and "harness_repeat" in metafunc.fixturenames:
         metafunc.parametrize("harness_repeat", range(repeats), ids=[f"r{i}" for i in range(repeats)], indirect=True)
     if "disk_node" in metafunc.fixturenames:
         nodes = disk_study_nodes(inv)
@@ -252,9 +264,20 @@ def harness_repeat(request: pytest.FixtureRequest) -> int:
 def measure(
     harness_session: HarnessSession, request: pytest.FixtureRequest, record_property: Any, harness_repeat: int
 ) -> Callable[..., CellResult]:
-    """Run one cell, record its metrics as JUnit properties, and turn its verdict into the
-    test outcome: fail → failed test; inconclusive → skipped (or failed with
-    ``--inconclusive=fail``) with the one-line reason."""
+    """Run one cell (under ``--repeat auto`` until its interval is tight), record its metrics as
+    JUnit properties, and turn its verdict into the test outcome: fail → failed test;
+    inconclusive → skipped (or failed with ``--inconclusive=fail``) with the one-line reason."""
+    measured = request.node.stash.setdefault(CELLS_KEY, [])
+
+    def _run(spec: CellSpec, extra_checks: Callable[[CellContext], list[BoundResult]] | None) -> CellResult:
+        predictor = harness_session.predictor
+        with calibrating(request.node):  # the run's ETA counts a pair's calibration apart
+            predictor.before(spec)
+        result = harness_session.runner.run(
+            spec, extra_checks=extra_checks, test_id=request.node.nodeid, annotate=predictor.annotate
+        )
+        measured.append(result)
+        return result
 
     def _measure(spec: CellSpec, extra_checks: Callable[[CellContext], list[BoundResult]] | None = None) -> CellResult:
         spec = dataclasses.replace(spec, repeat=harness_repeat)
@@ -262,13 +285,17 @@ def measure(
             harness_session.runner.check_features(spec)
         except FeatureMissing as exc:
             pytest.skip(str(exc))
-        predictor = harness_session.predictor
-        with calibrating(request.node):  # the run's ETA counts a pair's calibration apart
-            predictor.before(spec)
-        result = harness_session.runner.run(
-            spec, extra_checks=extra_checks, test_id=request.node.nodeid, annotate=predictor.annotate
-        )
+        plan = harness_session.repeat_plan
+        if plan is None:
+            result = _run(spec, extra_checks)
+            extra: list[Sample] = []
+        else:
+            repeated = run_until_tight(lambda s: _run(s, extra_checks), spec, plan)
+            result, extra = repeated.last, interval_samples(repeated, plan)
+            harness_session.runner.store.append(extra)
         for key, value in result.properties():
+            record_property(key, value)
+        for key, value in junit_properties(((property_name(s.metric, s.unit), s.value) for s in extra), ()):
             record_property(key, value)
         verdict = result.verdict
         if verdict.verdict == "fail":

@@ -101,6 +101,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if history is not None:
         _check_history(config, hs, history)
         compare = None
+    _check_store(config, hs, save, compare)
+
+
+def _check_store(config: pytest.Config, hs: HarnessSession, save: str | None, compare: str | None) -> None:
+    """``--baseline-save NAME`` may be saved, ``--baseline-compare NAME`` is saved."""
     store, inventory = BaselineStore(hs.reports_root), hs.inventory.name
     if save is not None:
         _check_save(config, store, inventory, save)
@@ -109,12 +114,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _check_history(config: pytest.Config, hs: HarnessSession, runs: int) -> None:
-    """``history:N`` needs the results database and a run of the inventory in it."""
+    """``history:N`` needs the results database and a run of the inventory in it (collecting
+    reads no database, nor makes one)."""
+    if config.getoption("collectonly", False):
+        return
     db = results_db_of(config, hs.reports_root)
     if db is None:
         raise pytest.UsageError(f"--baseline-compare history:{runs} needs the results database, not --results-db none")
     try:
-        with db.open() as store:
+        with db.open(create=False) as store:
             history_side(store, hs.inventory.name, runs, exclude=hs.run_id)
     except HarnessError as exc:
         raise pytest.UsageError(f"--baseline-compare history:{runs}: {exc}") from None
@@ -179,7 +187,7 @@ class BaselineStep:
         db = results_db_of(self.config, self.hs.reports_root)
         if db is None:  # refused at configure time; kept for a caller that skipped it
             raise ConfigError(f"{name}: needs the results database, not --results-db none")
-        with db.open() as store:
+        with db.open(create=False) as store:
             return history_side(store, self.hs.inventory.name, runs, exclude=self.hs.run_id)
 
     def save(self, session: pytest.Session, results: RunResults, info: RunInfo) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from harness.errors import ConfigError
 from harness.export import PushError, RunMetrics, push_grouping, push_to_pushgateway, write_textfile
-from harness.redact import redact
+from harness.redact import redact_url
 from harness.report.results import RunResults
 from harness.runfiles.rundir import RunDir
 from harness.runfiles.runinfo import RunInfo
@@ -53,7 +53,7 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     url = config.getoption("--pushgateway")
     if url is not None and not url.startswith(("http://", "https://")):
-        raise pytest.UsageError(f"--pushgateway {redact(url)}: expected an http:// or https:// URL")
+        raise pytest.UsageError(f"--pushgateway {redact_url(url)}: expected an http:// or https:// URL")
 
 
 def export_run_metrics(config: pytest.Config, run: RunDir, results: RunResults, info: RunInfo) -> list[str]:
@@ -78,7 +78,7 @@ def export_run_metrics(config: pytest.Config, run: RunDir, results: RunResults, 
             push_to_pushgateway(url, metrics)
             group = push_grouping(metrics)
             lines.append(
-                f"metrics: pushed to {redact(url)} (job harness, inventory {group['inventory']}, "
+                f"metrics: pushed to {redact_url(url)} (job harness, inventory {group['inventory']}, "
                 f"run_id {group['run_id']})"
             )
         except (PushError, ConfigError) as exc:

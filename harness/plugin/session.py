@@ -21,6 +21,7 @@ import pytest
 from filelock import FileLock
 
 from harness.cell import CellRunner
+from harness.cell.certificate import HostProbe
 from harness.cell.failover import FailoverParts, InventoryProtocol, ProtocolSwitch
 from harness.cell.features import from_findings, write_missing
 from harness.errors import ConfigError, RefusedError
@@ -31,6 +32,8 @@ from harness.prediction.calstore import DEFAULT_MAX_AGE_S, CalibrationStore
 from harness.prediction.cellmodel import CellPredictor, inventory_catalog
 from harness.progress import quiet
 from harness.remote.pool import ConnectionPool
+from harness.rules.inconclusive import DEFAULT_POLICY, Policy
+from harness.rules.repeats import RepeatPlan
 from harness.runfiles.clockskew import NodeClock, offsets_record
 from harness.runfiles.ledger import Ledger
 from harness.runfiles.rundir import RunDir, calibrations_dir
@@ -69,6 +72,10 @@ class HarnessSession:
     recalibrate: bool = False  # --recalibrate: reuse no stored calibration
     calibration_max_age_s: float = DEFAULT_MAX_AGE_S
     clean_leftovers: bool = False  # --clean-leftovers: preflight removes a crashed run's leftovers
+    #: --inconclusive: what a bound that failed in a disturbed window becomes
+    inconclusive: Policy = DEFAULT_POLICY
+    #: --repeat auto's plan (None: a fixed --repeat N)
+    repeat_plan: RepeatPlan | None = None
     preflight_report: PreflightReport | None = None
     started: float = field(default_factory=time.time)
     _runner: CellRunner | None = None
@@ -135,6 +142,8 @@ class HarnessSession:
                 host_guard=self.reports_root / ".locks" / "lab-host.lock" if self.inventory.lab is not None else None,
                 node_cpus=self._lab_cpus(),
                 allow_disconnecting=skip_reason(self.inventory, self.allow_disruptive) is None,
+                host_probe=self._host_probe(),
+                inconclusive_policy=self.inconclusive,
             )
         return self._runner
 
@@ -186,6 +195,14 @@ class HarnessSession:
         return LabProtocols(self.pool, spec)
 
     # -- the embedded lab -------------------------------------------------------------------
+    def _host_probe(self) -> HostProbe | None:
+        """The lab host's reading for every cell's validity certificate (None off the lab)."""
+        if self.inventory.lab is None:
+            return None
+        from harness.lab.hostload import lab_host_probe
+
+        return lab_host_probe(self.inventory)
+
     def _lab_cpus(self) -> dict[str, int]:
         """The host CPU each lab guest is pinned to (none off the lab, or unpinned)."""
         if self.inventory.lab is None:

@@ -40,7 +40,10 @@ over-queued capacity cell must not make the model predict less than QD1 already 
 
 Calibration cells are ordinary cells (scenario ``calibration``), so their samples land in
 the run like any other and their provenance is kept.  Results are cached per pair for the
-process (xdist keeps a pair's cells on one worker).
+process (xdist keeps a pair's cells on one worker).  A cell measured in a disturbed window is
+left out and measured again (:mod:`harness.prediction.undisturbed`); the calibration names what
+it left out, and one that had to use a disturbed cell is not kept for later runs.  The path RTT
+it found is what every later cell's pings are held against (the cells' validity certificates).
 """
 
 from __future__ import annotations
@@ -56,7 +59,9 @@ from harness.fio.workloads import write_job
 from harness.prediction.calibration import CALIBRATION_BS, PairCalibration
 from harness.prediction.calstore import CalibrationStore, inventory_hash
 from harness.prediction.tcpwindow import read_window
+from harness.prediction.undisturbed import UndisturbedCells
 from harness.probes.pathrate import has_iperf3, measure_path_rate
+from harness.runfiles.samples import CALIBRATION_SCENARIO
 from harness.units import MIB
 
 __all__ = [
@@ -69,8 +74,6 @@ __all__ = [
     "path_rate_seconds",
     "window_cells_profile",
 ]
-
-CALIBRATION_SCENARIO = "calibration"
 
 _cache: dict[tuple[str, str], PairCalibration] = {}
 #: (run, primary, secondary, peer address, seconds) -> (Mbit/s, the pair whose calibration measured it)
@@ -171,22 +174,24 @@ def calibrate_pair(
     key = (runner.run_id, pair)
     cached = _cache.get(key)
     if cached is not None and (cached.full or not full):
-        return cached
+        return _remember(runner, cached)
     provenance = pair_provenance(runner, pair, profile) if store is not None else {}
     if store is not None:
         stored = store.find(provenance, full=full)
         if stored is not None:
             runner.ledger.record("calibration-reused", {"pair": pair, "calibration": stored.id})
             _cache[key] = stored
-            return stored
+            return _remember(runner, stored)
 
     local = local_cells_profile(profile)  # after the provenance: it names the run's profile
     window_profile = window_cells_profile(profile)
     profile = cells_profile(profile)
 
+    clean = UndisturbedCells(runner.progress)
+
     def cell(workload: str, mode: str, job: CellSpec) -> CellResult:
         runner.progress(f"calibrating {pair}: {workload} ({mode})")
-        return runner.run(job)
+        return clean.run([f"{workload} ({mode})"], lambda: [runner.run(job)])[0]
 
     def alone(workload: str, job: WorkloadSpec) -> tuple[str, CellSpec]:
         return workload, CellSpec(CALIBRATION_SCENARIO, pair, local.apply(job), mode="disconnected")
@@ -199,7 +204,9 @@ def calibrate_pair(
             alone("4k writes 4x QD2", write_job("randwrite", CALIBRATION_BS, numjobs=4, iodepth=2)),
         ]
     runner.progress(f"calibrating {pair}: {', '.join(w for w, _ in local_cells)} (disconnected)")
-    measured = runner.run_series([job for _, job in local_cells])
+    measured = clean.run(
+        [f"{w} (disconnected)" for w, _ in local_cells], lambda: runner.run_series([job for _, job in local_cells])
+    )
     nodes = runner.inventory.pairs[pair]
     if cached is None:
         small = measured.pop(0)
@@ -218,12 +225,21 @@ def calibrate_pair(
         else cached,
         measured_at=time.time(),
         reused=False,
+        left_out=(*cached.left_out, *clean.left_out),
     )
-    if store is not None:
+    if clean.left_out:
+        runner.ledger.record("calibration-left-out", {"pair": pair, "cells": clean.left_out})
+    if store is not None and not clean.used_disturbed:
         result = store.save(result, provenance)
         runner.ledger.record("calibration-stored", {"pair": pair, "calibration": result.id})
     _cache[key] = result
-    return result
+    return _remember(runner, result)
+
+
+def _remember(runner: CellRunner, calibration: PairCalibration) -> PairCalibration:
+    """The pair's path RTT, for the validity certificates of its later cells."""
+    runner.rtt_reference[calibration.pair] = calibration.path_rtt_ms
+    return calibration
 
 
 def _complete(

@@ -30,6 +30,8 @@ class PairCalibration:
     replicated_mib_s_rtt_ms: float | None = None  # the RTT measured during those writes
     tcp_window_bytes: float | None = None  # most one replication connection keeps in flight
     notes: tuple[str, ...] = ()
+    #: calibration cells measured in a disturbed window: left out and measured again, or used
+    left_out: tuple[str, ...] = ()
     # which calibration this is (harness.prediction.calstore): its id, when it was measured
     # (epoch) and whether this run reused it rather than measuring
     id: str = ""
@@ -41,7 +43,8 @@ class PairCalibration:
         """Which calibration, when measured, and whether reused: for the report and JUnit."""
         when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.measured_at)) if self.measured_at else "?"
         how = "reused" if self.reused else "measured in this run"
-        return f"{self.id or 'unstored'} (measured {when}, {how})"
+        left = f"; left out {'; '.join(self.left_out)}" if self.left_out else ""
+        return f"{self.id or 'unstored'} (measured {when}, {how}{left})"
 
     @property
     def full(self) -> bool:

@@ -66,6 +66,7 @@ def _calibration_from(data: Mapping[str, Any]) -> PairCalibration:
     known = {f.name for f in fields(PairCalibration)}
     values = {k: v for k, v in data.items() if k in known}
     values["notes"] = tuple(values.get("notes", ()))
+    values["left_out"] = tuple(values.get("left_out", ()))
     return PairCalibration(**values)
 
 

@@ -30,7 +30,7 @@ from harness.sizing.catalog.loader import Catalog, load_catalog
 from harness.sizing.model.predict import predict
 from harness.sizing.model.prediction import Prediction
 from harness.sizing.scenario.notation import parse_volume
-from harness.sizing.scenario.question import Calibration, NodeSpec, Scenario, VolumeSpec, Workload
+from harness.sizing.scenario.question import Calibration, Scenario, SizedNode, VolumeSpec, Workload
 from harness.sizing.volumes.rules import volume_performance
 from harness.units import MIB
 
@@ -190,8 +190,8 @@ def predict_cell(
     if chosen not in get_args(ReplicationProtocol):
         raise ConfigError(f"{spec.id}: unknown DRBD protocol {chosen!r}")
     scenario = Scenario(
-        primary=NodeSpec(primary.instance_type, _volume(primary.volume)),
-        peer=NodeSpec(secondary.instance_type, _volume(secondary.volume)),
+        primary=SizedNode(primary.instance_type, _volume(primary.volume)),
+        peer=SizedNode(secondary.instance_type, _volume(secondary.volume)),
         workload=model_workload(spec.workload, issued_bs),
         replicate=spec.mode == "replicated",
         placement=inventory.placement(spec.pair),

@@ -4,13 +4,19 @@ pin it in the inventory's ``known_hosts`` — never silently, never over a chang
 The harness itself always connects with paramiko's ``RejectPolicy`` against that file; this
 command is the only way a key gets into it, and only after a person (``--yes`` in
 automation that has verified fingerprints out of band) accepts it.
+
+``known_hosts`` is read as any file a user names (regular, bounded, UTF-8: a FIFO or a
+directory is refused in one line, never waited on); a server that speaks no SSH is one
+error line too, paramiko's own traceback of it never reaching the terminal.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import logging
 import socket
+import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +26,7 @@ import paramiko
 from harness.errors import InfraError
 from harness.remote.netns import connect_in_netns
 from harness.remote.spec import SshSpec
+from harness.userfiles.userfile import read_config_text
 
 __all__ = [
     "HostKeyStatus",
@@ -27,6 +34,7 @@ __all__ = [
     "fingerprint",
     "pin_host_key",
     "pinned_keys",
+    "read_known_hosts",
     "shared_host_keys",
     "trust_status",
 ]
@@ -54,8 +62,34 @@ def _host_entry(spec: SshSpec) -> str:
     return spec.host if spec.port == 22 else f"[{spec.host}]:{spec.port}"
 
 
+def read_known_hosts(path: Path) -> paramiko.HostKeys:
+    """The keys a ``known_hosts`` file pins (none when it is not there); ConfigError for a file
+    that is not a regular, bounded UTF-8 file.  Lines paramiko cannot read are skipped, as its
+    own loader skips them."""
+    known = paramiko.HostKeys()
+    if not path.exists() and not path.is_symlink():
+        return known
+    text = read_config_text(path, "known_hosts file")
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            entry = paramiko.hostkeys.HostKeyEntry.from_line(line, number)
+        except (paramiko.SSHException, ValueError, TypeError):
+            continue
+        if entry is not None and entry.key is not None:
+            for name in entry.hostnames:
+                known.add(name, entry.key.get_name(), entry.key)
+    return known
+
+
 def fetch_host_key(spec: SshSpec) -> paramiko.PKey:
     """The key the node's sshd presents (no authentication is attempted)."""
+    # paramiko's transport thread logs a broken handshake with its traceback; the error below says it
+    logger = logging.getLogger("paramiko")
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
     try:
         if spec.netns:
             sock = connect_in_netns(spec.netns, spec.host, spec.port, spec.connect_timeout)
@@ -65,6 +99,12 @@ def fetch_host_key(spec: SshSpec) -> paramiko.PKey:
         try:
             transport.start_client(timeout=spec.connect_timeout)
             return transport.get_remote_server_key()
+        except (EOFError, ValueError, LookupError, struct.error, MemoryError) as exc:
+            # paramiko re-raises whatever its reader thread met: a server that closed after its
+            # banner (EOFError), sent a packet that does not parse, or announced one of gigabytes
+            # (paramiko asks for the whole buffer at once: MemoryError, nothing read yet)
+            detail = str(exc) or ("a packet too large to read" if isinstance(exc, MemoryError) else "no more data")
+            raise paramiko.SSHException(f"{type(exc).__name__}: {detail}") from None
         finally:
             transport.close()
     except (OSError, paramiko.SSHException) as exc:
@@ -72,11 +112,9 @@ def fetch_host_key(spec: SshSpec) -> paramiko.PKey:
 
 
 def trust_status(node: str, spec: SshSpec, fetch: Callable[[SshSpec], paramiko.PKey] = fetch_host_key) -> HostKeyStatus:
+    known = read_known_hosts(spec.known_hosts)  # before connecting: a bad file needs no node
     key = fetch(spec)
     entry = _host_entry(spec)
-    known = paramiko.HostKeys()
-    if spec.known_hosts.exists():
-        known.load(str(spec.known_hosts))
     pinned: dict[str, paramiko.PKey] = dict(known.lookup(entry) or {})
     if key.get_name() in pinned:
         state = "pinned" if pinned[key.get_name()] == key else "CHANGED"
@@ -89,9 +127,7 @@ def trust_status(node: str, spec: SshSpec, fetch: Callable[[SshSpec], paramiko.P
 
 def pinned_keys(spec: SshSpec) -> list[paramiko.PKey]:
     """The host keys the node's ``known_hosts`` pins for its address (none when absent)."""
-    known = paramiko.HostKeys()
-    if spec.known_hosts.exists():
-        known.load(str(spec.known_hosts))
+    known = read_known_hosts(spec.known_hosts)
     return list((known.lookup(_host_entry(spec)) or {}).values())
 
 

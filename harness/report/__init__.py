@@ -6,6 +6,8 @@ Pure: nothing here touches a node.  The pieces, in data-flow order:
 * :mod:`~harness.report.comparison`: cells → :class:`~harness.report.comparison.Comparison` (tables with ratios);
 * :mod:`~harness.report.formatting` and :mod:`~harness.report.header`: how values, verdicts and
   the run's header facts are written, the same in every format;
+* :mod:`~harness.report.validity`: each cell's validity certificate over its repeats, and the
+  run's count of clean, disturbed and otherwise inconclusive cells;
 * :mod:`~harness.report.markdown`, :mod:`~harness.report.csvfile`, :mod:`~harness.report.page`,
   :mod:`~harness.report.terminal`: comparison → comparison.md, comparison.csv, report.html,
   the terminal summary;

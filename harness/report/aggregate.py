@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, Literal, get_args
 
+from harness.report.validity import CellValidity, cell_validity
 from harness.runfiles.samples import IDENTITY_KEYS, METRICS, Sample, cell_key
 
 __all__ = [
@@ -177,6 +178,8 @@ class Cell:
     verdict_counts: Mapping[str, int] = field(default_factory=dict)
     repeats: tuple[int, ...] = (0,)
     test_ids: tuple[str, ...] = ()
+    #: the cell's validity certificates over its repeats
+    validity: CellValidity = field(default_factory=CellValidity)
 
     @property
     def scenario(self) -> str:
@@ -332,6 +335,7 @@ def _aggregate_cell(key: str, samples: Sequence[Sample]) -> Cell:
         verdict_counts=MappingProxyType(_verdict_counts(repeat_verdicts)),
         repeats=tuple(sorted(repeat_verdicts)),
         test_ids=test_ids,
+        validity=cell_validity(s.metadata for s in samples),
     )
 
 

@@ -3,7 +3,8 @@
 The end of a run prints it at the head of its terminal summary and writes it as
 ``summary.md`` (what a CI job summary shows): the cells that did not pass with their reasons,
 the relative bounds that were not met, the baseline's verdict, anything that went wrong with
-the run's outputs; then the count of cells and the files that hold the tables.  The tables
+the run's outputs; then the count of cells (with how many were certified clean or disturbed, and
+the calibration cells) and the files that hold the tables.  The tables
 themselves (the comparison, every relative bound, the model's fit) are in those files, never
 here: a run of a thousand table lines must not push its failures off the screen.
 """
@@ -17,7 +18,7 @@ from typing import Final
 
 from harness.report.comparison import Comparison
 from harness.report.formatting import verdict_text
-from harness.report.header import result_summary
+from harness.report.header import result_summary, verdict_items
 from harness.rules.bounds import BoundResult
 
 __all__ = ["FirstScreen", "first_screen", "judgement_lines"]
@@ -45,6 +46,8 @@ class FirstScreen:
 
     #: the run regressed against the baseline
     regressed: bool = False
+    #: (what, line) beside the result: the cells' validity counts, the calibration cells
+    notes: tuple[tuple[str, str], ...] = ()
 
     @property
     def title(self) -> str:
@@ -64,12 +67,15 @@ class FirstScreen:
         out += [line for line in (self.baseline,) if line]
         out += list(self.problems)
         out.append(f"result: {self.result}")
+        out += [f"{name}: {line}" for name, line in self.notes]
         return out
 
     def markdown(self, run_id: str, exitstatus: int) -> str:
         """``summary.md``: the same, for a CI job summary."""
         status = "passed" if exitstatus == 0 else f"failed (exit {exitstatus})"
         out = [f"## Storage gate: {status}", "", f"Run `{run_id}`: {self.result}."]
+        if self.notes:
+            out += ["", *(f"- **{name}**: {_md(line)}" for name, line in self.notes)]
         if self.failed:
             out += ["", "### What did not pass", ""]
             out += [f"- **{verdict}** `{what}`: {_md(why)}" for verdict, what, why in self.failed]
@@ -105,4 +111,12 @@ def first_screen(
     ]
     bounds = [(r.verdict.upper(), label, r.reason) for label, r in judged if not r.passed]
     ordered = sorted([*failed, *bounds], key=lambda item: not item[0].startswith("FAIL"))
-    return FirstScreen(result_summary(comparison), tuple(ordered), baseline, tuple(problems), tuple(files), regressed)
+    return FirstScreen(
+        result_summary(comparison),
+        tuple(ordered),
+        baseline,
+        tuple(problems),
+        tuple(files),
+        regressed,
+        tuple(verdict_items(comparison)),
+    )

@@ -12,9 +12,10 @@ from typing import Final
 
 from harness.report.aggregate import Cell, Verdict
 from harness.report.comparison import Comparison
+from harness.report.validity import validity_summary
 from harness.runfiles.clockskew import CLOCK_SKEW_WARN_S, skew_notes
 from harness.runfiles.runinfo import RunInfo
-from harness.runfiles.samples import PROVENANCE_KEYS
+from harness.runfiles.samples import CALIBRATION_SCENARIO, PROVENANCE_KEYS
 
 __all__ = [
     "PAIR_HEADERS",
@@ -23,7 +24,9 @@ __all__ = [
     "pairs_rows",
     "result_summary",
     "run_id_text",
+    "validity_line",
     "varying_provenance",
+    "verdict_items",
 ]
 
 _VERSION_KEYS: Final[tuple[tuple[str, str], ...]] = (
@@ -66,6 +69,38 @@ def result_summary(comparison: Comparison) -> str:
     return f"{len(comparison.cells)} cells{rep}; {verdicts}"
 
 
+def validity_line(comparison: Comparison) -> str | None:
+    """How many scenario cells were certified clean, disturbed (by what) or inconclusive for
+    another reason; None when no cell carries a certificate or an inconclusive verdict."""
+    cells = [c for c in comparison.cells if c.scenario != CALIBRATION_SCENARIO]
+    if not any(c.validity.status is not None or c.verdict == "inconclusive" for c in cells):
+        return None
+    return validity_summary([(c.validity, c.verdict) for c in cells])
+
+
+def calibration_line(comparison: Comparison) -> str | None:
+    """The calibration cells, which no test reports: how many, and each one that did not pass
+    with what it did to the run (its figures fed the pair's predictions all the same)."""
+    cells = [c for c in comparison.cells if c.scenario == CALIBRATION_SCENARIO]
+    if not cells:
+        return None
+    bad = [c for c in cells if c.verdict not in (None, "pass")]
+    text = f"{len(cells)} cells, the model's inputs (no test reports them)"
+    if not bad:
+        return f"{text}: all passed"
+    named = "; ".join(f"{c.key} {c.verdict}: {c.verdict_reason or '(no reason recorded)'}" for c in bad)
+    return (
+        f"{text}; {len(bad)} did not pass and still fed their pair's predictions (the run's exit status "
+        f"does not count them): {named}"
+    )
+
+
+def verdict_items(comparison: Comparison) -> list[tuple[str, str]]:
+    """What the first screen says beside the result: validity, and the calibration cells."""
+    lines = (("validity", validity_line(comparison)), ("calibration", calibration_line(comparison)))
+    return [(name, line) for name, line in lines if line is not None]
+
+
 def header_items(comparison: Comparison, run_info: RunInfo | None) -> list[tuple[str, str]]:
     items: list[tuple[str, str]] = [("run id", run_id_text(comparison, run_info))]
     if run_info is not None:
@@ -84,6 +119,7 @@ def header_items(comparison: Comparison, run_info: RunInfo | None) -> list[tuple
         if run_info.argv:
             items.append(("command", " ".join(run_info.argv)))
     items.append(("result", result_summary(comparison)))
+    items += verdict_items(comparison)
     if run_info is not None and run_info.interrupted:
         items.append(("interrupted", f"{run_info.interrupted}; its cleanup ran, the later tests did not"))
     # only when a node's clock was surely off (node logs and the ledger will not line up)

@@ -106,11 +106,14 @@ def _figure_html(title: str, png: bytes) -> str:
 
 def _cells_detail(comparison: Comparison) -> str:
     metrics = metric_columns(list(comparison.cells))
-    headers = ["cell", "verdict", "repeats", *(f"{m} ({METRICS.get(m, '')})" for m in metrics)]
+    headers = ["cell", "verdict", "validity", "repeats", *(f"{m} ({METRICS.get(m, '')})" for m in metrics)]
     rows = []
     for c in comparison.cells:
         row = [(c.key, "", ", ".join(c.test_ids))]
         row.append((verdict_text(c), f"verdict-{c.verdict}" if c.verdict else "", c.verdict_reason or ""))
+        # the certificate, its short reason shown on hover (the figures are in the samples)
+        disturbed = c.validity.status == "disturbed"
+        row.append((c.validity.text, "verdict-inconclusive" if disturbed else "", c.validity.reason or ""))
         row.append((str(len(c.repeats)), "num", ""))
         for m in metrics:
             stat = c.stats.get(m)

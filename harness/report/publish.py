@@ -8,21 +8,26 @@ and writes them, which is what ``harness report RUN_DIR`` does.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
+from harness.errors import ConfigError
 from harness.report.csvfile import render_csv
 from harness.report.markdown import render_markdown
 from harness.report.page import render_html
 from harness.report.results import RunResults
 from harness.runfiles.rundir import RunDir
 from harness.runfiles.runinfo import RunInfo
+from harness.userfiles.userfile import read_config_text
 
 if TYPE_CHECKING:  # plots pulls in matplotlib, imported only when a report is rendered
     from harness.report.plots import Plot
 
 __all__ = ["render_run", "run_plots", "write_atomic", "write_report"]
+
+_PLOT_FILE: Final = re.compile(r"\A[a-z0-9][a-z0-9-]*\.png\Z")
 
 
 def write_atomic(path: Path, content: str | bytes) -> None:
@@ -55,9 +60,11 @@ def write_report(
     """Write comparison.md and .csv, report.html and plots/*.png; returns their paths.
 
     The plots are the run's own, then ``extra_plots`` (a baseline comparison made by the
-    caller).  PNGs in plots/ that are not among them are removed: they would be from an earlier
-    rendering and no longer match report.html.  ``with_plots=False`` writes the tables only (an
-    interrupted run, which a CI runner may kill any moment; the plots cost seconds).
+    caller).  PNGs an earlier rendering wrote into plots/ that are not among them are removed:
+    they would no longer match report.html (a user's own PNGs there are kept).  Nothing is
+    written into a saved baseline or through a plots/ that is a symlink.  ``with_plots=False``
+    writes the tables only (an interrupted run, which a CI runner may kill any moment; the plots
+    cost seconds).
     """
     comparison = results.comparison
     plots = [*run_plots(results), *extra_plots] if with_plots else []
@@ -69,17 +76,31 @@ def write_report(
     names = [p.name for p in plots]
     if len(set(names)) != len(names):
         raise ValueError(f"plot names must be unique: {names}")
+    run.check_writable()
     if plots:
         run.plots_dir.mkdir(exist_ok=True)
         outputs += [(run.plots_dir / f"{p.name}.png", p.png) for p in plots]
-    if run.plots_dir.is_dir():
-        keep = {f"{name}.png" for name in names}
-        for stale in run.plots_dir.glob("*.png"):
-            if stale.name not in keep:
-                stale.unlink()
+    _remove_stale_plots(run, {f"{name}.png" for name in names})
     for path, content in outputs:
         write_atomic(path, content)
+    write_atomic(run.plots_written, "".join(f"{name}.png\n" for name in names))
     return [path for path, _ in outputs]
+
+
+def _remove_stale_plots(run: RunDir, keep: set[str]) -> None:
+    """Remove the PNGs an earlier rendering wrote that this one does not: only those it recorded
+    (a user's own PNG in plots/ stays, and so does a link put in place of one)."""
+    if not run.plots_dir.is_dir() or not run.plots_written.is_file():
+        return
+    try:
+        earlier = read_config_text(run.plots_written, "list of written plots").splitlines()
+    except ConfigError:
+        return  # not the harness's own list: remove nothing
+    for name in set(earlier) - keep:
+        stale = run.plots_dir / name
+        # a line of the list names a file in plots/ itself, never a path out of it
+        if _PLOT_FILE.match(name) and not stale.is_symlink():
+            stale.unlink(missing_ok=True)
 
 
 def render_run(run_dir: RunDir | Path, extra_plots: Sequence[Plot] = ()) -> list[Path]:

@@ -6,7 +6,7 @@ from tabulate import tabulate
 
 from harness.report.comparison import METRIC_LABELS, Comparison, ScenarioTable, Section
 from harness.report.formatting import cell_text, format_number, format_stat, is_numeric, verdict_text
-from harness.report.header import result_summary
+from harness.report.header import result_summary, validity_line
 
 __all__ = ["render_text"]
 
@@ -79,4 +79,7 @@ def render_text(comparison: Comparison, width: int = 120) -> str:
     for c in comparison.not_passed:
         out.append(f"{verdict_text(c)} {c.key}: {c.verdict_reason or '(no reason recorded)'}")
     out.append(f"result: {result_summary(comparison)}")
+    validity = validity_line(comparison)
+    if validity is not None:
+        out.append(f"validity: {validity}")
     return "\n".join(_clip(line, width) for line in out)

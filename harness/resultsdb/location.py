@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from harness.errors import ConfigError
-from harness.redact import redact
+from harness.redact import redact_url
 from harness.resultsdb.store import ResultsStore
 
 __all__ = ["DEFAULT_FILE", "DISABLED", "ResultsDb", "results_db"]
@@ -36,8 +36,9 @@ class ResultsDb:
     url: str | None = None
     path: Path | None = None
 
-    def open(self) -> ResultsStore:
-        """Connect (making the file and the schema when needed); the caller closes it."""
+    def open(self, *, create: bool = True) -> ResultsStore:
+        """Connect (making the file and the schema when needed; a reader passes ``create=False``
+        and a missing SQLite file is then a ConfigError); the caller closes it."""
         if self.url is not None:
             from harness.resultsdb.postgres import PostgresStore
 
@@ -45,16 +46,19 @@ class ResultsDb:
         assert self.path is not None
         from harness.resultsdb.sqlite import SqliteStore
 
-        return SqliteStore(self.path)
+        return SqliteStore(self.path, create=create)
 
     def describe(self) -> str:
-        return redact(self.url) if self.url is not None else str(self.path)
+        return redact_url(self.url) if self.url is not None else str(self.path)
 
 
 def results_db(value: str | None, reports_root: Path) -> ResultsDb | None:
     """The database ``--results-db value`` names; ``None`` for ``none``; ConfigError for nonsense."""
     if value is None or value == "":
-        return ResultsDb(path=reports_root / DEFAULT_FILE)
+        default = reports_root / DEFAULT_FILE
+        if default.is_symlink():  # the default is the reports root's own file, never written through a link
+            raise ConfigError(f"{default}: is a symlink; name the database it points at with --results-db")
+        return ResultsDb(path=default)
     if value.lower() == DISABLED:
         return None
     if value.startswith(_POSTGRES):

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 from harness.errors import ConfigError, InfraError
-from harness.redact import redact
+from harness.redact import redact_about_url, redact_url
 from harness.resultsdb.store import Cursor, ResultsStore
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ class PostgresStore(ResultsStore):
     """A results database on a PostgreSQL server (the schema is made when first connected)."""
 
     def __init__(self, url: str) -> None:
-        self.where = redact(url)  # its password, if any, never reaches a message
+        self.where = redact_url(url)  # its password, if any, never reaches a message
         try:
             import psycopg
         except ImportError:  # pragma: no cover - pinned in requirements.txt
@@ -40,12 +40,14 @@ class PostgresStore(ResultsStore):
             self._conn: psycopg.Connection[Any] = psycopg.connect(url, autocommit=True)
         except psycopg.Error as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise InfraError(f"{self.where}: cannot connect to the results database: {first}") from None
+            detail = redact_about_url(first, url)
+            raise InfraError(f"{self.where}: cannot connect to the results database: {detail}") from None
         try:
             self.migrate()
         except psycopg.Error as exc:
             self._conn.close()
-            raise InfraError(f"{self.where}: cannot set up the results database: {exc}") from None
+            detail = redact_about_url(str(exc), url)
+            raise InfraError(f"{self.where}: cannot set up the results database: {detail}") from None
 
     def _sql(self, statement: str) -> str:
         return statement.replace("?", "%s")

@@ -9,6 +9,11 @@ are serialised and their placeholder style; the statements are the same.
 A run is written in one transaction and its ``complete`` flag set last in it: a process killed
 mid-write leaves nothing visible (the transaction rolls back), and readers only ever see runs
 whose flag is set.
+
+The database is input like any file: what is read back is checked as a run's own files are
+(a sample's value finite and not negative, its metadata an object, its time a time; a run's
+record valid run.json), and a row that is not is a :class:`~harness.errors.ConfigError`
+naming the database, the run and the row.  What is written is checked the same way first.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from harness.errors import ConfigError
 from harness.resultsdb.records import RunRecord, StoredRun
 from harness.resultsdb.schema import VERSION_TABLE, check_version, pending
 from harness.runfiles.runinfo import RunInfo
-from harness.runfiles.samples import Sample
+from harness.runfiles.samples import Sample, measured_value, timestamp_value
 from harness.userfiles.jsonsafe import dumps, loads
 
 __all__ = ["Cursor", "ResultsStore", "RunExistsInStore"]
@@ -48,8 +53,47 @@ _RUN_COLUMNS = (
 )
 
 
+_SOURCES = ("run", "import")
+
+
 def _number(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
+
+
+def _checked(sample: Sample) -> Sample:
+    """``sample`` if the database may hold it (what a reader accepts); ValueError otherwise."""
+    measured_value(sample.metric, sample.unit, _number(sample.value))
+    timestamp_value(sample.timestamp)
+    return sample
+
+
+def _text_or_none(value: object, what: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{what} {value!r} is not text")
+    return value
+
+
+def _stored_run(where: str, row: Sequence[Any]) -> StoredRun:
+    run_json, inventory_name, gate, source = row
+    if not isinstance(run_json, str) or source not in _SOURCES:
+        raise ConfigError(f"{where}: a run's row is damaged (record {type(run_json).__name__}, source {source!r})")
+    info = RunInfo.from_json(run_json, where=f"{where}: run")
+    try:
+        return StoredRun(info, _text_or_none(inventory_name, "inventory"), _text_or_none(gate, "gate"), source)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: run {info.run_id}: {exc}") from None
+
+
+def _stored_sample(where: str, run_id: str, row: Sequence[Any]) -> Sample:
+    seq, metric, value, unit, ts, meta = row
+    try:
+        metadata = loads(meta) if isinstance(meta, str) else meta
+        record = {"metric": metric, "value": value, "unit": unit, "timestamp": ts, "metadata": metadata}
+        if not isinstance(metric, str) or not isinstance(unit, str):
+            raise ValueError("metric and unit must be text")
+        return Sample.from_dict(record)
+    except (ValueError, TypeError, KeyError, RecursionError) as exc:
+        raise ConfigError(f"{where}: run {run_id}, sample {seq}: {exc}") from None
 
 
 class ResultsStore(ABC):
@@ -91,8 +135,7 @@ class ResultsStore(ABC):
             self._lock_for_migration(cur)
             cur.execute(VERSION_TABLE)
             cur.execute("SELECT MAX(version) FROM schema_version")
-            row = cur.fetchone()
-            found = int(row[0]) if row and row[0] is not None else 0
+            found = self._version(cur.fetchone())
             check_version(found, self.where)
             applied = []
             for migration in pending(found):
@@ -104,11 +147,18 @@ class ResultsStore(ABC):
                 cur.execute(self._sql("INSERT INTO schema_version (version) VALUES (?)"), (applied[-1],))
         return applied
 
+    def _version(self, row: Any) -> int:
+        value = row[0] if row else None
+        if value is None:
+            return 0
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigError(f"{self.where}: not a usable results database: schema version {value!r}")
+        return value
+
     def schema_version(self) -> int:
         with self._reader() as cur:
             cur.execute("SELECT MAX(version) FROM schema_version")
-            row = cur.fetchone()
-        return int(row[0]) if row and row[0] is not None else 0
+            return self._version(cur.fetchone())
 
     # -- writing -------------------------------------------------------------------------------
     def write_run(self, record: RunRecord, *, replace: bool = False) -> None:
@@ -116,6 +166,10 @@ class ResultsStore(ABC):
         there and ``replace`` is false (the import skips it; a re-used run id is refused)."""
         info = record.info
         q = self._sql
+        try:
+            samples = [_checked(s) for s in record.samples]
+        except ValueError as exc:
+            raise ConfigError(f"{self.where}: run {info.run_id} not written: {exc}") from None
         with self._transaction() as cur:
             cur.execute(q("SELECT complete FROM runs WHERE run_id = ?"), (info.run_id,))
             if cur.fetchone() is not None:
@@ -145,7 +199,7 @@ class ResultsStore(ABC):
                 [
                     (info.run_id, i, s.cell, s.metric, _number(s.value), s.unit, s.timestamp,
                      dumps(s.metadata, sort_keys=True))
-                    for i, s in enumerate(record.samples)
+                    for i, s in enumerate(samples)
                 ],
             )  # fmt: skip
             cur.executemany(
@@ -185,11 +239,7 @@ class ResultsStore(ABC):
         with self._reader() as cur:
             cur.execute(self._sql(sql), params)
             rows = cur.fetchall()
-        out = [
-            StoredRun(RunInfo.from_json(run_json, where=f"{self.where}: run"), inventory_name, gate, source)
-            for run_json, inventory_name, gate, source in rows
-        ]
-        return out[::-1]
+        return [_stored_run(self.where, row) for row in rows][::-1]
 
     def has_run(self, run_id: str) -> bool:
         """Whether run ``run_id`` is in the database (complete)."""
@@ -202,16 +252,13 @@ class ResultsStore(ABC):
         with self._reader() as cur:
             cur.execute(
                 self._sql(
-                    "SELECT s.metric, s.value, s.unit, s.ts, s.metadata FROM samples s JOIN runs r "
+                    "SELECT s.seq, s.metric, s.value, s.unit, s.ts, s.metadata FROM samples s JOIN runs r "
                     "ON r.run_id = s.run_id WHERE s.run_id = ? AND r.complete = 1 ORDER BY s.seq"
                 ),
                 (run_id,),
             )
             rows = cur.fetchall()
-        return [
-            Sample(metric, math.nan if value is None else float(value), unit, loads(meta), float(ts))
-            for metric, value, unit, ts, meta in rows
-        ]
+        return [_stored_sample(self.where, run_id, row) for row in rows]
 
     def table_counts(self) -> dict[str, int]:
         """Rows per table of complete runs (for ``harness results`` and the tests)."""

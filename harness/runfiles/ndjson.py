@@ -10,7 +10,7 @@ from typing import TypeVar
 from filelock import FileLock
 
 from harness.errors import ConfigError
-from harness.userfiles.limits import MAX_NDJSON_BYTES
+from harness.limits import MAX_NDJSON_BYTES
 from harness.userfiles.userfile import read_config_text
 
 __all__ = ["NdjsonFile", "read_ndjson"]
@@ -46,6 +46,6 @@ def read_ndjson(path: Path, parse: Callable[[str], T], *, what: str, missing: st
             continue
         try:
             out.append(parse(line))
-        except (ValueError, KeyError, TypeError, RecursionError) as exc:
+        except (ValueError, KeyError, TypeError, ArithmeticError, RecursionError) as exc:
             raise ConfigError(f"{path}:{n}: not a {what} record: {exc}") from None
     return out

@@ -41,10 +41,21 @@ from harness.runfiles.runinfo import RUN_JSON, RunInfo
 from harness.runfiles.series import CellSeries, read_series
 from harness.userfiles.names import LATEST
 
-__all__ = ["CALIBRATIONS", "LATEST", "RunDir", "RunExists", "calibrations_dir", "list_runs", "update_latest"]
+__all__ = [
+    "BASELINE_INFO",
+    "CALIBRATIONS",
+    "LATEST",
+    "RunDir",
+    "RunExists",
+    "calibrations_dir",
+    "list_runs",
+    "update_latest",
+]
 
 #: Directory of the stored calibrations inside the reports root (shared by every run).
 CALIBRATIONS: Final = "calibrations"
+#: The file that makes a directory a saved baseline (harness.baseline.store), never a run to write into.
+BASELINE_INFO: Final = "baseline.json"
 
 
 def calibrations_dir(reports_root: Path) -> Path:
@@ -109,12 +120,27 @@ class RunDir:
 
     @classmethod
     def open(cls, path: Path) -> RunDir:
-        """An existing run directory (``reports/latest`` is followed); ConfigError if there is none."""
+        """An existing run directory (``reports/latest`` is followed, to a run beside it only);
+        ConfigError if there is none."""
         if not path.exists():
             raise ConfigError(f"{path}: no such run directory")
         if not path.is_dir():
             raise ConfigError(f"{path}: not a directory (expected reports/<run-id>/)")
-        return cls(path.resolve())
+        target = path.resolve()
+        if path.name == LATEST and path.is_symlink() and target.parent != path.parent.resolve():
+            raise ConfigError(
+                f"{path}: points at {target}, not at a run of its reports root; the harness does not follow it"
+            )
+        return cls(target)
+
+    def check_writable(self) -> None:
+        """Refuse to write reports into a directory that is a saved baseline (or a link out of it)."""
+        if (self.path / BASELINE_INFO).exists():
+            raise ConfigError(f"{self.path}: is a saved baseline, not a run; the harness never writes into it")
+        if self.plots_dir.is_symlink():
+            raise ConfigError(
+                f"{self.plots_dir}: is a symlink; the harness writes plots only into the run's own directory"
+            )
 
     def ensure(self) -> RunDir:
         """Make the directory if it is not there yet (a run that writes no reports, made by
@@ -188,6 +214,11 @@ class RunDir:
     @property
     def plots_dir(self) -> Path:
         return self.path / "plots"
+
+    @property
+    def plots_written(self) -> Path:
+        """The names of the plots the harness last wrote into plots/ (the only ones it removes)."""
+        return self.path / ".plots-written"
 
     def read_series(self) -> list[CellSeries]:
         """The run's per-second series; none when the run recorded none (older runs, or a runner without it)."""

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 from harness.errors import ConfigError
-from harness.userfiles.limits import MAX_NAME_LEN
+from harness.limits import MAX_NAME_LEN
 from harness.userfiles.names import NAME_RULE, RESERVED_NAMES, name_problem
 
 __all__ = [

@@ -26,7 +26,6 @@ kept (:attr:`RunInfo.extra`), so reading and writing again loses nothing.
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 from collections.abc import Mapping
@@ -38,8 +37,8 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from harness.errors import ConfigError
-from harness.redact import redact, redact_obj
-from harness.userfiles.jsonsafe import dumps
+from harness.redact import redact_obj, redact_url
+from harness.userfiles.jsonsafe import dumps, loads
 from harness.userfiles.userfile import read_config_text
 
 __all__ = ["RUN_JSON", "RunInfo", "iso_time", "tool_versions"]
@@ -135,7 +134,7 @@ class RunInfo:
     exitstatus: int | None = None
     #: Each node's clock offset at the start and at the end of the run (:mod:`harness.runfiles.clockskew`).
     clock_offsets: Mapping[str, Any] = field(default_factory=dict)
-    #: ``tests/x.py::test_y by SIGTERM`` when an interrupt ended the run
+    #: ``tests/x.py::test_y by SIGTERM`` when an interrupt (Ctrl-C, SIGTERM, SIGHUP) ended the run
     interrupted: str | None = None
     #: Keys this version of the harness does not know, kept so a re-render loses nothing.
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -144,7 +143,7 @@ class RunInfo:
         # The command line quotes what the user typed (--results-db postgresql://ci:SECRET@db,
         # --pushgateway https://u:SECRET@...): redacted when a record is made or read, so run.json,
         # report.html, a saved baseline and the results database all get the clean text.
-        object.__setattr__(self, "argv", tuple(redact(a) for a in self.argv))
+        object.__setattr__(self, "argv", tuple(redact_url(a) for a in self.argv))
         object.__setattr__(self, "extra", MappingProxyType(redact_obj(dict(self.extra))))
 
     def to_dict(self) -> dict[str, Any]:
@@ -198,7 +197,7 @@ class RunInfo:
     @classmethod
     def from_json(cls, text: str, *, where: str = RUN_JSON) -> RunInfo:
         try:
-            data = json.loads(text)
+            data = loads(text)
         except (ValueError, RecursionError) as exc:  # RecursionError: arrays nested thousands deep
             raise ConfigError(f"{where}: not valid JSON: {exc}") from None
         return cls.from_dict(data, where=where)

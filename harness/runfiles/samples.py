@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.limits import MAX_TIMESTAMP
 from harness.redact import redact_obj
 from harness.runfiles.ndjson import NdjsonFile, read_ndjson
 from harness.userfiles.jsonsafe import dumps, loads
 
 __all__ = [
+    "CALIBRATION_SCENARIO",
     "IDENTITY_KEYS",
     "METRICS",
     "PROVENANCE_KEYS",
@@ -31,7 +33,9 @@ __all__ = [
     "Sample",
     "SampleStore",
     "cell_key",
+    "measured_value",
     "read_samples",
+    "timestamp_value",
 ]
 
 #: Metrics a measurement cell records, with their units.
@@ -51,6 +55,14 @@ METRICS: dict[str, str] = {
     "predicted_iops": "IOPS",
     "model_ratio": "×",  # measured / predicted bandwidth
     "ss_attained": "0/1",  # fio's steady-state criterion met (precondition cells)
+    # --repeat auto (harness.cell.autorepeat): the repeats a cell needed, the confidence asked
+    # for, and the distribution-free interval of its median bandwidth at that confidence
+    "repeats_needed": "runs",
+    "interval_confidence": "0-1",
+    "interval_low": "MiB/s",
+    "interval_high": "MiB/s",
+    # the test's own assertion failed after its cell had passed (harness.plugin.verdicts)
+    "assertion_failed": "0/1",
     "lost_writes": "blocks",
     "acked_writes": "blocks",
     # bonnie++ (harness.bonnie): seeks and file create/stat/delete per second, each phase's
@@ -66,6 +78,10 @@ METRICS: dict[str, str] = {
     "resync_time": "s",  # from the heal until both replicas were current again
     "verify_out_of_sync": "KiB",  # what online verify found different afterwards
 }
+
+#: The scenario of the calibration cells (harness.prediction.calibrate): the model's inputs, which
+#: no test reports.
+CALIBRATION_SCENARIO = "calibration"
 
 #: Metadata that identifies a cell across runs (baselines match on these, never on nodeids).
 IDENTITY_KEYS = ("scenario", "pair", "mode", "workload", "impairment")
@@ -93,7 +109,7 @@ SIGNED_METRICS: frozenset[str] = frozenset({"overhead", "fio_overhead"})
 _CORRUPT = "a corrupt file: restore it from a copy, or measure again"
 
 
-def _measured(metric: str, unit: str, raw: Any) -> float:
+def measured_value(metric: str, unit: str, raw: Any) -> float:
     """A sample's value as read back: a number (``null`` is a gap: NaN), finite, and not
     negative unless the metric can be (ValueError naming the metric otherwise)."""
     if raw is None:
@@ -109,6 +125,13 @@ def _measured(metric: str, unit: str, raw: Any) -> float:
     if value < 0 and metric not in SIGNED_METRICS:
         raise ValueError(f"{metric} {value:g} {unit} is negative ({_CORRUPT})")
     return value
+
+
+def timestamp_value(raw: Any) -> float:
+    """A sample's Unix time as read back: a number from 1970 to the year 9999 (ValueError otherwise)."""
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 <= raw <= MAX_TIMESTAMP:
+        raise ValueError(f"timestamp {raw!r} is no time between 1970 and 9999 ({_CORRUPT})")
+    return float(raw)
 
 
 @dataclass(frozen=True)
@@ -144,16 +167,21 @@ class Sample:
     def from_json(cls, line: str) -> Sample:
         """One NDJSON line, checked: a corrupt measurement (negative bandwidth, ``Infinity``,
         text for a number) is a ValueError, never a number that compares as a regression."""
-        data = loads(line)
+        return cls.from_dict(loads(line))
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Sample:
+        """A record as read back (an NDJSON line's object, a results database row), checked as
+        :meth:`from_json` checks it."""
         if not isinstance(data, dict) or not isinstance(data.get("metadata") or {}, dict):
             raise ValueError("expected an object with metric, value, unit and metadata")
         metric, unit = str(data["metric"]), str(data["unit"])
         return cls(
             metric=metric,
-            value=_measured(metric, unit, data["value"]),
+            value=measured_value(metric, unit, data["value"]),
             unit=unit,
             metadata=dict(data.get("metadata") or {}),
-            timestamp=float(data.get("timestamp", 0.0)),
+            timestamp=timestamp_value(data.get("timestamp", 0.0)),
         )
 
     @property

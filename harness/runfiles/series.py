@@ -28,7 +28,6 @@ This module is pure apart from :func:`read_series` and :func:`read_bw_logs`, whi
 from __future__ import annotations
 
 import glob
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -39,7 +38,7 @@ from typing import Any, Final, Literal
 from harness.errors import ConfigError
 from harness.runfiles.ndjson import NdjsonFile, read_ndjson
 from harness.runfiles.samples import cell_key
-from harness.userfiles.jsonsafe import dumps
+from harness.userfiles.jsonsafe import dumps, loads
 
 __all__ = [
     "LOG_HEADER",
@@ -135,7 +134,8 @@ class CellSeries:
 
     @classmethod
     def from_json(cls, line: str) -> CellSeries:
-        data: Any = json.loads(line)
+        """One NDJSON line, checked (ValueError, KeyError or TypeError naming what is wrong)."""
+        data: Any = loads(line)
         if not isinstance(data, dict):
             raise TypeError("not a JSON object")
         return cls(
@@ -147,13 +147,19 @@ class CellSeries:
             impairment=str(data.get("impairment") or "none"),
             mode=str(data["mode"]),
             repeat=int(data.get("repeat") or 0),
-            interval_s=float(data["interval_s"]),
+            interval_s=_positive(data["interval_s"], "interval_s"),
             # a gap is written as null (harness.userfiles.jsonsafe); read back as NaN
             bw_mib_s=tuple(math.nan if v is None else float(v) for v in data["bw_mib_s"]),
             windows=tuple(
                 FaultWindow(float(w["start_s"]), float(w["end_s"]), str(w["label"])) for w in data.get("windows") or ()
             ),
         )
+
+
+def _positive(raw: Any, what: str) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 < raw < math.inf:
+        raise ValueError(f"{what} {raw!r} is not a positive number")
+    return float(raw)
 
 
 def read_series(path: Path) -> list[CellSeries]:

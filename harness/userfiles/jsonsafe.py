@@ -6,7 +6,10 @@ harness writes goes through :func:`dumps`, which turns a non-finite number into 
 deliberately — in the harness's files and outputs ``null`` means "no number": a latency fio did
 not report, a limit that does not bind, a figure too large for a float — and then refuses
 anything non-finite that is left (``allow_nan=False``).  :func:`loads` is the reading side for
-measurements: a ``NaN``/``Infinity`` token or a number that overflows a float is an error.
+the harness's records (samples, series, run.json, baseline metadata, the results database): a
+``NaN``/``Infinity`` token, a number that overflows a float, an integer of more than
+:data:`~harness.limits.MAX_DIGITS` digits or a string holding half a surrogate pair
+(``"\ud800"``, which no UTF-8 file can hold: writing it back would fail) is an error.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import json
 import math
 from collections.abc import Mapping
 from typing import Any
+
+from harness.limits import MAX_DIGITS
 
 __all__ = ["dumps", "finite", "loads"]
 
@@ -49,6 +54,32 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ValueError(f"a number of more than {MAX_DIGITS} digits")
+    return int(text)
+
+
+def _refuse_surrogates(value: Any) -> None:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii():
+                item.encode("utf-8")  # UnicodeEncodeError (a ValueError) on a lone surrogate
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
 def loads(text: str) -> Any:
-    """``json.loads`` that refuses ``NaN``, ``Infinity`` and numbers that overflow a float."""
-    return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    """``json.loads`` that refuses ``NaN``, ``Infinity``, numbers that overflow a float or have
+    more than MAX_DIGITS digits, and unpaired surrogates (ValueError)."""
+    value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_bounded_int)
+    try:
+        _refuse_surrogates(value)
+    except UnicodeEncodeError:
+        raise ValueError("a string holds an unpaired surrogate (\\ud800...): not text a file can hold") from None
+    return value

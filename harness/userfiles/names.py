@@ -19,7 +19,7 @@ import re
 from typing import Final
 
 from harness.errors import ConfigError
-from harness.userfiles.limits import MAX_NAME_LEN
+from harness.limits import MAX_NAME_LEN
 
 __all__ = ["LATEST", "NAME_RULE", "RESERVED_NAMES", "check_name", "name_problem"]
 

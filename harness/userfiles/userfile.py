@@ -3,7 +3,7 @@
 Whatever the path points at, the answer is the file's text or a :class:`ConfigError` in one
 line: never a traceback, a hang or the whole memory.  So the file must be a regular file (not
 ``/dev/zero``, a FIFO that blocks until a writer comes, or a directory), no larger than
-:data:`~harness.userfiles.limits.MAX_FILE_BYTES` (checked on the open file before reading, and again while reading, so a
+:data:`~harness.limits.MAX_FILE_BYTES` (checked on the open file before reading, and again while reading, so a
 file that grows meanwhile is cut off too), and UTF-8: a UTF-16 or Latin-1 file is named for
 what it is, with the line and offset of the first byte that is not UTF-8.
 """
@@ -13,13 +13,14 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Final
+from typing import BinaryIO, Final
 
 from harness.errors import ConfigError
-from harness.userfiles.limits import MAX_FILE_BYTES, describe_bytes
+from harness.limits import MAX_FILE_BYTES, describe_bytes
 
 __all__ = ["MAX_FILE_BYTES", "read_config_text"]
 
+_STEP: Final = 1 << 20
 _KINDS: Final = (
     (stat.S_ISDIR, "a directory"),
     (stat.S_ISCHR, "a character device"),
@@ -31,6 +32,18 @@ _KINDS: Final = (
 
 def _kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def _read_up_to(f: BinaryIO, most: int, expected: int) -> bytes:
+    # read(n) allocates n bytes before it reads: ask for what the file holds, then on in steps,
+    # so a 1 GiB limit never costs 1 GiB for a file of kilobytes
+    data = f.read(min(most, expected + 1))
+    while len(data) < most:
+        more = f.read(min(most - len(data), _STEP))
+        if not more:
+            break
+        data += more
+    return data
 
 
 def _read_bounded(path: Path, what: str, limit: int) -> bytes:
@@ -50,7 +63,7 @@ def _read_bounded(path: Path, what: str, limit: int) -> bytes:
         if info.st_size > limit:
             raise ConfigError(f"{too_big} ({info.st_size} bytes)")
         try:
-            data = f.read(limit + 1)
+            data = _read_up_to(f, limit + 1, info.st_size)
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read the {what}: {exc.strerror}") from None
     if len(data) > limit:

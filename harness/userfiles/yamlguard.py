@@ -8,11 +8,11 @@ one document with any PyYAML loader and refuses, as a :class:`ConfigError` namin
 
 * more than :data:`MAX_DEPTH` levels of nesting, counted through aliases and merge keys;
 * more than :data:`MAX_NODES` nodes, counted as written and again as aliases expand them;
-* more than :data:`~harness.userfiles.limits.MAX_EXPANDED_CHARS` characters of scalars once
+* more than :data:`~harness.limits.MAX_EXPANDED_CHARS` characters of scalars once
   aliases expand them (one long string aliased thousands of times);
 * an alias or merge key that contains itself;
 * a key that is a list or a mapping (keys are strings);
-* an integer of more than :data:`~harness.userfiles.limits.MAX_DIGITS` digits (Python refuses
+* an integer of more than :data:`~harness.limits.MAX_DIGITS` digits (Python refuses
   to convert one of thousands, and no setting needs more);
 * with ``finite``: a float that is ``.inf``, ``.nan`` or too large for a float.
 
@@ -29,7 +29,7 @@ from typing import Any, Final
 import yaml
 
 from harness.errors import ConfigError
-from harness.userfiles.limits import MAX_DEPTH, MAX_DIGITS, MAX_EXPANDED_CHARS, MAX_NODES
+from harness.limits import MAX_DEPTH, MAX_DIGITS, MAX_EXPANDED_CHARS, MAX_NODES
 
 __all__ = ["MAX_DEPTH", "MAX_NODES", "compose_guarded", "yaml_error"]
 

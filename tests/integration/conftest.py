@@ -5,6 +5,12 @@ After a lab test fails, the lab doctor (:mod:`harness.lab.doctor`) judges the la
 that is no longer fit to measure (a dead guest, a pair that stays down, a replication path
 that does not answer) is restarted, so one broken lab fails one test and not every test
 after it; what the doctor found, and where its evidence is kept, ends the session's report.
+
+Every cell a test's runners measure carries its validity certificate, the lab host's own
+pressure included, as a scenario's cell does.  A test whose assertion fails after a cell was
+measured in a disturbed window (a busy CI machine) is inconclusive, skipped with the disturbance
+and the assertion in its reason (:func:`harness.plugin.verdicts.assertion_verdict`, under the
+``--inconclusive`` policy); on a quiet lab the same assertion still fails.
 """
 
 from __future__ import annotations
@@ -12,20 +18,22 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from harness.cell import CellRunner, CellSpec
+from harness.cell import CellResult, CellRunner, CellSpec
 from harness.errors import HarnessError
 from harness.fio.profiles import PROFILES
 from harness.fio.workloads import for_profile, write_job
 from harness.impair.profile import NetemProfile
 from harness.inventory import Inventory, load_inventory
 from harness.lab.doctor import diagnose_and_keep
+from harness.lab.hostload import lab_host_probe
 from harness.lab.lifecycle import Lab
+from harness.plugin.verdicts import as_skipped, assertion_verdict, failure_text
 from harness.runfiles.ledger import Ledger
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,12 +63,43 @@ _CALL_FAILED = pytest.StashKey[bool]()
 LAB_FAULTS: list[tuple[str, str, Path]] = []
 
 
+class CertifiedRunner(CellRunner):
+    """A cell runner that keeps the results of the cells it measured, for the test's verdict."""
+
+    measured: list[CellResult]
+
+    def run_series(self, specs: Sequence[CellSpec], **options: Any) -> list[CellResult]:
+        results = super().run_series(specs, **options)
+        self.measured.extend(results)
+        return results
+
+
+#: the runners the current test made (cleared as each test starts)
+_RUNNERS: list[CertifiedRunner] = []
+
+
+@pytest.fixture(autouse=True)
+def _fresh_runners() -> None:
+    _RUNNERS.clear()
+
+
+def _as_cell_verdict(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
+    """A failed assertion after a cell measured in a disturbed window: inconclusive, skipped."""
+    if not report.failed or call.excinfo is None or not isinstance(call.excinfo.value, AssertionError):
+        return
+    certificates = [r.certificate for runner in _RUNNERS for r in runner.measured]
+    verdict = assertion_verdict(failure_text(call.excinfo), certificates, item.config.getoption("--inconclusive"))
+    if verdict.verdict == "inconclusive":
+        as_skipped(report, item, f"INCONCLUSIVE: {verdict.reason}")
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report: pytest.TestReport = yield
     if report.when == "call":
+        _as_cell_verdict(item, call, report)
         item.stash[_CALL_FAILED] = report.failed
     return report
 
@@ -94,7 +133,14 @@ def lab_inventory(default_lab: Lab) -> Inventory:
 
 
 def make_runner(inventory: Inventory, tmp: Path, **kwargs: Any) -> CellRunner:
-    return CellRunner.standalone(inventory, tmp, **kwargs)
+    """A runner of its own under ``tmp`` that certifies its cells as a scenario's are (the
+    lab host read too), and whose cells' certificates decide a failed assertion's verdict."""
+    kwargs.setdefault("host_probe", lab_host_probe(inventory))
+    runner = CertifiedRunner.standalone(inventory, tmp, **kwargs)
+    assert isinstance(runner, CertifiedRunner)
+    runner.measured = []
+    _RUNNERS.append(runner)
+    return runner
 
 
 @pytest.fixture

@@ -18,8 +18,8 @@ import pytest
 from harness.cell import CellRunner, CellSpec
 from harness.drbd.errors import DrbdNotReady
 from harness.errors import ConfigError, ConnectionLost, RefusedError
+from harness.fio.job import FioFailed
 from harness.fio.profiles import PROFILES
-from harness.fio.runner import FioFailed
 from harness.fio.workloads import for_profile, write_job
 from harness.impair.apply import Impairer
 from harness.impair.profile import NetemProfile
@@ -229,8 +229,13 @@ def test_pytest_scenarios_write_junit_properties_and_comparison(default_lab: obj
         assert props["kernel"] and props["drbd_version"] == "8.4.11"
         # the unimpaired cell's RTT comes from the probe in fio's start round trip
         assert float(props["rtt_ms"]) > 0
-        # every cell is predicted from its pair's calibration
+        # every cell is predicted from its pair's calibration, so its model ratio is recorded
         assert float(props["predicted_bw_mib_s"]) > 0 and float(props["model_ratio"]) > 0 and props["bottleneck"]
+        # and certified: both nodes (no PSI in the guests: the run queue), the path, the lab host
+        primary = "a1" if "single-az" in props["pair"] else "a3"
+        assert props["validity"] == "clean", props["validity_reason"]
+        assert f"validity.{primary}.runnable_per_cpu" in props and "validity.host.cpu_pressure_pct" in props
+        assert props.get("validity_unread") is None
     series = [json.loads(line) for line in (run / "series.ndjson").read_text().splitlines()]
     measured = [s for s in series if s["scenario"] == "replicated_write"]
     assert {s["pair"] for s in measured} == pairs
@@ -238,6 +243,7 @@ def test_pytest_scenarios_write_junit_properties_and_comparison(default_lab: obj
     comparison = (run / "comparison.md").read_text()
     assert "multi-az/single-az" in comparison and "randwrite-4k-nj1-qd1" in comparison
     assert "| single-az-md-nbd | md-nbd" in comparison  # the Pairs table names the product
+    assert "- **validity**: 4 certified clean, 0 disturbed, 0 inconclusive for other reasons" in comparison
     assert (run / "comparison.csv").exists() and (run / "report.html").exists()
 
 

@@ -11,9 +11,10 @@ from harness.disk.cell import DiskCellRunner, DiskCellSpec
 from harness.disk.layout import DiskLayout
 from harness.errors import InfraError, RefusedError
 from harness.fio.spec import RwMode, WorkloadSpec
-from harness.fio.workloads import MIB, io_job
+from harness.fio.workloads import io_job
 from harness.safety.device import guard_scratch_device
 from harness.safety.leftovers import find_leftovers, remove_leftovers
+from harness.units import MIB
 
 pytestmark = [pytest.mark.lab]
 

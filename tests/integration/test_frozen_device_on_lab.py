@@ -12,7 +12,7 @@ import time
 import pytest
 
 from harness.cell import CellRunner, CellSpec
-from harness.fio.runner import FioFailed
+from harness.fio.job import FioFailed
 from harness.fio.spec import WorkloadSpec
 from harness.runfiles.ledger import Ledger
 

@@ -118,5 +118,5 @@ def test_a_password_never_reaches_a_message() -> None:
     db = ResultsDb(url="postgresql://ci:s3cret-pass@/nowhere?host=/nonexistent&port=1")
     with pytest.raises(InfraError) as caught:
         db.open()
-    assert "s3cret-pass" not in str(caught.value) and "ci:***@" in str(caught.value)
+    assert "s3cret-pass" not in str(caught.value) and "ci:***redacted***@" in str(caught.value)
     assert "s3cret-pass" not in db.describe()

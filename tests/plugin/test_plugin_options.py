@@ -44,3 +44,26 @@ def test_a_run_without_xdist_loads_the_plugin(project: pytest.Pytester) -> None:
     result = project.runpytest_subprocess("-p", "no:xdist", "--inventory", "inv.yaml", "--collect-only", "-q")
     assert result.ret == pytest.ExitCode.OK, result.stderr.str()
     result.stdout.fnmatch_lines(["*test_cell*"])
+
+
+def test_repeat_auto_collects_each_cell_once(project: pytest.Pytester) -> None:
+    # how many repeats a cell needs is known only while it runs: one item, repeated by `measure`
+    project.makepyfile(test_scenario="def test_cell(pair, harness_repeat):\n    pass\n")
+    result = project.runpytest("--inventory", "inv.yaml", "--collect-only", "-q", "--repeat=auto")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["test_scenario.py::test_cell[[]p-one[]]"])
+    assert "-r0]" not in result.stdout.str()
+
+
+def test_repeat_auto_with_a_cap_too_low_for_its_confidence_is_a_usage_error(project: pytest.Pytester) -> None:
+    # 5 repeats cover the median with 93.75 % at best: a 95 % interval needs 6
+    result = project.runpytest("--inventory", "inv.yaml", "--collect-only", "-q", "--repeat=auto", "--repeat-cap=5")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--repeat auto: cap 5 < 6 repeats, the fewest with which a 95% interval*"])
+
+
+@pytest.mark.parametrize(("option", "value"), [("--confidence", "1"), ("--confidence", "95"), ("--tolerance", "0")])
+def test_a_confidence_or_tolerance_out_of_range_is_refused(project: pytest.Pytester, option: str, value: str) -> None:
+    result = project.runpytest("--inventory", "inv.yaml", "--collect-only", "-q", "--repeat=auto", f"{option}={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*argument {option}: must be a finite number of (a fraction*got '{value}'*"])

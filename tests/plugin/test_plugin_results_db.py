@@ -7,6 +7,7 @@ rest is the real end of the run.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -84,3 +85,33 @@ def test_a_database_that_cannot_be_written_is_reported_and_the_run_kept(project:
          "add it later with `harness results import <reports>/r1`"]
     )  # fmt: skip
     assert (Path(project.path) / "reports" / "r1" / "samples.ndjson").is_file()
+
+
+def test_collect_only_never_opens_the_database(project: pytest.Pytester) -> None:
+    result = project.runpytest(
+        "--inventory", "inv.yaml", "-p", "no:cacheprovider", "--collect-only", "--baseline-compare", "history:3"
+    )
+    assert result.ret == pytest.ExitCode.OK
+    assert not (Path(project.path) / "reports").exists()  # neither opened nor made
+
+
+def test_a_password_in_a_url_leaves_no_trace(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "Qs3cr3tPassw0rd"
+    options = [
+        "--results-db",
+        f"postgresql://ci:{secret}@127.0.0.1:1/h",
+        "--pushgateway",
+        f"http://u:{secret}@127.0.0.1:1/",
+    ]
+    # run.json records the command line as the process got it
+    monkeypatch.setattr(sys, "argv", ["pytest", "--inventory", "inv.yaml", *options])
+    result = run(project, "r1", *options, "--baseline-save", "main")
+    assert result.ret == pytest.ExitCode.OK
+    # the summary names the failed push first (an output problem), the database with the files
+    result.stdout.fnmatch_lines(["metrics: NOT pushed: *"])
+    result.stdout.fnmatch_lines(["results db: NOT written (*)*"])
+    assert secret not in result.stdout.str() + result.stderr.str()
+    for path in (Path(project.path) / "reports").rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+    assert "***redacted***" in (Path(project.path) / "reports" / "r1" / "run.json").read_text()

@@ -19,6 +19,7 @@ from harness.cell.judge import judge, validity
 from harness.cell.measure import Measurement
 from harness.cell.slots import is_heavy
 from harness.errors import RefusedError
+from harness.fio.outcome import FioOutcome
 from harness.fio.report import parse_fio_json
 from harness.fio.spec import WorkloadSpec
 from harness.impair.profile import NetemProfile
@@ -65,7 +66,9 @@ def test_a_window_with_a_state_change_is_inconclusive_and_skips_the_scenarios_ch
         asked.append(ctx)
         return [BoundResult("fail", "the scenario's own bound")]
 
-    measurement = Measurement(FIO, None, _window("84-events2-stream-primary-disconnect-resync.txt"), 6.0, None)
+    measurement = Measurement(
+        FioOutcome(FIO, QD1_4K, wall_s=6.0), None, _window("84-events2-stream-primary-disconnect-resync.txt")
+    )
     judged = judge(_spec(), measurement, wall=8.0, limits=ThresholdSpec(), extra_checks=checks)
     assert judged.verdict.verdict == "inconclusive"
     assert "Connected -> Disconnecting" in judged.validity.reason
@@ -73,7 +76,9 @@ def test_a_window_with_a_state_change_is_inconclusive_and_skips_the_scenarios_ch
     assert judged.rtt.median_ms == 0.0 and math.isnan(judged.values["rtt"])
 
     healthy = Measurement(
-        FIO, RttStats((0.3,) * 10, 10, 10), _window("84-events2-now-primary-connected.txt"), 6.0, None
+        FioOutcome(FIO, QD1_4K, wall_s=6.0),
+        RttStats((0.3,) * 10, 10, 10),
+        _window("84-events2-now-primary-connected.txt"),
     )
     judged = judge(_spec(), healthy, wall=8.0, limits=ThresholdSpec(), extra_checks=checks)
     assert judged.validity == BoundResult("pass", "DRBD stayed Connected/UpToDate")
@@ -90,7 +95,7 @@ def test_the_annotator_adds_values_and_metadata() -> None:
 
     window = _window("84-events2-now-primary-connected.txt")
     judged = judge(
-        _spec(), Measurement(FIO, None, window, None, None), wall=1.0, limits=ThresholdSpec(), annotate=annotate
+        _spec(), Measurement(FioOutcome(FIO, QD1_4K), None, window), wall=1.0, limits=ThresholdSpec(), annotate=annotate
     )
     assert judged.values["predicted_iops"] == 2 * FIO.write.iops
     assert judged.extra_metadata == {"bottleneck": "disk"}

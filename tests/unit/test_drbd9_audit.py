@@ -1,4 +1,4 @@
-"""The configuration audit per connection (issue 13 item 3): protocol, quorum, fencing per peer,
+"""The configuration audit per connection: protocol, quorum, fencing per peer,
 N nodes and diskless tie-breakers, on published DRBD 9 configurations (tests/data/drbd/drbd9)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""DRBD 9 semantics on published DRBD 9 outputs (issue 13 item 3): ``--diff`` values, quorum
+"""DRBD 9 semantics on published DRBD 9 outputs: ``--diff`` values, quorum
 loss, a pair inside a three-node resource, ``drbdsetup status --json``.
 
 The files are in ``tests/data/drbd/drbd9`` (sources in its SOURCES.md); the lab runs DRBD 8.4 and
@@ -40,7 +40,7 @@ def three_node() -> ResourceState:
 
 def diff_line(old: str, new: str) -> str:
     """The ``--diff`` line drbdsetup prints for the change from recorded line ``old`` to
-    recorded line ``new`` (drbd-utils ``user/v9/drbdsetup_events2.c``: a changed value as
+    recorded line ``new`` (a changed value as
     ``key:OLD->NEW``, an unchanged one plain; see drbd9/SOURCES.md)."""
     before = dict(token.split(":", 1) for token in old.split()[2:])
     out = new.split()[:2]
@@ -192,7 +192,7 @@ def test_status_json_of_drbd_utils_96() -> None:
 
 def test_status_json_and_events2_agree_on_the_same_resource() -> None:
     # The same three-node snapshot as status --json would print it: the events2 values
-    # moved into drbd-utils' JSON keys (user/v9/drbdsetup.c *_status_json).
+    # moved into drbd-utils' JSON keys.
     events = three_node()
     data = [
         {

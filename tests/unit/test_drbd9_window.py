@@ -1,4 +1,4 @@
-"""A measurement window of a pair inside a DRBD 9 resource with more peers (issue 13 item 3):
+"""A measurement window of a pair inside a DRBD 9 resource with more peers:
 a third node that is already away when the window starts does not make every window
 inconclusive, any change on another link during the window still does, and the lab's DRBD 8.4
 streams are judged exactly as before.

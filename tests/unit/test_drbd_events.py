@@ -92,7 +92,7 @@ def test_diff_values() -> None:
 
 
 def test_ansi_colours_are_stripped() -> None:
-    # drbd-utils tests/v9/events2-all-create-change.test, the `--color` block (cat -v shows ^[).
+    # a line of the `--color` output of drbdsetup (drbd9/SOURCES.md), as cat -v shows it with ^[.
     line = "create device name:some-resource volume:0 minor:1000 disk:\x1b[1;31mDiskless\x1b[0m client:no quorum:yes"
     event = parse_event_line(line)
     assert event is not None

@@ -15,7 +15,7 @@ from harness.remote import CommandResult
 from tests.doubles import FakeRunner, data
 
 SHOW_84 = data("drbd/84-drbdsetup-show.txt")  # the lab's a1, single-az (recorded)
-SHOW_9 = data("drbd/drbd9/drbdsetup-show-tiebreaker-swap.txt")  # LINBIT/drbd-utils, node 1 of r0
+SHOW_9 = data("drbd/drbd9/drbdsetup-show-tiebreaker-swap.txt")  # node 1 of r0 (drbd9/SOURCES.md)
 
 
 def test_drbd84_shows_the_on_sections_address_and_no_node_id() -> None:

@@ -207,7 +207,7 @@ def test_proc_drbd_of_drbd9_has_no_minors() -> None:
 
 
 def test_proc_drbd_unconfigured_minor_and_old_st_field() -> None:
-    # UG8.4 / 8.3-era layouts: "st:" instead of "ro:", and an unconfigured minor line.
+    # 8.3-era layouts: "st:" instead of "ro:", and an unconfigured minor line.
     text = (
         "version: 8.3.12 (api:88/proto:86-96)\n"
         " 0: cs:Connected st:Secondary/Primary ds:UpToDate/UpToDate C r-----\n"
@@ -239,7 +239,7 @@ def test_proc_drbd_rejects_garbage(text: str) -> None:
 
 
 def _format_sync(left_kib: int, total_kib: int, speed: int, average: int, want: int | None) -> str:
-    """The two resync lines as drbd_proc.c prints them (M above 1 GiB, "%ld,%03ld" speeds)."""
+    """The two resync lines as the kernel prints them (M above 1 GiB, "%ld,%03ld" speeds)."""
     big = total_kib > 0x100000
     left, total, unit = (left_kib >> 10, total_kib >> 10, "M") if big else (left_kib, total_kib, "K")
     permille = 1000 - (left_kib * 1000) // (total_kib + 1)

@@ -203,7 +203,9 @@ def test_target_kind_is_checked() -> None:
         build_fio_argv(spec, "/dev/drbd1", OUT, target="nfs")  # type: ignore[arg-type]
 
 
-def test_optional_arguments() -> None:
+def test_every_optional_argument_in_order() -> None:
+    """The whole argv of a job that sets every option: each one once, in fio's reading order
+    (the argv is recorded in the ledger and compared across runs, so its order is pinned)."""
     spec = WorkloadSpec(
         name="svc",
         rw="randrw",
@@ -212,7 +214,9 @@ def test_optional_arguments() -> None:
         bs_max=32768,
         size=64 * MiB,
         offset=MiB,
+        offset_increment=128 * MiB,
         runtime_s=60,
+        ramp_s=3,
         time_based=True,
         fsync=4,
         sync=True,
@@ -232,13 +236,27 @@ def test_optional_arguments() -> None:
         aux_path="/run/harness/r1",
         fio_binary="/usr/bin/fio",
     )
-    assert argv[0] == "/usr/bin/fio"
-    for expected in (
+    assert argv == [
+        "/usr/bin/fio",
+        "--name=svc",
+        "--filename=/dev/drbd1",
+        "--allow_file_create=0",
+        "--allow_mounted_write=0",
+        "--direct=1",
+        "--ioengine=libaio",
+        "--rw=randrw",
         "--bsrange=4096-32768",
+        "--iodepth=1",
+        "--numjobs=1",
+        "--size=67108864",
         "--offset=2097152",  # the label zone, then the job's own offset
+        "--offset_increment=134217728",
         "--rwmixread=70",
-        "--fsync=4",
+        "--runtime=60",
+        "--time_based=1",
+        "--ramp_time=3",
         "--sync=1",
+        "--fsync=4",
         "--end_fsync=1",
         "--norandommap=1",
         "--randseed=5",
@@ -247,13 +265,53 @@ def test_optional_arguments() -> None:
         "--ss_dur=20",
         "--ss_ramp=5",
         "--percentile_list=50:99.999",
+        "--group_reporting=1",
+        "--eta=never",
+        "--output-format=json",
+        f"--output={OUT}",
         "--status-interval=1",
         "--write_bw_log=/run/harness/r1/svc",
         "--log_avg_msec=1000",
         "--aux-path=/run/harness/r1",
-    ):
-        assert expected in argv, expected
-    assert not any(t.startswith("--bs=") for t in argv)
+    ]
+
+
+def test_a_verify_only_pass_on_a_file_streaming_to_stdout() -> None:
+    """A file target drops the mounted-write guard (a file is on a mounted filesystem by
+    design), no output path means JSON on stdout, and every verify setting comes after the
+    job's seed, in order."""
+    spec = WorkloadSpec(
+        name="ack",
+        rw="randwrite",
+        size=64 * MiB,
+        randseed=1234,
+        verify=VerifySpec(alg="md5", verify_only=True, state_load=True, fatal=True, dump=True),
+    )
+    assert build_fio_argv(spec, "/mnt/s/fio.dat", None, target="file") == [
+        "fio",
+        "--name=ack",
+        "--filename=/mnt/s/fio.dat",
+        "--allow_file_create=0",
+        "--direct=1",
+        "--ioengine=libaio",
+        "--rw=randwrite",
+        "--bs=4096",
+        "--iodepth=1",
+        "--numjobs=1",
+        "--size=67108864",
+        "--offset=1048576",
+        "--randseed=1234",
+        "--verify=md5",
+        "--verify_only=1",
+        "--verify_state_save=0",
+        "--verify_state_load=1",
+        "--verify_fatal=1",
+        "--verify_dump=1",
+        "--percentile_list=50:90:99:99.9:99.99",
+        "--group_reporting=1",
+        "--eta=never",
+        "--output-format=json",
+    ]
 
 
 def test_verify_arguments_for_write_and_verify_only_phases() -> None:

@@ -115,7 +115,7 @@ def test_fio_2_2_10_powersj_perfkit_doc_sample() -> None:
     assert result.disk_util[0].name == "xvda" and result.disk_util[0].util_percent == 100.0
 
 
-# -- fio 3.33 (recorded on this machine, commands in the README) ------------------------------
+# -- fio 3.33 (recorded on this machine, commands in tests/data/fio/README.md) ---------------
 
 
 def test_randwrite_4k_libaio() -> None:

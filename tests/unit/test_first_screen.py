@@ -46,3 +46,20 @@ def test_a_reason_cannot_open_a_tag_or_a_table_in_the_summary_but_a_comparison_r
     assert "- **INCONCLUSIVE** `c/d`: node said &lt;script>\\|x\n" in md
     assert "### Problems with the run's outputs\n\n- metrics: NOT written: disk full\n" in md
     assert screen.title == "harness: 1 failed, 1 inconclusive, 1 output problem"
+
+
+def test_the_terminal_and_summary_count_the_certified_cells_after_the_result() -> None:
+    """The recorded lab run (tests/data/runs) certified by the recorded pressure windows: one
+    cell under a stress-ng hog on a2, the rest quiet."""
+    from harness.report.aggregate import aggregate_samples
+    from tests.unit.baseline_runs import SINGLE, cell_is, load
+    from tests.unit.test_report_validity import HOG, QUIET, certified
+
+    samples = certified(load(SINGLE), lambda m: True, QUIET)
+    samples = certified(samples, cell_is("multi-az", "write-1m-nj8-qd2"), HOG, verdict="inconclusive")
+    screen = first_screen(build_comparison(aggregate_samples(samples)), [])
+    counted = "16 certified clean, 1 disturbed (cpu pressure on a2 1), 0 inconclusive for other reasons"
+    lines = screen.lines()
+    assert lines[0].startswith("INCONCLUSIVE ") and "multi-az" in lines[0]
+    assert lines[-2:] == [f"result: {screen.result}", f"validity: {counted}"]
+    assert f"Run `r1`: {screen.result}.\n\n- **validity**: {counted}\n" in screen.markdown("r1", 0)

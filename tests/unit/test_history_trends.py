@@ -104,7 +104,10 @@ def test_harness_history_prints_the_tables_names_the_change_and_writes_the_plot(
     assert "<- changed" in out and "CHANGED: 1 of 2 cells" in out
     assert plot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     assert main([*args, "-k", "multi-az/replicated/write-1m", "--fail-on-change", "--no-plot"]) == 1
-    assert main([*args, "-k", "single-az/replicated/write-1m-nj8", "--fail-on-change", "--last", "6"]) == 0
+    # the plot file is there now: replaced only with --force
+    assert main([*args, "-k", "single-az/replicated/write-1m-nj8", "--last", "6"]) == 2
+    assert f"--plot {plot}: the file exists; pass --force" in capsys.readouterr().err
+    assert main([*args, "-k", "single-az/replicated/write-1m-nj8", "--fail-on-change", "--last", "6", "--force"]) == 0
 
 
 def test_harness_history_on_an_empty_database_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,6 +10,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from harness.errors import ConfigError
+from harness.fields import IFACE_PATTERN
 from harness.impair.commands import (
     IMPAIRED_CLASS,
     NETEM_HANDLE,
@@ -210,6 +211,17 @@ def test_invalid_ifnames_are_always_rejected(name: str) -> None:
         teardown_commands(name)
     with pytest.raises(ConfigError):
         apply_commands(NetemProfile("d"), name, "10.0.0.2")
+
+
+@given(name=st.text(alphabet="ab.-_:/ 0", max_size=17))
+def test_the_inventory_accepts_exactly_the_interface_names_the_impairer_takes(name: str) -> None:
+    try:
+        validate_ifname(name)
+    except ConfigError:
+        takes = False
+    else:
+        takes = True
+    assert bool(re.fullmatch(IFACE_PATTERN, name)) == takes == _is_valid_ifname(name)
 
 
 @pytest.mark.parametrize(

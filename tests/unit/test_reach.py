@@ -98,7 +98,8 @@ def _guarded(reach: Answer) -> FakeRunner:
     ],
 )
 def test_a_cell_refused_for_an_unconnected_replication_says_whether_the_path_answers(reach: Answer, said: str) -> None:
-    a1, a2 = _guarded(reach), FakeRunner("a2", batch={"boot_id": Answer("b-a2\n")})
+    quiet = Answer(data("pressure/no-psi/quiet-before.txt"))  # the validity window's opening
+    a1, a2 = _guarded(reach), FakeRunner("a2", batch={"boot_id": Answer("b-a2\n"), "pressure": quiet})
     pool = cast(ConnectionPool, FakePool({"a1": a1, "a2": a2}))
     spec = CellSpec("s", "single-az", WorkloadSpec(name="w", rw="randwrite", size=1 << 20))
     with pytest.raises(DrbdNotReady, match="StandAlone") as info:

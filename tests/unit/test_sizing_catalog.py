@@ -63,22 +63,23 @@ def test_every_entry_cites_resolvable_sources_and_a_date(catalog: Catalog) -> No
 
 
 def test_t2_small_network_matches_aws(catalog: Catalog) -> None:
-    # AWS EC2 user guide, general-purpose-instances.md (2023-06-15), baseline/burst table:
-    # "t2.small | 0.128 | 1.024"; T2 is absent from the EBS-optimized tables (ebs-optimized.md).
+    # AWS publishes t2.small's network at 0.128 Gbps baseline and 1.024 Gbps burst, and lists
+    # no T2 size as EBS-optimized (T2 runs on Xen, before Nitro).
     t2 = catalog.instance("t2.small")
     assert t2.network.baseline_gbps == 0.128
     assert t2.network.burst_gbps == 1.024
     assert t2.ebs.optimized is False
     assert t2.nitro is False
-    # burstable-credits-baseline-concepts.md: t2.small earns 12 credits/h, 20 % baseline,
-    # T2 launches in standard mode.
+    # AWS's burstable credit figures: t2.small earns 12 credits/h, a 20 % baseline, and T2
+    # launches in standard mode.
     assert t2.cpu_credits is not None
     assert (t2.cpu_credits.earned_per_hour, t2.cpu_credits.baseline_per_vcpu_pct) == (12, 20)
     assert t2.cpu_credits.default_mode == "standard"
 
 
 def test_t3_medium_ebs_matches_aws(catalog: Catalog) -> None:
-    # ebs-optimized.md: "t3.medium * | 347 | 2085 | 43.375 | 260.625 | 2000 | 11800"
+    # AWS's EBS-optimized row for t3.medium: 347 / 2,085 Mbps, 43.375 / 260.625 MB/s and
+    # 2,000 / 11,800 IOPS (baseline / maximum; the maximum is a burst).
     ebs = catalog.instance("t3.medium").ebs
     assert (ebs.baseline_mbps, ebs.max_mbps, ebs.baseline_iops, ebs.max_iops) == (347, 2085, 2000, 11800)
     # The MB/s column is the Mbps column / 8 (decimal), which the catalog relies on.
@@ -87,8 +88,8 @@ def test_t3_medium_ebs_matches_aws(catalog: Catalog) -> None:
 
 
 def test_i3_8xlarge_is_sustained_and_has_nvme(catalog: Catalog) -> None:
-    # ebs-optimized.md: "i3.8xlarge | 7000 | 875.0 | 32500" (no asterisk: no burst);
-    # anchors §4a: 10 Gigabit without credit burst; 4 x 1,900 GB NVMe, 720,000 write IOPS.
+    # AWS's EBS-optimized row for i3.8xlarge: 7,000 Mbps, 875 MB/s, 32,500 IOPS, with no burst;
+    # its network is 10 Gigabit without a credit burst; 4 x 1,900 GB NVMe, 720,000 write IOPS.
     i3 = catalog.instance("i3.8xlarge")
     assert i3.ebs.baseline_mbps is None
     assert i3.ebs.sustained_mbps == i3.ebs.max_mbps == 7000
@@ -98,7 +99,7 @@ def test_i3_8xlarge_is_sustained_and_has_nvme(catalog: Catalog) -> None:
 
 
 def test_gp2_figures_match_aws(catalog: Catalog) -> None:
-    # general-purpose.md: 3 IOPS/GiB, min 100, max 16,000, 3,000 burst, 5.4 M credits.
+    # AWS's gp2 rule: 3 IOPS/GiB, min 100, max 16,000, 3,000 burst, 5.4 M credits.
     gp2 = catalog.volume("gp2")
     assert gp2.model == "size_scaled_burst"
     assert (gp2.iops_per_gib, gp2.min_iops, gp2.max_iops) == (3, 100, 16000)

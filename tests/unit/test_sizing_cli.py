@@ -47,7 +47,7 @@ def test_json_has_the_documented_shape(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_t2_small_shares_its_128_mbit_baseline_with_ebs(capsys: pytest.CaptureFixture[str]) -> None:
-    # t2.small: 0.128 Gbps baseline (AWS general-purpose-instances.md), not EBS-optimized, so the
+    # t2.small: 0.128 Gbps baseline as AWS publishes it, not EBS-optimized, so the
     # primary's outbound link carries each 4 KiB write twice: 0.128e9 / 8 / (2 x 4096) IOPS.
     _, t2 = sizing_json(capsys, "--instance-type", "t2.small", "--placement", "cross-az", *DATAKEEPER)
     wire = 1500 / 1448  # MTU 1500, MSS 1448 (20 B IP + 20 B TCP + 12 B timestamps)

@@ -14,9 +14,10 @@ from harness.sizing.catalog.gcp_disks import GcpLocalSsd
 from harness.sizing.catalog.loader import load_builtin_catalog
 from harness.sizing.model.predict import predict
 from harness.sizing.model.prediction import Prediction
-from harness.sizing.scenario.question import MIB, NodeSpec, Scenario, VolumeSpec, Workload
+from harness.sizing.scenario.question import Scenario, SizedNode, VolumeSpec, Workload
 from harness.sizing.volumes.performance import VolumePerformance
 from harness.sizing.volumes.rules import volume_performance
+from harness.units import MIB
 
 CATALOG = load_builtin_catalog()
 N2 = CATALOG.instance("n2-standard-4")
@@ -67,7 +68,7 @@ def test_premium_ssd_tier_and_credit_burst() -> None:
 
 def test_azure_cost_is_by_tier_and_zones_cost_nothing() -> None:
     scenario = Scenario(
-        primary=NodeSpec("Standard_D4s_v5", VolumeSpec("premium-ssd", 200)),
+        primary=SizedNode("Standard_D4s_v5", VolumeSpec("premium-ssd", 200)),
         workload=WORKLOAD,
         placement="cross-zone",
         duration_s=120,
@@ -80,7 +81,7 @@ def test_azure_cost_is_by_tier_and_zones_cost_nothing() -> None:
 
 
 def test_gcp_pair_has_vm_caps_and_no_ec2_single_flow_limit() -> None:
-    scenario = Scenario(primary=NodeSpec("n2-standard-4", VolumeSpec("pd-balanced", 100)), workload=WORKLOAD)
+    scenario = Scenario(primary=SizedNode("n2-standard-4", VolumeSpec("pd-balanced", 100)), workload=WORKLOAD)
     prediction = predict(scenario, CATALOG)
     keys = {limit.key for limit in prediction.limits}
     assert "primary.ebs.iops" in keys and "replication.flow" not in keys
@@ -91,7 +92,7 @@ def test_the_vm_iops_cap_depends_on_the_disk_type_where_google_says_so() -> None
     # gcpdiag n-family.json: N2 at 16-31 vCPUs caps pd-balanced writes at 20,000 IOPS, pd-ssd at
     # 25,000; 2,000 GiB gives either disk more than its VM cap
     def cap(disk: str) -> float:
-        scenario = Scenario(primary=NodeSpec("n2-standard-16", VolumeSpec(disk, 2000)), workload=WORKLOAD)
+        scenario = Scenario(primary=SizedNode("n2-standard-16", VolumeSpec(disk, 2000)), workload=WORKLOAD)
         return predict(scenario, CATALOG).limit("primary.ebs.iops").baseline_iops
 
     assert (cap("pd-balanced"), cap("pd-ssd")) == (20000, 25000)
@@ -103,7 +104,7 @@ def test_qualified_names_and_cloud_mismatch() -> None:
         CATALOG.instance("azure/n2-standard-4")
     assert placement_for("cross-az", "gcp") == "gcp/cross-zone"
     assert placement_for("cross-az", "aws") == "cross-az"
-    mixed = Scenario(primary=NodeSpec("n2-standard-4", VolumeSpec("gp3", 100)), workload=WORKLOAD)
+    mixed = Scenario(primary=SizedNode("n2-standard-4", VolumeSpec("gp3", 100)), workload=WORKLOAD)
     with pytest.raises(ConfigError, match="is on aws, but the instance is on gcp"):
         predict(mixed, CATALOG)
 
@@ -126,22 +127,21 @@ def test_azure_provisioned_disks_follow_microsofts_limits() -> None:
         volume_performance("ultra-disk", ultra, VolumeSpec("ultra-disk", 4, 4001, 900), D4)
 
 
-# --- rules checked against the clouds' own pages (review of 2026-11-28) ---------------------------
+# --- the clouds' own burst and egress rules, as they state them -----------------------------------
 
 LARGE_WRITES = Workload("write", MIB, iodepth=32)
 
 
 def test_premium_ssd_throughput_burst_spends_its_own_credits() -> None:
-    # Microsoft (managed-disks-bursting-2 @2e4af987): "Accumulating bursting credits for IOPS and
-    # MB/s are done separate from one another ... The burst traffic will independently consume
-    # credits from IOPS or bandwidth"; P10: 100 MB/s, bursting to 170 MB/s for 30 min.
+    # Microsoft accumulates bursting credits for IOPS and for MB/s separately, and a burst
+    # consumes each on its own; P10: 100 MB/s, bursting to 170 MB/s for 30 min.
     p10 = volume_performance("premium-ssd", CATALOG.volume("premium-ssd"), VolumeSpec("premium-ssd", 128), D4)
     assert p10.throughput_bucket == "bytes"
     assert p10.bytes_bucket == pytest.approx((170 - 100) * 1e6 * 30 * 60)
     # 1 MiB writes at 170 MB/s spend 4 x 256 KiB I/O credits per write, far below the 3,500 IOPS
     # burst: drawn from the I/O bucket the MB/s burst lasted ~10 h; from its own, 30 min.
     scenario = Scenario(
-        primary=NodeSpec("Standard_D4s_v5", VolumeSpec("premium-ssd", 128)), workload=LARGE_WRITES, duration_s=3600
+        primary=SizedNode("Standard_D4s_v5", VolumeSpec("premium-ssd", 128)), workload=LARGE_WRITES, duration_s=3600
     )
     prediction = predict(scenario, CATALOG)
     first, last = prediction.phases[0], prediction.phases[-1]
@@ -162,14 +162,13 @@ def test_premium_ssd_bursts_last_thirty_minutes_each(size: float) -> None:
 
 def _pair_on_pd(replicate: bool = True) -> Prediction:
     # n2-standard-8: 16 Gbps egress; pd-ssd 2,000 GiB: 1,200 MiB/s; VM disk cap 800 MiB/s.
-    spec = NodeSpec("n2-standard-8", VolumeSpec("pd-ssd", 2000))
+    spec = SizedNode("n2-standard-8", VolumeSpec("pd-ssd", 2000))
     return predict(Scenario(primary=spec, workload=LARGE_WRITES, replicate=replicate), CATALOG)
 
 
 def test_pd_writes_and_replication_split_the_gcp_egress_cap() -> None:
-    # Google, optimizing-pd-performance: PD writes cost ~1.16x their size in egress; "60% of the
-    # maximum network egress bandwidth ... is allocated to Persistent Disk writes. The remaining
-    # 40% is available for all other network egress traffic."
+    # Google's Persistent Disk rule: PD writes cost ~1.16x their size in egress, and while they
+    # compete with other egress 60 % of the VM's egress cap goes to them and 40 % to the rest.
     prediction = _pair_on_pd()
     egress = 16e9 / 8
     out, peer_in = prediction.limit("primary.network.out"), prediction.limit("peer.network.in")
@@ -221,10 +220,10 @@ def test_local_ssd_never_beats_the_sum_of_single_devices(a: int, b: int) -> None
 def test_vm_burst_wording_is_the_clouds_own() -> None:
     # Azure VM-level bursting is a credit bucket (30 min at full burst from a full bucket), not
     # AWS's "30 minutes at least once every 24 hours" on a dedicated EBS link.
-    azure_pair = Scenario(primary=NodeSpec("Standard_D4s_v5", VolumeSpec("premium-ssd", 128)), workload=WORKLOAD)
+    azure_pair = Scenario(primary=SizedNode("Standard_D4s_v5", VolumeSpec("premium-ssd", 128)), workload=WORKLOAD)
     azure = predict(azure_pair, CATALOG)
     detail = azure.limit("primary.ebs.throughput").detail
     assert "per 24 h" not in detail and "dedicated" not in detail and "burst credits" in detail
-    aws = predict(Scenario(primary=NodeSpec("m5.large", VolumeSpec("gp3", 100)), workload=WORKLOAD), CATALOG)
+    aws = predict(Scenario(primary=SizedNode("m5.large", VolumeSpec("gp3", 100)), workload=WORKLOAD), CATALOG)
     assert "dedicated EBS link" in aws.limit("primary.ebs.throughput").detail
     assert "per 24 h" in aws.limit("primary.ebs.throughput").detail

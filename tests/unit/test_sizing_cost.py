@@ -9,14 +9,14 @@ from hypothesis import strategies as st
 from harness.sizing.catalog.loader import load_builtin_catalog
 from harness.sizing.model.cost import HOURS_PER_MONTH, pair_cost
 from harness.sizing.model.predict import predict
-from harness.sizing.scenario.question import NodeSpec, Scenario, VolumeSpec, Workload
+from harness.sizing.scenario.question import Scenario, SizedNode, VolumeSpec, Workload
 
 CATALOG = load_builtin_catalog()
 WORKLOAD = Workload("randwrite", 4096, numjobs=8)
 
 
 def pair(instance: str, volume: VolumeSpec, placement: str = "same-az", peers: int = 1) -> Scenario:
-    return Scenario(primary=NodeSpec(instance, volume), workload=WORKLOAD, placement=placement, peers=peers)
+    return Scenario(primary=SizedNode(instance, volume), workload=WORKLOAD, placement=placement, peers=peers)
 
 
 def test_pair_cost_adds_instances_and_volumes_at_730_hours() -> None:

@@ -1,6 +1,6 @@
 """The DataKeeper study's four cells (t2.small / t3.medium, same AZ / across AZs) and the CPU mechanism.
 
-The study (README, /work/shared/DESIGN.md): fio randwrite 4k, numjobs=8, 120 s, synchronous
+The study (the README's sizing section tells it): fio randwrite 4k, numjobs=8, 120 s, synchronous
 mirroring between two EC2 instances; the t2.small pair was clearly slower across AZs, the
 t3.medium pair showed (almost) no difference.  The inputs that separate the two types are in
 catalog.yaml with their sources: T2 is Xen without enhanced networking, 1 vCPU, standard CPU
@@ -16,7 +16,7 @@ import pytest
 from harness.sizing.catalog.loader import load_builtin_catalog
 from harness.sizing.model.predict import predict
 from harness.sizing.model.prediction import Prediction
-from harness.sizing.scenario.question import NodeSpec, Scenario, VolumeSpec, Workload
+from harness.sizing.scenario.question import Scenario, SizedNode, VolumeSpec, Workload
 
 CATALOG = load_builtin_catalog()
 STUDY = Workload("randwrite", 4096, numjobs=8)
@@ -25,7 +25,7 @@ STUDY = Workload("randwrite", 4096, numjobs=8)
 def cell(instance: str, placement: str, *, rtt_s: float | None = None, launch: bool = False) -> Prediction:
     return predict(
         Scenario(
-            primary=NodeSpec(instance, VolumeSpec("gp2", 100)),
+            primary=SizedNode(instance, VolumeSpec("gp2", 100)),
             workload=STUDY,
             placement=placement if rtt_s is None else "custom",
             rtt_s=rtt_s,

@@ -11,18 +11,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.errors import ConfigError
+from harness.fields import ReplicationProtocol
 from harness.sizing.answer.search import Requirement, search
 from harness.sizing.catalog.loader import Catalog, load_builtin_catalog
 from harness.sizing.model.predict import predict
 from harness.sizing.model.prediction import Prediction
-from harness.sizing.scenario.question import MIB, Calibration, NodeSpec, Protocol, Scenario, VolumeSpec, Workload
+from harness.sizing.scenario.question import Calibration, Scenario, SizedNode, VolumeSpec, Workload
 from harness.sizing.volumes.performance import VolumePerformance
 from harness.sizing.volumes.rules import volume_performance
+from harness.units import MIB
 
 CATALOG = load_builtin_catalog()
 KIB = 1024
-# Bytes on the wire per payload byte at the catalog's MTU 1500: 20 B IPv4 + 20 B TCP + 12 B
-# timestamp option per segment (RFC 791, RFC 9293, RFC 7323), MSS 1448.
+# Bytes on the wire per payload byte at the catalog's MTU 1500: 20 B IPv4 header + 20 B TCP
+# header + the 12 B timestamp option Linux sends on every segment, MSS 1448.
 WIRE = 1500 / 1448
 
 
@@ -46,13 +48,13 @@ def scenario(
     replicate: bool = True,
     placement: str = "same-az",
     rtt_s: float | None = None,
-    protocol: Protocol = "C",
+    protocol: ReplicationProtocol = "C",
     duration_s: float | None = None,
     calibration: Calibration | None = None,
     launch_credits: bool = False,
 ) -> Scenario:
     return Scenario(
-        primary=NodeSpec(instance, volume),
+        primary=SizedNode(instance, volume),
         workload=workload,
         replicate=replicate,
         placement=placement,
@@ -72,7 +74,7 @@ def scenario(
 @pytest.mark.parametrize(
     ("size", "baseline", "burst_s"),
     [
-        # AWS EC2 user guide, EBS gp2 burst table (general-purpose.md / ebs-volume-types.md):
+        # AWS's gp2 burst table (tests/data/sizing/gp2_burst_table.csv has it whole):
         # size GiB | baseline IOPS | max burst duration @ 3,000 IOPS (s)
         (1, 100, 1862),
         (100, 300, 2000),
@@ -96,7 +98,7 @@ def test_gp2_baseline_and_burst_duration_match_aws_table(size: int, baseline: in
 
 
 def test_gp2_iops_are_capped_at_16000() -> None:
-    # general-purpose.md: max 16,000 IOPS, reached at 5,334 GiB.
+    # AWS's gp2 rule: at most 16,000 IOPS, reached at 5,334 GiB (3 IOPS/GiB).
     assert perf("gp2", 5334).baseline_iops == 16000
     assert perf("gp2", 5000).baseline_iops == 15000
 
@@ -113,7 +115,8 @@ def test_gp2_burst_duration_shrinks_with_lower_draw() -> None:
     [(170, 128, None), (171, 128, 250), (333, 128, 250), (334, 250, None)],
 )
 def test_gp2_throughput_tiers(size: int, baseline_mib: float, burst_mib: float | None) -> None:
-    # anchors §4b: 128 MiB/s up to 170 GiB, 250 MiB/s with credits for 170-334 GiB, 250 from 334.
+    # AWS's gp2 throughput bands: 128 MiB/s up to 170 GiB, 250 MiB/s with credits for 170-334 GiB,
+    # 250 from 334.
     volume = perf("gp2", size)
     assert volume.baseline_bytes_s == baseline_mib * MIB
     assert volume.burst_bytes_s == (burst_mib * MIB if burst_mib else None)
@@ -144,7 +147,7 @@ def test_gp2_mid_band_without_credits_runs_at_baseline_iops_times_io_size() -> N
 
 
 def test_provisioned_iops_rules() -> None:
-    # provisioned-iops.md: io1 50 IOPS/GiB, io2 500 IOPS/GiB, 64,000 only on Nitro (else 32,000);
+    # AWS's io1/io2 rules: io1 50 IOPS/GiB, io2 500 IOPS/GiB, 64,000 only on Nitro (else 32,000);
     # throughput 256 KiB x IOPS up to 500 MiB/s at 32,000, then 16 KiB x IOPS up to 1,000 MiB/s.
     assert perf("io1", 200, 8000).baseline_iops == 8000
     with pytest.raises(ConfigError, match="50 IOPS/GiB"):
@@ -161,7 +164,7 @@ def test_provisioned_iops_rules() -> None:
 
 
 def test_gp3_defaults_and_throughput_ratio() -> None:
-    # general-purpose.md: gp3 3,000 IOPS and 125 MiB/s included; up to 0.25 MiB/s per IOPS.
+    # AWS's gp3 rule: 3,000 IOPS and 125 MiB/s included; up to 0.25 MiB/s per IOPS.
     default = perf("gp3", 100)
     assert (default.baseline_iops, default.baseline_bytes_s) == (3000, 125 * MIB)
     assert perf("gp3", 100, 4000, 1000).baseline_bytes_s == 1000 * MIB
@@ -201,7 +204,7 @@ def test_volume_choices_the_provider_refuses_are_config_errors() -> None:
 
 
 def test_t2_small_replication_is_capped_by_its_shared_network_baseline() -> None:
-    # general-purpose-instances.md: t2.small 0.128 Gbps baseline; T2 is not EBS-optimized, so its
+    # AWS publishes t2.small at 0.128 Gbps baseline; T2 is not EBS-optimized, so its
     # EBS writes share the NIC with replication: the outbound link carries each write twice.
     result = predict(
         scenario("t2.small", VolumeSpec("gp3", 500), Workload("write", MIB, iodepth=32)),
@@ -232,7 +235,7 @@ def test_network_burst_lasts_the_catalog_window_at_full_burst() -> None:
 
 
 def test_t3_medium_ebs_burst_lasts_30_minutes() -> None:
-    # ebs-optimized.md: t3.medium 2,085 Mbps maximum "for 30 minutes at least once every 24 hours",
+    # AWS: t3.medium reaches its 2,085 Mbps maximum for 30 minutes at least once every 24 hours,
     # then the 347 Mbps baseline (43.375 MB/s).
     result = predict(
         scenario(
@@ -253,7 +256,7 @@ def test_t3_medium_ebs_burst_lasts_30_minutes() -> None:
 
 
 def test_single_flow_cap_binds_a_fast_pair() -> None:
-    # ec2-instance-network-bandwidth.md: single-flow traffic is limited to 5 Gbps outside a
+    # AWS limits single-flow traffic to 5 Gbps outside a
     # cluster placement group; i3.8xlarge has 10 Gbps and NVMe far above that.
     result = predict(
         scenario("i3.8xlarge", VolumeSpec("instance-store"), Workload("write", MIB, iodepth=32), placement="cross-az"),
@@ -306,7 +309,7 @@ FAST_DEVICE = Calibration(
         ("C", False, 0.001),  # no replication: the device alone
     ],
 )
-def test_qd1_latency_follows_the_protocol(protocol: Protocol, replicate: bool, per_write_s: float) -> None:
+def test_qd1_latency_follows_the_protocol(protocol: ReplicationProtocol, replicate: bool, per_write_s: float) -> None:
     result = predict(
         scenario(
             "m5.large",
@@ -325,9 +328,9 @@ def test_qd1_latency_follows_the_protocol(protocol: Protocol, replicate: bool, p
     assert result.iops == pytest.approx(1 / (per_write_s + wire))
 
 
-def test_anchor_example_qd1_1ms_rtt_is_about_1000_iops_and_numjobs_multiplies_it() -> None:
-    # anchors §4f: "4 KiB, QD1, 1 ms RTT -> <= ~1,000 IOPS = 4 MB/s per stream; numjobs=8 raises
-    # the ceiling 8x until another limit binds".
+def test_qd1_at_1ms_rtt_is_about_1000_iops_and_numjobs_multiplies_it() -> None:
+    # One synchronous 4 KiB write in flight over a 1 ms round trip completes at most ~1,000 times a
+    # second (4 MB/s per stream); numjobs=8 raises that ceiling 8x until another limit binds.
     quick = Calibration(
         local_write_latency_s=1e-5, local_iops=1e7, local_bandwidth=1e12, path_rate_bits=1e11, label="t"
     )
@@ -517,7 +520,9 @@ def _not_above(new: float, old: float) -> bool:
     rtt=st.floats(0, 0.05),
     extra=st.floats(0, 0.05),
 )
-def test_more_rtt_never_raises_sync_throughput(base: Scenario, protocol: Protocol, rtt: float, extra: float) -> None:
+def test_more_rtt_never_raises_sync_throughput(
+    base: Scenario, protocol: ReplicationProtocol, rtt: float, extra: float
+) -> None:
     near = predict(scenario_with(base, protocol=protocol, rtt_s=rtt), CATALOG)
     far = predict(scenario_with(base, protocol=protocol, rtt_s=rtt + extra), CATALOG)
     assert _not_above(far.iops, near.iops)
@@ -613,7 +618,7 @@ def test_a_bigger_size_scaled_volume_never_lowers_a_prediction(base: Scenario, g
     limit = {"gp2": 16384, "st1": 16384, "standard": 1024}[volume.type]
     bigger = VolumeSpec(volume.type, min(limit, math.floor((volume.size_gib or 1) * grow)))
     before = predict(base, CATALOG)
-    after = predict(scenario_with(base, primary=NodeSpec(base.primary.instance_type, bigger)), CATALOG)
+    after = predict(scenario_with(base, primary=SizedNode(base.primary.instance_type, bigger)), CATALOG)
     assert _not_above(before.iops, after.iops)
 
 
@@ -641,7 +646,7 @@ def test_one_write_in_flight_through_a_throttle_slower_than_its_path_runs_at_the
     so one write in flight cycles in the throttle's 2.11 ms interval, not in that plus the
     CPUs' time (which gave 438, below the slower network's rate)."""
     base = Scenario(
-        primary=NodeSpec(instance_type="t3.medium", volume=VolumeSpec(type="gp2", size_gib=158)),
+        primary=SizedNode(instance_type="t3.medium", volume=VolumeSpec(type="gp2", size_gib=158)),
         workload=Workload(rw="write", bs=65536, numjobs=1, iodepth=1),
         placement="same-az",
         protocol="A",

@@ -16,8 +16,9 @@ from harness.errors import ConfigError
 from harness.sizing.catalog.loader import Catalog, load_builtin_catalog
 from harness.sizing.catalog.provenance import findings
 from harness.sizing.model.predict import predict
-from harness.sizing.scenario.question import KIB, MIB, NodeSpec, Scenario, VolumeSpec, Workload
+from harness.sizing.scenario.question import Scenario, SizedNode, VolumeSpec, Workload
 from harness.sizing.volumes.rules import volume_performance
+from harness.units import KIB, MIB
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sizing"
 
@@ -34,7 +35,7 @@ def _gp2_rows() -> list[dict[str, str]]:
 
 @pytest.mark.parametrize("row", _gp2_rows(), ids=lambda row: f"{row['size_gib']}GiB")
 def test_gp2_burst_duration_table(catalog: Catalog, row: dict[str, str]) -> None:
-    # AWS general-purpose.md @0147f87: baseline, burst duration at 3,000 IOPS, refill time.
+    # AWS's recorded gp2 table, row by row: baseline, burst duration at 3,000 IOPS, refill time.
     gp2 = catalog.volume("gp2")
     perf = volume_performance("gp2", gp2, VolumeSpec("gp2", float(row["size_gib"])), catalog.instance("m5.large"))
     assert perf.baseline_iops == float(row["baseline_iops"])
@@ -45,7 +46,7 @@ def test_gp2_burst_duration_table(catalog: Catalog, row: dict[str, str]) -> None
 
 def _st1_alone(catalog: Catalog, rw: str, bs: int, duration_s: float | None = None) -> float:
     scenario = Scenario(
-        primary=NodeSpec("m5.4xlarge", VolumeSpec("st1", 500)),
+        primary=SizedNode("m5.4xlarge", VolumeSpec("st1", 500)),
         workload=Workload(rw, bs, numjobs=8, iodepth=16),
         replicate=False,
         duration_s=duration_s,
@@ -54,7 +55,7 @@ def _st1_alone(catalog: Catalog, rw: str, bs: int, duration_s: float | None = No
 
 
 def test_st1_random_io_spends_a_full_mib_of_credit(catalog: Catalog) -> None:
-    # hdd-vols.md @0147f87: "an I/O request of 1 MiB or less counts as a 1 MiB I/O credit";
+    # AWS's recorded st1/sc1 rule: an I/O of 1 MiB or less counts as a 1 MiB I/O credit;
     # sequential I/Os are merged into 1 MiB blocks first.  500 GiB st1: 40 MiB/s per TiB baseline.
     assert "1 MiB or less counts as a 1 MiB I/O credit" in (DATA / "st1_credit_rule.txt").read_text(encoding="utf-8")
     baseline = 40 * 500 / 1024 * MIB
@@ -67,9 +68,9 @@ def test_st1_two_hour_random_write_mean(catalog: Catalog, gib: int) -> None:
     # Two hours of 4 KiB random writes on st1: the burst (250 MiB/s per TiB) spends the bucket
     # (1 TiB per TiB) at 1 MiB per I/O, then the baseline (40 MiB/s per TiB); at most 500 IOPS.
     # At 1 TiB that is 185.6 IOPS on average, where charging 4 KiB per I/O gave the 500 IOPS cap
-    # (2.7x too high, issue 16).
+    # (2.7x too high).
     scenario = Scenario(
-        primary=NodeSpec("m5.4xlarge", VolumeSpec("st1", gib)),
+        primary=SizedNode("m5.4xlarge", VolumeSpec("st1", gib)),
         workload=Workload("randwrite", 4 * KIB, numjobs=8, iodepth=16),
         replicate=False,
         duration_s=7200,
@@ -113,7 +114,7 @@ def test_io2_is_block_express(catalog: Catalog) -> None:
 
 
 def test_sc1_is_in_the_catalog(catalog: Catalog) -> None:
-    # hdd-vols.md @0147f87: sc1 12 MiB/s per TiB baseline, 80 burst, 250 MiB/s cap.
+    # AWS's sc1 rule: 12 MiB/s per TiB baseline, 80 burst, 250 MiB/s cap.
     sc1 = catalog.volume("sc1")
     perf = volume_performance("sc1", sc1, VolumeSpec("sc1", 1024), catalog.instance("m5.large"))
     assert perf.baseline_bytes_s == 12 * MIB
@@ -122,11 +123,11 @@ def test_sc1_is_in_the_catalog(catalog: Catalog) -> None:
 
 def test_catalog_check_lists_changed_and_unverified_figures(catalog: Catalog) -> None:
     listed = {item.where: item for item in findings(catalog, dt.date(2024, 1, 1))}
-    # c4.large's 0.625 Gbps baseline (issue 16) is in no stored AWS copy: listed as an estimate.
+    # c4.large's 0.625 Gbps baseline is stated by no AWS source the catalog cites: listed as an estimate.
     assert listed["instance_types.c4.large.network"].reasons == ("estimate", "unverified")
     cross_az = listed["placements.cross-az"].reasons
     assert "estimate" in cross_az and "older than 2024-01-01" in cross_az
-    # M6a's EBS figures (changed 2023-05-11) were re-read in the 2024 Instance Types guide.
+    # M6a's EBS figures changed after the entry was made and carry their own, newer date.
     assert "instance_types.m6a.large.ebs" not in listed
     assert catalog.instance("m6a.large").figure_sources["ebs"].as_of == dt.date(2026, 11, 28)
     newer = {item.where for item in findings(catalog)}

@@ -7,11 +7,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.errors import ConfigError
+from harness.fields import ReplicationProtocol
 from harness.sizing.catalog.loader import load_builtin_catalog
 from harness.sizing.limits.transport import SEGMENT_BYTES, protocol_a_lag, window_loop_rate, wire_factor
 from harness.sizing.model.predict import predict
 from harness.sizing.model.prediction import Prediction
-from harness.sizing.scenario.question import MIB, NodeSpec, Protocol, Scenario, VolumeSpec, Workload
+from harness.sizing.scenario.question import Scenario, SizedNode, VolumeSpec, Workload
+from harness.units import MIB
 
 CATALOG = load_builtin_catalog()
 FAST = VolumeSpec("gp3", 1000, 16000, 1000)
@@ -22,13 +24,13 @@ def run(
     *,
     sndbuf: float | None = None,
     peers: int = 1,
-    protocol: Protocol = "C",
+    protocol: ReplicationProtocol = "C",
     mtu: float | None = None,
     workload: Workload | None = None,
 ) -> Prediction:
     return predict(
         Scenario(
-            primary=NodeSpec("m5.8xlarge", FAST),
+            primary=SizedNode("m5.8xlarge", FAST),
             workload=workload or Workload("write", MIB, iodepth=32),
             rtt_s=rtt_s,
             placement="custom",
@@ -41,9 +43,9 @@ def run(
     )
 
 
-def test_window_example_of_the_issue() -> None:
-    # Linux tcp_wmem max, "between 64K and 4MB, depending on RAM size" (ip-sysctl.rst): at 10 ms
-    # RTT one connection carries 4 MiB per round trip = 400 MiB/s (tests/data/sizing/README.md).
+def test_a_4_mib_window_at_10_ms_rtt_carries_400_mib_s() -> None:
+    # Linux's tcp_wmem maximum is between 64K and 4 MB depending on RAM: at 10 ms RTT one
+    # connection carries 4 MiB per round trip = 400 MiB/s (tests/data/sizing/README.md cites it).
     assert CATALOG.defaults.tcp_sndbuf_bytes.value == 4 * MIB
     window = run(0.010).limit("replication.window")
     assert window.bw == 400 * MIB

@@ -15,7 +15,7 @@ from tabulate import tabulate
 
 from harness.sizing.answer.search import Requirement, SearchHit
 from harness.sizing.model.prediction import LimitValue, Phase, Prediction
-from harness.sizing.scenario.question import MIB
+from harness.units import MIB
 
 __all__ = [
     "cost_line",

@@ -21,9 +21,8 @@ from pydantic import Field, model_validator
 from harness.errors import ConfigError
 from harness.sizing.catalog.records import CatalogRecord, NonNegativeFloat, PositiveFloat
 from harness.sizing.catalog.volume_base import VolumeBase
-from harness.sizing.volumes.performance import LatencyFields, VolumePerformance
 
-__all__ = ["AzureTier", "AzureTieredDisk", "azure_tier", "azure_tiered_performance"]
+__all__ = ["AzureTier", "AzureTieredDisk", "azure_tier"]
 
 
 class AzureTier(CatalogRecord):
@@ -59,34 +58,3 @@ def azure_tier(volume: AzureTieredDisk, size_gib: float) -> AzureTier:
         if size_gib <= tier.up_to_gib:
             return tier
     raise ConfigError(f"Azure tiered disks are at most {volume.tiers[-1].up_to_gib:g} GiB, got {size_gib:g} GiB")
-
-
-def azure_tiered_performance(
-    name: str, volume: AzureTieredDisk, size_gib: float, latency: LatencyFields, notes: tuple[str, ...]
-) -> VolumePerformance:
-    """The tier's limits, each burst with its own credit bucket that lasts ``burst_minutes`` at full burst.
-
-    Microsoft accrues and spends IOPS credits and MB/s credits separately ("the burst traffic will
-    independently consume credits from IOPS or bandwidth"), so the throughput burst drains a byte
-    bucket of (burst MB/s - baseline MB/s) x ``burst_minutes``, not the I/O-credit bucket.
-    """
-    tier = azure_tier(volume, size_gib)
-    seconds = volume.burst_minutes * 60
-    iops_bursts = tier.burst_iops is not None and tier.burst_iops > tier.iops
-    bytes_bursts = tier.burst_mb_s is not None and tier.burst_mb_s > tier.mb_s
-    burst_iops = tier.burst_iops if iops_bursts else None
-    burst_bytes = tier.burst_mb_s * 1e6 if bytes_bursts and tier.burst_mb_s is not None else None
-    return VolumePerformance(
-        type=name,
-        description=f"{name} {tier.name} ({size_gib:g} GiB billed as {tier.up_to_gib:g} GiB)",
-        io_unit=volume.io_unit_kib * 1024,
-        baseline_iops=tier.iops,
-        burst_iops=burst_iops,
-        iops_bucket=(burst_iops - tier.iops) * seconds if burst_iops is not None else None,
-        baseline_bytes_s=tier.mb_s * 1e6,
-        burst_bytes_s=burst_bytes,
-        throughput_bucket="bytes" if burst_bytes is not None else None,
-        bytes_bucket=(burst_bytes - tier.mb_s * 1e6) * seconds if burst_bytes is not None else None,
-        notes=notes,
-        **latency,
-    )

@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
@@ -25,22 +24,17 @@ from pydantic import Field, model_validator
 from harness.errors import ConfigError
 from harness.sizing.catalog.records import CatalogRecord, NonNegativeFloat, PositiveFloat
 from harness.sizing.catalog.volume_base import VolumeBase
-from harness.sizing.volumes.performance import LatencyFields, VolumePerformance
 
 __all__ = [
     "GcpLocalSsd",
     "GcpSizeScaledDisk",
     "LocalSsdRow",
     "PdEgress",
-    "gcp_local_ssd_performance",
-    "gcp_scaled_performance",
 ]
-
-MIB = 1024**2
 
 
 class PdEgress(CatalogRecord):
-    """How Persistent Disk writes use the VM's network egress cap (Google, optimizing-pd-performance).
+    """How Persistent Disk writes use the VM's network egress cap, as Google states it.
 
     Each byte written costs ``write_multiplier`` bytes of egress (redundant parallel writes and
     overhead); while disk writes compete with other egress, ``disk_write_share`` of the cap is
@@ -105,43 +99,3 @@ class GcpLocalSsd(VolumeBase):
             if row.devices >= devices:
                 return row
         raise ConfigError(f"local SSD: at most {self.max_devices} devices of {self.device_gib:g} GiB, got {devices}")
-
-
-def gcp_scaled_performance(
-    name: str, volume: GcpSizeScaledDisk, size_gib: float, latency: LatencyFields, notes: tuple[str, ...]
-) -> VolumePerformance:
-    """The limits of a ``pd-balanced`` / ``pd-ssd`` disk of ``size_gib``."""
-    iops = min(volume.max_iops, volume.base_iops + volume.iops_per_gib * size_gib)
-    mib_s = min(volume.max_mib_s, volume.base_mib_s + volume.mib_s_per_gib * size_gib)
-    return VolumePerformance(
-        type=name,
-        description=f"{name} {size_gib:g} GiB ({iops:,.0f} IOPS, {mib_s:,.0f} MiB/s per disk)",
-        io_unit=volume.io_unit_kib * 1024,
-        baseline_iops=iops,
-        baseline_bytes_s=mib_s * MIB,
-        notes=notes,
-        **latency,
-    )
-
-
-def gcp_local_ssd_performance(
-    name: str, volume: GcpLocalSsd, size_gib: float, latency: LatencyFields, notes: tuple[str, ...]
-) -> VolumePerformance:
-    """``size_gib`` rounded up to whole devices, then to a count Google lists; that row's limits (RAID 0)."""
-    needed = math.ceil(size_gib / volume.device_gib - 1e-9)
-    if needed > volume.max_devices:
-        raise ConfigError(
-            f"{name}: at most {volume.max_devices} devices of {volume.device_gib:g} GiB, got {size_gib:g} GiB"
-        )
-    row = volume.row(needed)
-    rounded = "" if row.devices == needed else f"; {size_gib:g} GiB needs {needed}, the next count Google lists"
-    return VolumePerformance(
-        type=name,
-        description=f"{name} {row.devices} x {volume.device_gib:g} GiB NVMe{rounded}",
-        io_unit=volume.io_unit_kib * 1024,
-        baseline_iops=row.write_iops,
-        read_iops=row.read_iops,
-        baseline_bytes_s=row.write_mib_s * MIB,
-        notes=notes,
-        **latency,
-    )

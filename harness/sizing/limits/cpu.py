@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.sizing.limits.closedloop import EXPONENTIAL, Station
-from harness.sizing.limits.limit import Bucket, Build, Limit, Node
+from harness.sizing.limits.limit import Build, Burst, Node
 
 __all__ = ["add_cpu_limits"]
 
@@ -40,7 +40,6 @@ def add_cpu_limits(build: Build, nodes: Sequence[Node], bs: int, launch_credits:
         credits = node.instance.cpu_credits
         baseline = vcpu
         burst = None
-        bucket = None
         detail = (
             f"{node.name}: {vcpu:g} vCPU at {virt.cpu_ghz:g} GHz, {virt.cpu_cycles_per_byte:g} cycles per replicated "
             f"byte on its {virt.hypervisor} network path ({cost * 1e6:.3g} us per {bs} B write)"
@@ -49,24 +48,20 @@ def add_cpu_limits(build: Build, nodes: Sequence[Node], bs: int, launch_credits:
             baseline = vcpu * credits.baseline_per_vcpu_pct / 100
             detail += f"; standard credits: {credits.baseline_per_vcpu_pct:g} % of each vCPU once credits are spent"
             if launch_credits and credits.launch_credits > 0:
-                burst = vcpu
-                bucket = f"{node.role}.cpu_credits"
-                build.add_bucket(Bucket(bucket, credits.launch_credits * CREDIT_SECONDS, baseline, share * cost))
+                burst = Burst(vcpu, f"{node.role}.cpu_credits", credits.launch_credits * CREDIT_SECONDS)
                 detail += f", {credits.launch_credits:g} launch credits first"
         if virt.estimate:
             build.estimate(f"{node.name} CPU {virt.cpu_cycles_per_byte:g} cycles per replicated byte ({virt.note})")
-        limit = Limit(
+        limit = build.cap(
             key=f"{node.role}.cpu",
             label=f"{node.role} {node.name} CPU",
             resource="cpu",
             units_per_io=share * cost,
             baseline=baseline,
             burst=burst,
-            bucket=bucket,
             detail=detail,
             estimate=virt.estimate,
             sources=tuple(virt.sources),
         )
-        build.add(limit)
         stations.append(Station(limit, EXPONENTIAL))
     return stations

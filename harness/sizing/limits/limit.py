@@ -3,9 +3,10 @@
 Every resource on the write path allows at most some I/O rate: a :class:`Limit` of ``baseline``
 units per second (or ``burst`` while its :class:`Bucket` holds credits), where a unit is whatever
 the resource counts (bytes, 16 KiB operations, ...) and ``units_per_io`` converts to workload
-I/Os.  :class:`Build` accumulates a scenario's limits, buckets, notes and estimates;
-:mod:`harness.sizing.limits.storage` and :mod:`harness.sizing.limits.network` add to it and
-:mod:`harness.sizing.model.assemble` drives them.
+I/Os.  :class:`Build` accumulates a scenario's limits, buckets, notes and estimates; its
+:meth:`Build.cap` is the one way a limit (with its :class:`Burst` and that burst's bucket) is
+made, by the storage, network, transport and CPU modules beside this one, which
+:mod:`harness.sizing.model.assemble` drives.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from typing import Literal
 
 from harness.sizing.catalog.instance_types import InstanceType
 from harness.sizing.catalog.loader import Catalog
-from harness.sizing.scenario.question import NodeSpec
+from harness.sizing.scenario.question import SizedNode
 from harness.sizing.volumes.performance import VolumePerformance
 
-__all__ = ["LATENCY_KEY", "PATH_KEYS", "REL_TIE", "Bucket", "Build", "Limit", "Node"]
+__all__ = ["LATENCY_KEY", "PATH_KEYS", "REL_TIE", "Bucket", "Build", "Burst", "Limit", "Node"]
 
 #: relative tolerance under which two rates count as a tie
 REL_TIE = 1e-9
@@ -76,6 +77,20 @@ class Limit:
         return max(baseline, min(burst, bucket.earn / bucket.units_per_io))
 
 
+@dataclass(frozen=True)
+class Burst:
+    """A limit's burst: ``rate`` units/s while bucket ``bucket`` holds credits.
+
+    With ``credits`` the limit has a bucket of its own of that many units; without, it draws on
+    the bucket another limit of the same resource fills (gp2 throughput on the I/O credits), or
+    with no bucket at all the burst is only the level the resource is published with.
+    """
+
+    rate: float
+    bucket: str | None = None
+    credits: float | None = None
+
+
 @dataclass
 class Build:
     """Accumulates limits, buckets, notes and estimates while a scenario is resolved."""
@@ -88,13 +103,41 @@ class Build:
     latency_estimated: bool = False
     latency_sources: list[str] = field(default_factory=list)
 
-    def add(self, limit: Limit) -> None:
-        if limit.units_per_io > 0:
+    def cap(
+        self,
+        *,
+        key: str,
+        label: str,
+        resource: str,
+        units_per_io: float,
+        baseline: float,
+        detail: str,
+        sources: tuple[str, ...],
+        burst: Burst | None = None,
+        estimate: bool = False,
+    ) -> Limit:
+        """The limit ``key`` of ``baseline`` units/s (``units_per_io`` per workload I/O), kept
+        when the workload uses the resource at all; a ``burst`` with ``credits`` first fills its
+        bucket, earned back at the baseline and drained by this limit's I/Os."""
+        if burst is not None and burst.bucket is not None and burst.credits is not None:
+            bucket = Bucket(burst.bucket, burst.credits, baseline, units_per_io)
+            if bucket.capacity > 0 and bucket.units_per_io > 0:
+                self.buckets.append(bucket)
+        limit = Limit(
+            key=key,
+            label=label,
+            resource=resource,
+            units_per_io=units_per_io,
+            baseline=baseline,
+            detail=detail,
+            burst=burst.rate if burst is not None else None,
+            bucket=burst.bucket if burst is not None else None,
+            estimate=estimate,
+            sources=sources,
+        )
+        if units_per_io > 0:
             self.limits.append(limit)
-
-    def add_bucket(self, bucket: Bucket) -> None:
-        if bucket.capacity > 0 and bucket.units_per_io > 0:
-            self.buckets.append(bucket)
+        return limit
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -110,7 +153,7 @@ class Node:
     """One node of the pair as its limits see it: instance, volume, and its share of the I/Os."""
 
     role: Literal["primary", "peer"]
-    spec: NodeSpec
+    spec: SizedNode
     instance: InstanceType
     volume: VolumePerformance
     writes: float

@@ -15,8 +15,9 @@ from __future__ import annotations
 from typing import Literal
 
 from harness.sizing.catalog.gcp_disks import GcpSizeScaledDisk, PdEgress
-from harness.sizing.limits.limit import Bucket, Build, Limit, Node
-from harness.sizing.scenario.question import MIB, Calibration
+from harness.sizing.limits.limit import Build, Burst, Node
+from harness.sizing.scenario.question import Calibration
+from harness.units import MIB
 
 __all__ = ["add_measured_path", "add_network_limits", "add_replication_capacities"]
 
@@ -38,7 +39,7 @@ def _add_network_limit(
     detail = f"{node.name} network ({network.label or 'no label'}): {network.baseline_gbps:g} Gbps"
     if share < 1:
         detail += f" x {share:.0%} left to it"
-    bucket_key = None
+    allowance_burst = None
     if burst is not None and burst > base:
         if network.burst_minutes is not None:
             minutes = network.burst_minutes
@@ -48,20 +49,19 @@ def _add_network_limit(
                 build.estimate(
                     f"network burst lasts {minutes:g} min at full rate ({defaults.network_burst_minutes.note})"
                 )
-        bucket_key = f"{key}_credits"
-        build.add_bucket(Bucket(bucket_key, (burst - base) * minutes * 60, base, bytes_per_io))
+        allowance_burst = Burst(burst, f"{key}_credits", (burst - base) * minutes * 60)
         detail += f" baseline, {network.burst_gbps:g} Gbps burst (~{minutes:g} min at full burst)"
     detail += f" {direction}bound; carries {why}"
-    _add_allowance_limit(
-        build,
-        node,
+    _note_estimate(build, node)
+    build.cap(
         key=key,
         label=f"{node.role} {node.name} network {direction}",
+        resource="network",
         units_per_io=bytes_per_io,
         baseline=base,
-        burst=burst if bucket_key else None,
-        bucket=bucket_key,
+        burst=allowance_burst,
         detail=detail,
+        estimate=network.estimate,
         sources=tuple(node.instance.sources),
     )
 
@@ -118,21 +118,19 @@ def add_network_limits(
     if primary.instance.cloud != "aws":
         return  # the 5 Gbps single-flow limit is EC2's; Google and Azure publish per-VM limits only
     flow = build.catalog.defaults.single_flow_gbps
-    build.add(
-        Limit(
-            key="replication.flow",
-            label="single TCP flow cap",
-            resource="flow",
-            units_per_io=writes * bs,
-            baseline=_gbps(flow.value),
-            detail=(
-                f"one 5-tuple flow is limited to {flow.value:g} Gbps outside a cluster placement "
-                "group; DRBD replicates over one TCP connection per peer"
-                + (f"; {payload} B writes take {bs} B on the wire" if bs != payload else "")
-            ),
-            estimate=flow.estimate,
-            sources=tuple(flow.sources),
-        )
+    build.cap(
+        key="replication.flow",
+        label="single TCP flow cap",
+        resource="flow",
+        units_per_io=writes * bs,
+        baseline=_gbps(flow.value),
+        detail=(
+            f"one 5-tuple flow is limited to {flow.value:g} Gbps outside a cluster placement "
+            "group; DRBD replicates over one TCP connection per peer"
+            + (f"; {payload} B writes take {bs} B on the wire" if bs != payload else "")
+        ),
+        estimate=flow.estimate,
+        sources=tuple(flow.sources),
     )
 
 
@@ -153,63 +151,36 @@ def _add_disk_egress_limit(build: Build, node: Node, egress: PdEgress, bs: int, 
     if contended:
         detail += f" x {share:.0%} allocated to Persistent Disk writes while replication competes"
     detail += f"; each written byte costs {egress.write_multiplier:g} bytes of egress (Google)"
-    _add_allowance_limit(
-        build,
-        node,
+    _note_estimate(build, node)
+    build.cap(
         key=f"{node.role}.network.disk_writes",
         label=f"{node.role} {node.name} egress for {node.volume.type} writes",
+        resource="network",
         units_per_io=node.writes * bs * egress.write_multiplier,
         baseline=_gbps(network.baseline_gbps) * share,
         detail=detail,
+        estimate=network.estimate,
         sources=tuple(cited.sources if cited is not None else volume.sources) + tuple(node.instance.sources),
     )
 
 
-def _add_allowance_limit(
-    build: Build,
-    node: Node,
-    *,
-    key: str,
-    label: str,
-    units_per_io: float,
-    baseline: float,
-    detail: str,
-    sources: tuple[str, ...],
-    burst: float | None = None,
-    bucket: str | None = None,
-) -> None:
-    """One limit on ``node``'s network allowance, its estimate noted once where the catalog says so."""
+def _note_estimate(build: Build, node: Node) -> None:
+    """Note once that ``node``'s network allowance is an estimate, where the catalog says so."""
     network = node.instance.network
     if network.estimate:
         build.estimate(f"{node.name} network: {network.note}")
-    build.add(
-        Limit(
-            key=key,
-            label=label,
-            resource="network",
-            units_per_io=units_per_io,
-            baseline=baseline,
-            burst=burst,
-            bucket=bucket,
-            detail=detail,
-            estimate=network.estimate,
-            sources=sources,
-        )
-    )
 
 
 def add_measured_path(build: Build, rate_bits: float, label: str, writes: float, bs: int) -> None:
     """The replication path at the rate (bits/s) a calibration measured, in place of the network limits."""
-    build.add(
-        Limit(
-            key="replication.path",
-            label="measured replication path",
-            resource="path",
-            units_per_io=writes * bs,
-            baseline=rate_bits / 8,
-            detail=f"{label}: {rate_bits / 1e6:,.1f} Mbit/s measured",
-            sources=(label,),
-        )
+    build.cap(
+        key="replication.path",
+        label="measured replication path",
+        resource="path",
+        units_per_io=writes * bs,
+        baseline=rate_bits / 8,
+        detail=f"{label}: {rate_bits / 1e6:,.1f} Mbit/s measured",
+        sources=(label,),
     )
 
 
@@ -262,14 +233,12 @@ def add_replication_capacities(build: Build, calibration: Calibration, writes: f
     )
     for key, what, units, rate, detail in measured:
         if rate is not None:
-            build.add(
-                Limit(
-                    key=key,
-                    label=what,
-                    resource="cpu",
-                    units_per_io=units,
-                    baseline=rate,
-                    detail=f"{label}: the pair {detail}",
-                    sources=(label,),
-                )
+            build.cap(
+                key=key,
+                label=what,
+                resource="cpu",
+                units_per_io=units,
+                baseline=rate,
+                detail=f"{label}: the pair {detail}",
+                sources=(label,),
             )

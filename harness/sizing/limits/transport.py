@@ -8,10 +8,10 @@
 * **Headers.**  The network allowances count bytes on the wire; each segment of ``MSS = MTU -
   headers`` payload bytes costs ``MTU`` bytes (1500 / 1448 = 3.6 % more at MTU 1500).
 * **Receive window.**  The peer advertises at most its receive buffer less what the kernel
-  counts as buffering overhead: ``tcp_adv_win_scale`` (Linux ip-sysctl.rst: "Count buffering
-  overhead as bytes/2^tcp_adv_win_scale (if tcp_adv_win_scale > 0) or
-  bytes-bytes/2^(-tcp_adv_win_scale), if it is <= 0"; default 1, so half of ``tcp_rmem``'s
-  maximum; Linux 6.6 replaced it with a measured ratio that starts at half).  The window a
+  counts as buffering overhead, set by ``tcp_adv_win_scale``: the kernel counts
+  ``bytes / 2^scale`` of the buffer as overhead when the scale is positive, else
+  ``bytes - bytes / 2^-scale``; the default 1 leaves half of ``tcp_rmem``'s maximum (Linux 6.6
+  replaced the setting with a measured ratio that starts at half).  The window a
   connection keeps in flight is the smaller of the sender's buffer and that.
 * **Window and processing together.**  A byte holds window space from the moment it is sent
   until its ack, and the ack waits for the round trip *and* for the peer to take the byte out of
@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from harness.errors import ConfigError
 from harness.sizing.catalog.loader import Catalog
 from harness.sizing.limits.closedloop import EXPONENTIAL, SATURATED, closed_loop_rate
-from harness.sizing.limits.limit import Build, Limit
+from harness.sizing.limits.limit import Build
+from harness.units import MIB
 
 __all__ = [
     "ProtocolALag",
@@ -46,7 +47,7 @@ __all__ = [
     "wire_factor",
 ]
 
-#: bytes the TCP stack hands down as one unit (GSO_LEGACY_MAX_SIZE, include/linux/netdevice.h)
+#: bytes the TCP stack hands down as one unit (the kernel's GSO_LEGACY_MAX_SIZE)
 SEGMENT_BYTES = 65536
 
 
@@ -117,8 +118,8 @@ def add_window_limit(
         origin = "--sndbuf" if explicit else "tcp_wmem max (DRBD sndbuf-size 0 = autotuned)"
     rate = sndbuf / rtt_s
     detail = (
-        f"one connection per peer keeps at most {sndbuf / 2**20:g} MiB unacknowledged ({origin}): "
-        f"{sndbuf / 2**20:g} MiB / {rtt_s * 1000:.3g} ms RTT"
+        f"one connection per peer keeps at most {sndbuf / MIB:g} MiB unacknowledged ({origin}): "
+        f"{sndbuf / MIB:g} MiB / {rtt_s * 1000:.3g} ms RTT"
     )
     if processing is not None and processing > 0 and rtt_s > (processing_rtt_s or 0.0):
         looped = window_loop_rate(sndbuf, rtt_s, processing, processing_rtt_s)
@@ -126,19 +127,17 @@ def add_window_limit(
             rate = looped
             detail += (
                 f", less the window its bytes hold while queued behind the replication's "
-                f"{processing / 2**20:,.1f} MiB/s of processing: {looped / 2**20:,.1f} MiB/s"
+                f"{processing / MIB:,.1f} MiB/s of processing: {looped / MIB:,.1f} MiB/s"
             )
-    build.add(
-        Limit(
-            key="replication.window",
-            label="TCP send-buffer window",
-            resource="window",
-            units_per_io=writes * bs,
-            baseline=rate,
-            detail=detail,
-            estimate=figure.estimate and not explicit,
-            sources=() if explicit else tuple(figure.sources),
-        )
+    build.cap(
+        key="replication.window",
+        label="TCP send-buffer window",
+        resource="window",
+        units_per_io=writes * bs,
+        baseline=rate,
+        detail=detail,
+        estimate=figure.estimate and not explicit,
+        sources=() if explicit else tuple(figure.sources),
     )
 
 

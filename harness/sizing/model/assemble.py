@@ -21,7 +21,7 @@ from harness.sizing.limits.network import add_measured_path, add_network_limits,
 from harness.sizing.limits.storage import add_calibrated_limits, add_ebs_limits, add_volume_limits
 from harness.sizing.limits.transport import add_window_limit, wire_factor
 from harness.sizing.model.latency import LatencyBound, ServiceTimes
-from harness.sizing.scenario.question import NodeSpec, Scenario
+from harness.sizing.scenario.question import Scenario, SizedNode
 from harness.sizing.volumes.performance import VolumePerformance
 from harness.sizing.volumes.rules import volume_performance
 
@@ -154,7 +154,7 @@ def _resolve_nodes(scenario: Scenario, catalog: Catalog) -> tuple[Node, Node | N
 
     cloud = catalog.instance(scenario.primary.instance_type).cloud
 
-    def node(role: Literal["primary", "peer"], spec: NodeSpec, writes: float, reads: float) -> Node:
+    def node(role: Literal["primary", "peer"], spec: SizedNode, writes: float, reads: float) -> Node:
         instance = catalog.instance(spec.instance_type)
         volume = catalog.volume(spec.volume.type)
         same_cloud(f"{role} instance type", spec.instance_type, instance.cloud, cloud)

@@ -16,7 +16,7 @@ from harness.sizing.catalog.azure_disks import AzureTieredDisk, azure_tier
 from harness.sizing.catalog.clouds import placement_for
 from harness.sizing.catalog.loader import Catalog
 from harness.sizing.catalog.volume_types import ProvisionedThroughput, ProvisionedVolume, VolumeType
-from harness.sizing.scenario.question import NodeSpec, Scenario
+from harness.sizing.scenario.question import Scenario, SizedNode
 
 __all__ = ["HOURS_PER_MONTH", "PairCost", "pair_cost"]
 
@@ -49,7 +49,7 @@ class PairCost:
         }
 
 
-def _volume_month(volume: VolumeType, node: NodeSpec) -> float | None:
+def _volume_month(volume: VolumeType, node: SizedNode) -> float | None:
     price = volume.price
     if price is None:
         return None

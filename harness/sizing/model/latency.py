@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from harness.fields import ReplicationProtocol
 from harness.sizing.limits.closedloop import Station, closed_loop_rate, station_demands
 from harness.sizing.limits.limit import REL_TIE, Bucket, Limit
-from harness.sizing.scenario.question import Protocol
 
 __all__ = ["LatencyBound", "ServiceTimes"]
 
@@ -30,7 +30,7 @@ class ServiceTimes:
     local_read_s: float
     peer_write_s: float | None
     rtt_s: float
-    protocol: Protocol
+    protocol: ReplicationProtocol
     bs: int
     overhead_s: float = 0.0
     host_latency_s: float = 0.0

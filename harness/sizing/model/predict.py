@@ -53,6 +53,7 @@ from harness.sizing.model.credits import simulate
 from harness.sizing.model.latency import LatencyBound
 from harness.sizing.model.prediction import LimitValue, Phase, Prediction
 from harness.sizing.scenario.question import Scenario
+from harness.units import MIB
 
 __all__ = ["predict"]
 
@@ -96,7 +97,7 @@ def predict(scenario: Scenario, catalog: Catalog) -> Prediction:
     if peer is not None and scenario.protocol == "A" and workload.write_fraction > 0:
         lag = protocol_a_lag(sndbuf_bytes(scenario, catalog), bs, iops * bs * workload.write_fraction)
         build.note(
-            f"Protocol A: the peer may trail by the send buffer, {lag.bytes / 2**20:g} MiB "
+            f"Protocol A: the peer may trail by the send buffer, {lag.bytes / MIB:g} MiB "
             f"= {lag.writes:,.0f} writes of {bs} B = {lag.seconds:.3g} s at this rate; a crash of the "
             "primary can lose that many acknowledged writes."
         )

@@ -12,7 +12,8 @@ from typing import Any, Literal
 
 from harness.sizing.model.cost import PairCost
 from harness.sizing.scenario.notation import format_volume
-from harness.sizing.scenario.question import MIB, RW_MODES, Scenario
+from harness.sizing.scenario.question import RW_MODES, Scenario
+from harness.units import MIB
 
 __all__ = ["LimitValue", "Phase", "Prediction"]
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 
 from harness.errors import ConfigError
-from harness.sizing.scenario.question import GIB, MIB, RW_MODES, VolumeSpec, Workload
-from harness.units import UnitError, parse_duration, parse_rate_bits, parse_size
+from harness.sizing.scenario.question import RW_MODES, VolumeSpec, Workload
+from harness.units import GIB, MIB, UnitError, parse_duration, parse_rate_bits, parse_size
 
 __all__ = ["format_volume", "parse_placement", "parse_volume", "parse_workload", "positive_number"]
 

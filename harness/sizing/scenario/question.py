@@ -11,31 +11,19 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
 
 from harness.errors import ConfigError
-from harness.userfiles.limits import MAX_IN_FLIGHT
+from harness.fields import ReplicationProtocol
+from harness.limits import MAX_IN_FLIGHT
 
 __all__ = [
-    "GIB",
-    "KIB",
-    "MIB",
     "RW_MODES",
-    "TIB",
     "Calibration",
-    "NodeSpec",
-    "Protocol",
     "Scenario",
+    "SizedNode",
     "VolumeSpec",
     "Workload",
 ]
-
-MIB = 1024**2
-GIB = 1024**3
-TIB = 1024**4
-KIB = 1024
-
-Protocol = Literal["A", "B", "C"]
 
 #: fio ``rw`` modes the model understands and the fraction of their I/Os that are reads
 #: (``None``: mixed, the split comes from ``rwmixread``).
@@ -100,7 +88,7 @@ class VolumeSpec:
 
 
 @dataclass(frozen=True)
-class NodeSpec:
+class SizedNode:
     """One node of the pair: its instance type and the volume under the replicated device."""
 
     instance_type: str
@@ -184,13 +172,13 @@ class Scenario:
     runs continuously, so a benchmark samples it at its CPU baseline).
     """
 
-    primary: NodeSpec
+    primary: SizedNode
     workload: Workload
-    peer: NodeSpec | None = None
+    peer: SizedNode | None = None
     replicate: bool = True
     placement: str = "same-az"
     rtt_s: float | None = None
-    protocol: Protocol = "C"
+    protocol: ReplicationProtocol = "C"
     duration_s: float | None = None
     calibration: Calibration | None = None
     peers: int = 1
@@ -213,7 +201,7 @@ class Scenario:
             raise ConfigError(f"RTT must be >= 0, got {self.rtt_s}")
 
     @property
-    def peer_node(self) -> NodeSpec | None:
+    def peer_node(self) -> SizedNode | None:
         """The peer actually modelled: ``None`` without replication, else ``peer`` or ``primary``."""
         if not self.replicate:
             return None

@@ -1,7 +1,8 @@
 """What one volume delivers at a size: its IOPS and throughput limits, burst bucket and latency.
 
-The record every cloud's disk rules produce (:mod:`harness.sizing.volumes.rules` for AWS EBS,
-:mod:`harness.sizing.catalog.gcp_disks`, :mod:`harness.sizing.catalog.azure_disks`) and the storage limits read.
+:class:`VolumePerformance` is the record every cloud's disk rules produce (:mod:`~harness.sizing.volumes.aws`,
+:mod:`~harness.sizing.volumes.gcp`, :mod:`~harness.sizing.volumes.azure`) and the storage limits read;
+:class:`Choice` is what those rules are given: the user's choice of a volume type on an instance.
 """
 
 from __future__ import annotations
@@ -9,7 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypedDict
 
-__all__ = ["LatencyFields", "VolumePerformance"]
+from harness.errors import ConfigError
+from harness.sizing.catalog.instance_types import InstanceType
+from harness.sizing.scenario.question import VolumeSpec
+
+__all__ = ["Choice", "LatencyFields", "VolumePerformance"]
 
 
 class LatencyFields(TypedDict):
@@ -63,3 +68,24 @@ class VolumePerformance:
         if rate <= self.baseline_iops:
             return None
         return self.iops_bucket / (rate - self.baseline_iops)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A user's choice of the volume type ``name`` on ``instance`` at ``spec``'s size, IOPS and
+    throughput, with the type's latency and notes that every result carries."""
+
+    name: str
+    spec: VolumeSpec
+    instance: InstanceType
+    latency: LatencyFields
+    notes: tuple[str, ...]
+
+    def label(self, size_gib: float) -> str:
+        """``gp3 500 GiB``: how a sized volume is named in limits and errors."""
+        return f"{self.name} {size_gib:g} GiB"
+
+    def no_provisioning(self, why: str) -> None:
+        """Refuse IOPS or MiB/s given for a type whose performance follows from something else."""
+        if self.spec.iops is not None or self.spec.mib_s is not None:
+            raise ConfigError(f"{self.name} takes no provisioned IOPS or MiB/s: {why}")

@@ -161,6 +161,9 @@ def lab_node(name: str, *, events: str = "drbd/84-events2-now-primary-connected.
         # recorded `drbdsetup show` (every resource) on the lab; no corosync.conf on the guests
         "path_drbd": Answer(data(SHOW_ALL.get(name, SHOW_ALL["a1"]))),
         "path_corosync": Answer(),
+        # the cell's validity window (harness.cell.certificate): a recorded print of the pressure
+        # snippet without PSI, as the lab's guest kernel has none (tests/data/pressure/README.md)
+        "pressure": Answer(data("pressure/no-psi/quiet-before.txt")),
     }
     batch.update(changes)
     return FakeRunner(

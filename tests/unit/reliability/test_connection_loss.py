@@ -1,8 +1,8 @@
 """A lost SSH connection and a rebooted node are told apart from other failures and never retried
-silently (cases 25, 29).
+silently.
 
-Cases of tests/RELIABILITY_CASES.md, the fault and bad-input map; each test is marked
-``reliability_row(N)`` and named ``test_case_NN_*``; select a case with ``-k rowNN``.
+Each test is a case of the fault and bad-input map in tests/RELIABILITY_CASES.md: marked
+``reliability_row(N)`` and named ``test_case_NN_*``; select one with ``-k rowNN``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from harness.errors import (
     ConnectionLost,
     HarnessError,
 )
-from harness.fio.runner import FioFailed
+from harness.fio.job import FioFailed
 from harness.probes.reboot import BOOT_ID_PATH, NodeRebooted, parse_boot_id, reboot_error, watch_reboots
 from harness.remote import CommandResult, run_batch
 from harness.remote.pool import ConnectionPool

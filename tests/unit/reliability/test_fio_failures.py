@@ -1,8 +1,7 @@
-"""fio failing, hanging, or reporting lost writes is an error or a failed verify, never a pass (rows
-23, 24, 33).
+"""fio failing, hanging, or reporting lost writes is an error or a failed verify, never a pass.
 
-Rows of reliability.md §4 (see tests/RELIABILITY_CASES.md); each test is marked
-``reliability_row(N)`` and named ``test_case_NN_*``; select a row with ``-k rowNN``.
+Each test is a case of the fault and bad-input map in tests/RELIABILITY_CASES.md: marked
+``reliability_row(N)`` and named ``test_case_NN_*``; select one with ``-k rowNN``.
 """
 
 from __future__ import annotations
@@ -22,9 +21,10 @@ from harness.cell.fault import ImpairedPath, RttProof
 from harness.cell.guard import Target
 from harness.cell.measure import Measurer
 from harness.cell.spec import CellSpec
+from harness.fio.job import KERNEL_MARK, FioFailed
 from harness.fio.options import VerifySpec
 from harness.fio.report import parse_fio_json
-from harness.fio.runner import KERNEL_MARK, FioFailed, FioRunner, fio_deadline_s
+from harness.fio.runner import FioRunner, fio_deadline_s
 from harness.fio.spec import WorkloadSpec
 from harness.impair.apply import AppliedImpairment, Impairer, ImpairmentMismatch
 from harness.impair.profile import NetemProfile
@@ -63,8 +63,11 @@ def cell_runner(tmp: Path, inv: Inventory = LAB) -> CellRunner:
 
 def fio_run_node(output: str, rc: str) -> FakeRunner:
     """A node where fio was started, exited with ``rc`` and left ``output`` as its JSON file."""
-    # the wait is one batch: `rc` blocks until fio exits, `fio` then prints the JSON file
-    return FakeRunner("a1", scripts=[("setsid", Answer())], batch={"rc": Answer(rc), "fio": Answer(output)})
+    # the wait is one batch: `rc` blocks until fio exits, `fio` then prints the JSON file and
+    # `times` fio's start and end stamps (none here: the job has no wall time)
+    return FakeRunner(
+        "a1", scripts=[("setsid", Answer())], batch={"rc": Answer(rc), "fio": Answer(output), "times": Answer()}
+    )
 
 
 def _tail_answers(node: FakeRunner, log: str, text: str) -> None:
@@ -73,6 +76,10 @@ def _tail_answers(node: FakeRunner, log: str, text: str) -> None:
     kernel = data("fio/dmesg-tail-lab-a2.txt")
     node.scripts.insert(0, (f"tail -n 8 {log}", Answer(f"{text}{KERNEL_MARK}\n{kernel}")))
 
+
+#: a recorded print of the pressure snippet without PSI, as the lab's guest kernel has none
+#: (tests/data/pressure/README.md): what closes a cell's validity window on a node
+QUIET_END = {"pressure": Answer(data("pressure/no-psi/quiet-after.txt"))}
 
 # Recorded stderr of the runs that made the JSON files (tests/data/fio/README.md).
 DEVFULL_STDERR = "fio: io_u error on file /dev/full: No space left on device: write offset=0, buflen=4096"
@@ -103,11 +110,13 @@ def test_case_23_fio_failing_mid_run_is_an_error(tmp_path: Path, rc: int, output
     else:
         text = data(output) if output else ""
     fio = FioRunner(RUN_ID, Ledger(tmp_path / "ledger.ndjson", RUN_ID))
-    node = FakeRunner("a1", scripts=[("", Answer())])
-    run = fio.start(node, WorkloadSpec(name="w", rw="write", size=1 << 20), "/dev/drbd0", "cell-1")
-    _tail_answers(node, run.log, DEVFULL_STDERR + "\n" if output and "devfull" in output else "")
+    # the round trip that sees fio exit brings back its exit code and its JSON file
+    node = FakeRunner("a1", scripts=[("", Answer())], batch={"rc": Answer(f"{rc}\n"), "fio": Answer(text)})
+    job = fio.start(node, WorkloadSpec(name="w", rw="write", size=1 << 20), "/dev/drbd0", "cell-1")
+    _tail_answers(node, job.log, DEVFULL_STDERR + "\n" if output and "devfull" in output else "")
     with pytest.raises(FioFailed, match=rf"a1: fio for cell-1 .*{message}") as info:
-        fio.parse(node, run, rc, text)
+        job.wait()
+    assert job.exited  # fio ended: nothing is left for the undo to stop
     assert info.value.exit_code == 5  # an error, never a throughput verdict
     if "usable JSON" in str(info.value) or "fio error" in str(info.value):
         # the kernel's last lines come with fio's (recorded on a lab guest)
@@ -120,13 +129,14 @@ def test_case_24_hung_fio_is_bounded_and_stopped(tmp_path: Path) -> None:
     spec = WorkloadSpec(name="w", rw="randwrite", size=1 << 20, runtime_s=30, ramp_s=2, time_based=True)
     # the blocking wait (a batch whose `rc` part waits on `tail --pid`) never sees an exit code
     node = FakeRunner("a1", scripts=[("", Answer())], batch={"rc": Answer()})
-    run = fio.start(node, spec, "/dev/drbd0", "cell-1")
+    job = fio.start(node, spec, "/dev/drbd0", "cell-1")
     deadline = fio_deadline_s(spec)
     assert deadline == 62.0
     assert f"timeout --kill-after=10 {deadline:.0f} fio --name=w" in node.calls[0]  # bounded on the node
-    stale = replace(run, started=time.monotonic() - deadline - 60)  # the harness-side limit has passed
+    stale = replace(job, started=time.monotonic() - deadline - 60)  # the harness-side limit has passed
     with pytest.raises(FioFailed, match="a1: fio for cell-1 did not finish within 62 s"):
-        fio.wait_exit(node, stale)
+        stale.wait()
+    assert not stale.exited
     stop = node.calls[-1]
     assert "pkill -TERM -s" in stop and "pkill -KILL -s" in stop
     assert not any("resume-io" in c or "drbdadm" in c for c in node.calls)
@@ -194,13 +204,14 @@ def test_case_23_a_failed_fio_names_the_replication_events_and_the_cell_still_cl
             # the watch's capture as its stop script prints it: alive, then the recorded stream
             "events": Answer("harness-watch alive=1\n" + data("drbd/84-events2-stream-primary-disconnect-resync.txt")),
             "bw": Answer(),
+            **QUIET_END,
         }
     )
     pair = LAB.pairs["single-az"]
     target = Target(pair, a1, FakeRunner("a2"), recorded_replication(a1), PEER, "boot")
     spec = CellSpec("c", "single-az", WorkloadSpec(name="w", rw="randwrite", size=1 << 20, runtime_s=5))
     impairer = Impairer(RUN_ID, ledger)
-    measurer = Measurer(FioRunner(RUN_ID, ledger), RUN_ID, deadman_grace_s=30, progress=lambda _m: None)
+    measurer = Measurer(FioRunner(RUN_ID, ledger), RUN_ID, ledger=ledger, deadman_grace_s=30, progress=lambda _m: None)
     log = f"/run/harness/{RUN_ID}/fio-{spec.id}.log"
     _tail_answers(a1, log, DEVFULL_STDERR + "\n")
     with pytest.raises(FioFailed) as info, ExitStack() as undo:
@@ -244,7 +255,7 @@ def test_case_20_a_fault_that_did_not_take_stops_fio_and_is_removed(tmp_path: Pa
         "c", "single-az", WorkloadSpec(name="w", rw="randwrite", size=1 << 20, runtime_s=5), impairment=profile
     )
     impairer = Impairer(RUN_ID, ledger)
-    measurer = Measurer(FioRunner(RUN_ID, ledger), RUN_ID, deadman_grace_s=30, progress=lambda _m: None)
+    measurer = Measurer(FioRunner(RUN_ID, ledger), RUN_ID, ledger=ledger, deadman_grace_s=30, progress=lambda _m: None)
     planned: list[tuple[Runner, AppliedImpairment]] = []
     impaired = ImpairedPath(RttProof(spec, RttStats((0.06,) * 20, 20, 20)), impairer, planned, "a1")
     with (
@@ -286,10 +297,15 @@ def test_the_primarys_clear_rides_fios_exit_round_trip(tmp_path: Path) -> None:
             "bw": Answer(),
             "impair_clear": Answer(),
             "impair_qdiscs": Answer(data("tc/lab/default-root.json")),
+            # the validity window closes in the same round trip: the path's ping while the fault is
+            # still in place (a recorded reply), then the node's pressure snapshot
+            "ping_after": Answer(data("ping/iputils-20221126-reply.txt")),
+            **QUIET_END,
         }
     )
     pair = LAB.pairs["single-az"]
-    target = Target(pair, a1, FakeRunner("a2"), recorded_replication(a1), PEER, "boot")
+    a2 = FakeRunner("a2", batch=dict(QUIET_END))  # the secondary's snapshot, on its own connection
+    target = Target(pair, a1, a2, recorded_replication(a1), PEER, "boot")
     # the proof's profile: 0.2 ms more RTT, which the recorded ping's minimum passes; the fault
     # applied is QDISC_T, what the recorded read-back shows
     profile = NetemProfile("t", delay_s=0.0001)
@@ -297,7 +313,7 @@ def test_the_primarys_clear_rides_fios_exit_round_trip(tmp_path: Path) -> None:
         "c", "single-az", WorkloadSpec(name="w", rw="randwrite", size=1 << 20, runtime_s=5), impairment=profile
     )
     impairer = Impairer(RUN_ID, ledger)
-    measurer = Measurer(FioRunner(RUN_ID, ledger), RUN_ID, deadman_grace_s=30, progress=lambda _m: None)
+    measurer = Measurer(FioRunner(RUN_ID, ledger), RUN_ID, ledger=ledger, deadman_grace_s=30, progress=lambda _m: None)
     base = RttStats((0.06,) * 20, 20, 20)
     planned: list[tuple[Runner, AppliedImpairment]] = []
     impaired = ImpairedPath(RttProof(spec, base), impairer, planned, "a1")
@@ -320,7 +336,7 @@ def test_the_primarys_clear_rides_fios_exit_round_trip(tmp_path: Path) -> None:
         assert applied is not None
         measurement = measurer.measure(spec, target, undo, impaired)
         assert planned == []  # confirmed cleared: nothing left for the undo
-    assert measurement.fio.write.iops > 0
+    assert measurement.fio.result.write.iops > 0
     events = [e["event"] for e in ledger.entries()]
     assert events.count("impair-cleared") == 1
     assert events.index("fio-exit") < events.index("impair-cleared")
@@ -328,3 +344,9 @@ def test_the_primarys_clear_rides_fios_exit_round_trip(tmp_path: Path) -> None:
     clears = [c for c in a1.calls if "tc qdisc del dev vec1 root handle 4842:" in c and "HARNESS_TC_BATCH" not in c]
     assert len(clears) == 1
     assert clears[0].startswith("{ if [ -s ") and f"{applied.token}.deadman" in clears[0]
+    # the ping after fio ran before the clear, in the same round trip; both nodes' windows closed
+    after_ping = next(i for i, c in enumerate(a1.calls) if "ping -n -c 10" in c and c.startswith("{ if"))
+    assert after_ping < a1.calls.index(clears[0])
+    assert measurement.rtt_after is not None and measurement.rtt_after.median_ms > 0
+    assert measurement.window_end is not None and set(measurement.window_end.nodes) == {"a1", "a2"}
+    assert measurement.window_end.problems == ()

@@ -102,7 +102,7 @@ def test_case_03_numbers_are_not_coerced_to_strings_or_octal() -> None:
 
 
 @pytest.mark.reliability_row(3)
-@pytest.mark.parametrize("iface", ["eth0:1", "-eth0"])
+@pytest.mark.parametrize("iface", ["eth0:1", "-eth0", ".", ".."])
 def test_case_03_interface_names_the_impairer_refuses_are_refused_at_parse_time(iface: str) -> None:
     with pytest.raises(ConfigError):
         validate_ifname(iface)

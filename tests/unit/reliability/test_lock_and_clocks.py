@@ -1,20 +1,25 @@
-"""Concurrent runs are refused by the cluster lock, and durations never mix clocks (cases 30, 31).
+"""Concurrent runs are refused by the cluster lock, and durations never mix clocks.
 
-Cases of tests/RELIABILITY_CASES.md, the fault and bad-input map; each test is marked
-``reliability_row(N)`` and named ``test_case_NN_*``; select a case with ``-k rowNN``.
+Each test is a case of the fault and bad-input map in tests/RELIABILITY_CASES.md: marked
+``reliability_row(N)`` and named ``test_case_NN_*``; select one with ``-k rowNN``.
 """
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
+from harness.fio.outcome import FioOutcome
 from harness.fio.runner import FioRunner
+from harness.fio.spec import WorkloadSpec
+from harness.runfiles.ledger import Ledger
 from harness.safety.lock import ClusterLock, LockHeld, LockOwner, local_owner, read_lock
 from tests.doubles import (
     Answer,
     FakeRunner,
+    data,
 )
 from tests.unit.reliability.support import (
     OTHER_RUN_ID,
@@ -25,13 +30,29 @@ from tests.unit.reliability.support import (
 )
 
 
+def _fio_outcome(tmp_path: Path, times: str) -> FioOutcome:
+    """A job over a node whose exit round trip prints ``times`` as fio's start and end stamps
+    (and a recorded fio report as its JSON)."""
+    node = FakeRunner(
+        "a1",
+        scripts=[("", Answer())],
+        batch={
+            "rc": Answer("0\n"),
+            "fio": Answer(data("fio/fio-3.33-randwrite-4k-libaio.json")),
+            "times": Answer(times),
+        },
+    )
+    fio = FioRunner(RUN_ID, Ledger(tmp_path / "ledger.ndjson", RUN_ID))
+    return fio.start(node, WorkloadSpec(name="w", rw="randwrite", size=1 << 20), "/dev/drbd0", "c").wait()
+
+
 @pytest.mark.reliability_row(30)
-def test_case_30_durations_never_mix_clocks() -> None:
+def test_case_30_durations_never_mix_clocks(tmp_path: Path) -> None:
     # fio's wall time comes from two stamps of the *node's* clock, whatever its offset from ours
     skewed = f"{time.time() + 3600:.9f}\n{time.time() + 3612.25:.9f}\n"
-    seconds = FioRunner.process_seconds(skewed)
+    seconds = _fio_outcome(tmp_path, skewed).wall_s
     assert seconds is not None and abs(seconds - 12.25) < 0.01
-    assert FioRunner.process_seconds("1763718300.5\n") is None  # fio never ended: no duration
+    assert _fio_outcome(tmp_path, "1763718300.5\n").wall_s is None  # fio never ended: no duration
     # the lock lease compares the node's `date` with the node's file mtime
     watchdog = ClusterLock(local_owner(RUN_ID, "inv.yaml"))._watchdog()
     assert "$(date +%s) - $(stat -c %Y /run/harness/lock/owner.json)" in watchdog

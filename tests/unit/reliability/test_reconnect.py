@@ -1,6 +1,6 @@
-"""A lost SSH connection inside a cell: the steps after fio reconnect, bounded; a loss
-while fio runs fails the cell after the node's faults are held against the ledger.  And what a
-node's reboot mid-cell left on both nodes.
+"""A lost SSH connection inside a cell: the steps after fio reconnect, bounded; a loss while fio
+runs fails the cell after the node's faults are held against the ledger.  And what a node's
+reboot mid-cell left on both nodes.
 
 The nodes replay recorded tc and fio outputs (tests/doubles.py); the connection drops are
 :class:`ConnectionLost` raised where the transport raises it.
@@ -89,7 +89,7 @@ def test_case_25_a_connection_lost_during_fio_fails_the_cell_after_checking_the_
     faults = Faults(LAB, RUN_ID, ledger, deadman_grace_s=30)
     a1 = _node()
     spec = CellSpec("c", "single-az", WorkloadSpec(name="w", rw="randwrite", size=1 << 20, runtime_s=5))
-    measurer = Measurer(FioRunner(RUN_ID, ledger), RUN_ID, deadman_grace_s=30, progress=lambda _m: None)
+    measurer = Measurer(FioRunner(RUN_ID, ledger), RUN_ID, ledger=ledger, deadman_grace_s=30, progress=lambda _m: None)
     target = Target(LAB.pairs["single-az"], a1, FakeRunner("a2"), recorded_replication(a1), PEER, "boot")
     with pytest.raises(InfraError) as info, ExitStack() as undo:
         token = _fault_on(a1, faults, undo)

@@ -1,0 +1,145 @@
+"""A run's files as input (samples.ndjson, run.json) and its directory as the place ``harness
+report`` and ``harness compare`` write: a lone surrogate or a timestamp past the year 9999 is a
+refusal, and nothing is written into a saved baseline, through a ``plots/`` that is a link, or
+through a ``latest`` that points away; a user's own PNGs in plots/ stay.  The run is the recorded
+lab run tests/data/runs/20261121-110501-f674; the fuzz target breaks any field of its records."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.unit.hostile_inputs import FUZZ, run_cli, unchanged
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+RUN = DATA / "runs" / "20261121-110501-f674"
+BASELINE = Path(__file__).resolve().parents[2] / "reports" / "baselines" / "lab" / "lab-ref"
+
+
+def _run(tmp_path: Path) -> Path:
+    reports = tmp_path / "reports"
+    run = reports / RUN.name
+    shutil.copytree(RUN, run)
+    (tmp_path / "outside").mkdir(exist_ok=True)
+    (tmp_path / "outside" / "keep.png").write_bytes(b"mine")
+    return run
+
+
+def _with_raw(lines: list[str], number: int, field: str, raw: str) -> None:
+    """Line ``number`` of samples.ndjson with ``field`` set to the JSON text ``raw``, as written
+    (after the line's own: JSON readers keep the last of two equal keys)."""
+    at = number % len(lines)
+    lines[at] = lines[at].rstrip()[:-1] + f', "{field}": {raw}}}'
+
+
+def test_the_recorded_run_renders(tmp_path: Path) -> None:
+    """The control: the run the cases break renders (exit 0)."""
+    run_cli(["report", str(_run(tmp_path))]).clean((0,))
+
+
+@pytest.mark.parametrize(
+    ("field", "raw", "message"),
+    [
+        ("metadata", '{"pair": "\\ud800"}', "a string holds an unpaired surrogate"),
+        ("timestamp", "1e400", "1e400 is not a finite number"),
+        ("timestamp", "1" + "0" * 400, "a number of more than 30 digits"),
+        ("timestamp", "1e300", "timestamp 1e+300 is no time between 1970 and 9999"),
+        ("timestamp", "-5", "timestamp -5 is no time between 1970 and 9999"),
+        ("value", "-3", "is negative"),
+    ],
+)
+def test_a_sample_that_no_file_can_hold_is_refused(tmp_path: Path, field: str, raw: str, message: str) -> None:
+    run = _run(tmp_path)
+    lines = (run / "samples.ndjson").read_text().splitlines()
+    _with_raw(lines, 0, field, raw)
+    (run / "samples.ndjson").write_text("\n".join(lines) + "\n")
+    with unchanged(run):
+        line = run_cli(["report", str(run)]).refusal()
+    assert "samples.ndjson:1: not a sample record: " in line and message in line
+
+
+def test_a_surrogate_in_run_json_is_refused(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    (run / "run.json").write_text('{"run_id": "r", "inventory_name": "\\ud800"}')
+    assert "run.json: not valid JSON: a string holds an unpaired surrogate" in run_cli(["report", str(run)]).refusal()
+
+
+def test_a_plots_link_out_of_the_run_is_never_written_nor_emptied(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    (run / "plots").symlink_to(tmp_path / "outside")
+    with unchanged(tmp_path / "outside"):
+        line = run_cli(["report", str(run)]).refusal()
+    assert line.endswith(f"{run / 'plots'}: is a symlink; the harness writes plots only into the run's own directory")
+
+
+def test_a_users_own_pngs_in_plots_stay(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    run_cli(["report", str(run)]).clean((0,))
+    (run / "plots" / "my-notes.png").write_bytes(b"mine")
+    (run / "series.ndjson").unlink(missing_ok=True)
+    run_cli(["report", str(run)]).clean((0,))
+    assert (run / "plots" / "my-notes.png").read_bytes() == b"mine"
+
+
+def test_a_saved_baseline_is_never_written_into(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    baseline = tmp_path / "reports" / "baselines" / "lab" / "lab-ref"
+    shutil.copytree(BASELINE, baseline)
+    reports = ["--reports", str(tmp_path / "reports")]
+    with unchanged(baseline):
+        assert "is a saved baseline, not a run" in run_cli(["report", str(baseline)]).refusal()
+        assert "is a saved baseline, not a run" in run_cli(["compare", str(run), str(baseline), *reports]).refusal()
+        run_cli(["compare", str(run), str(baseline), *reports, "--no-write"]).clean((0, 1))
+
+
+def test_latest_pointing_away_from_its_reports_root_is_not_followed(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    away = tmp_path / "outside" / "run"
+    shutil.copytree(run, away)
+    (tmp_path / "reports" / "latest").symlink_to(away)
+    with unchanged(tmp_path / "outside"):
+        line = run_cli(["report", str(tmp_path / "reports" / "latest")]).refusal()
+        assert f"points at {away}, not at a run of its reports root" in line
+        reports = ["--reports", str(tmp_path / "reports")]
+        assert "not at a run of its reports root" in run_cli(["compare", str(run), "latest", *reports]).refusal()
+
+
+# -- the fuzz target ----------------------------------------------------------------------------
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+_RAW = st.sampled_from(["NaN", "Infinity", "1e400", "1" + "0" * 400, '"\\ud800"', "[" * 50, "-1", '"\\u0000"'])
+_FIELDS = ["metric", "value", "unit", "timestamp", "metadata"]
+
+
+@st.composite
+def broken_record(draw: st.DrawFn) -> tuple[int, str, str]:
+    """(line, field, raw JSON text) to put in a samples.ndjson line."""
+    raw = draw(_RAW) if draw(st.booleans()) else json.dumps(draw(_JSON))
+    return draw(st.integers(0, 40)), draw(st.sampled_from(_FIELDS)), raw
+
+
+@FUZZ
+@given(breaks=st.lists(broken_record(), min_size=1, max_size=3), info=st.none() | _JSON)
+def test_fuzz_run_files(
+    tmp_path_factory: pytest.TempPathFactory, breaks: list[tuple[int, str, str]], info: object
+) -> None:
+    """Whatever a record holds: the report is written or refused; nothing outside the run changes."""
+    tmp = tmp_path_factory.mktemp("run")
+    run = _run(tmp)
+    lines = (run / "samples.ndjson").read_text().splitlines()
+    for number, field, raw in breaks:
+        _with_raw(lines, number, field, raw)
+    (run / "samples.ndjson").write_text("\n".join(lines) + "\n")
+    if info is not None:
+        (run / "run.json").write_text(json.dumps(info))
+    with unchanged(tmp / "outside"):
+        run_cli(["report", str(run)]).clean()
