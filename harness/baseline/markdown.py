@@ -21,7 +21,7 @@ from harness.report.comparison import METRIC_LABELS
 from harness.report.formatting import format_stat
 from harness.rules.tolerance import format_percent
 
-__all__ = ["render_markdown"]
+__all__ = ["render_markdown", "verdict_line"]
 
 _HEADLINE: Final = {
     "pass": "PASS",
@@ -114,6 +114,11 @@ def _counts(comparison: BaselineComparison) -> str:
     if comparison.not_compared:
         parts.append(f"{len(comparison.not_compared)} without a metric to compare")
     return " · ".join(parts)
+
+
+def verdict_line(comparison: BaselineComparison) -> str:
+    """The comparison in one plain line: ``REGRESSED: 2 regressed · 15 unchanged · ...``."""
+    return f"{_HEADLINE[comparison.verdict]}: {_counts(comparison).replace('**', '')}"
 
 
 def _all_cells(comparison: BaselineComparison, n: int) -> str:

@@ -5,7 +5,9 @@ min–max, repeats, provenance changes), names the cells whose newest runs moved
 history's noise and the run where they changed, and writes the plot.  ``harness results
 import PATH`` adds existing ``reports/<run>/`` directories to the database; ``harness results
 status`` says what it holds.  Exit codes: 0 ok, 1 a change was found and ``--fail-on-change``
-asked to fail on it, 2 bad input (no such database content, a bad option).
+asked to fail on it, 2 bad input (no such database content, a bad option, or ``--fail-on-change``
+over a cell with fewer runs than a change can be found in).  ``--json`` prints the same as one
+JSON document (:mod:`harness.history.jsondoc`).
 """
 
 from __future__ import annotations
@@ -13,14 +15,18 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.argtypes import number
 from harness.errors import ConfigError
-from harness.history.changes import MIN_CHANGE, THRESHOLD
+from harness.history.changes import MIN_CHANGE, MIN_RUNS, THRESHOLD
 from harness.history.detectors import DEFAULT_DETECTOR, DETECTORS
 from harness.resultsdb.location import ResultsDb, results_db
 from harness.userfiles.names import check_name
 from harness.userfiles.outfile import check_output, write_replacing
+
+if TYPE_CHECKING:
+    from harness.history.trend import CellTrend
 
 __all__ = ["add_history_commands"]
 
@@ -72,7 +78,6 @@ def _plot_path(args: argparse.Namespace, reports: Path, inventory: str | None) -
 
 def _history(args: argparse.Namespace) -> int:
     from harness.history.detectors import detector
-    from harness.history.plot import history_png
     from harness.history.table import render_changes, render_trends
     from harness.history.trend import cell_trends
     from harness.resultsdb.queries import run_history
@@ -99,22 +104,50 @@ def _history(args: argparse.Namespace) -> int:
             f"no cell of the last {len(history.runs)} runs has metric {args.metric!r} (with these filters); "
             f"their metrics: {', '.join(found)}"
         )
-    first, last = history.runs[0].run_id, history.runs[-1].run_id
-    print(f"inventory {history.inventory}: {args.metric} over the last {len(history.runs)} runs ({first} … {last})")
-    print(f"database: {db.describe()}\n")
-    print(render_trends(trends))
-    print()
-    print(render_changes(trends))
-    if not args.no_plot:
-        out = _plot_path(args, reports, history.inventory)
-        png = history_png(trends, args.metric)
-        if png is not None:
-            if not args.plot:
-                reports.mkdir(parents=True, exist_ok=True)
-            write_replacing(out, png, option="--plot")
-            print(f"\nplot: {out}")
-    changed = any(t.shift is not None for t in trends)
-    return 1 if changed and args.fail_on_change else 0
+    if args.json:
+        from harness.history.jsondoc import history_json
+
+        print(history_json(history.inventory, args.metric, db.describe(), history.runs, trends), end="")
+    else:
+        first, last = history.runs[0].run_id, history.runs[-1].run_id
+        print(f"inventory {history.inventory}: {args.metric} over the last {len(history.runs)} runs ({first} … {last})")
+        print(f"database: {db.describe()}\n")
+        print(render_trends(trends))
+        print()
+        print(render_changes(trends))
+        if not args.no_plot:
+            _plot(args, reports, history.inventory, trends)
+    return _gate(trends, fail_on_change=args.fail_on_change)
+
+
+def _plot(args: argparse.Namespace, reports: Path, inventory: str | None, trends: list[CellTrend]) -> None:
+    from harness.history.plot import history_png
+
+    out = _plot_path(args, reports, inventory)
+    png = history_png(trends, args.metric)
+    if png is not None:
+        if not args.plot:
+            reports.mkdir(parents=True, exist_ok=True)
+        write_replacing(out, png, option="--plot")
+        print(f"\nplot: {out}")
+
+
+def _gate(trends: list[CellTrend], *, fail_on_change: bool) -> int:
+    """1 when a cell changed and ``--fail-on-change`` asked for it.  A gate that cannot judge a
+    cell (too few runs) does not pass it silently: that is an error naming the minimum."""
+    if not fail_on_change:
+        return 0
+    if any(t.shift is not None for t in trends):
+        return 1
+    short = [t for t in trends if not t.judged]
+    if short:
+        most = max(len(t.points) for t in short)
+        raise ConfigError(
+            f"--fail-on-change: {len(short)} of {len(trends)} cells have fewer than {MIN_RUNS} runs (the most {most}); "
+            f"no change can be found below {MIN_RUNS}, so the gate cannot pass them: "
+            "record more runs, or narrow the cells with --scenario/-k"
+        )
+    return 0
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -188,7 +221,14 @@ def add_history_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
         default=MIN_CHANGE,
         help="smallest relative move counted (default: %(default)s)",
     )
-    history.add_argument("--fail-on-change", action="store_true", help="exit 1 when a cell changed")
+    history.add_argument(
+        "--fail-on-change",
+        action="store_true",
+        help=f"exit 1 when a cell changed; exit 2 when a cell has fewer than {MIN_RUNS} runs (no change can be found)",
+    )
+    history.add_argument(
+        "--json", action="store_true", help="print the trends and changes as one JSON document (no tables, no plot)"
+    )
 
     results = sub.add_parser("results", help="the results database: import run directories, show what it holds")
     actions = results.add_subparsers(dest="results_command", required=True, metavar="ACTION")

@@ -61,10 +61,17 @@ def add_inventory_commands(parser: argparse.ArgumentParser) -> None:
     check.add_argument("file")
     text = "print the inventory JSON Schema (for editors)"
     sub.add_parser("schema", help=text, description=text).set_defaults(handler=_schema)
-    text = "write a harness inventory from an Ansible YAML inventory"
+    text = (
+        "write a harness inventory from an Ansible inventory, YAML or INI (hosts.ini), with the "
+        "group_vars/ and host_vars/ beside it"
+    )
     ansible = sub.add_parser("from-ansible", help=text, description=text)
     ansible.set_defaults(handler=_from_ansible)
-    ansible.add_argument("ansible", metavar="ANSIBLE.yaml", help="the Ansible YAML inventory")
+    ansible.add_argument(
+        "ansible",
+        metavar="ANSIBLE_INVENTORY",
+        help="the Ansible inventory file: YAML (hosts.yaml), INI (hosts.ini) or `ansible-inventory --list` JSON",
+    )
     ansible.add_argument("--mapping", required=True, help="mapping file: pairs, host variables, defaults")
     ansible.add_argument("-o", "--output", help="write here instead of stdout (never over an input)")
     ansible.add_argument("--force", action="store_true", help="replace the -o file if it exists")

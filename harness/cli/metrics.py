@@ -55,4 +55,6 @@ def add_metrics_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     parser.add_argument(
         "--openmetrics-file", metavar="PATH.prom", help="write here atomically (node_exporter textfile)"
     )
-    parser.add_argument("--pushgateway", metavar="URL", help="push to this Pushgateway (job harness, by inventory)")
+    parser.add_argument(
+        "--pushgateway", metavar="URL", help="push to this Pushgateway (job harness, by inventory and run id)"
+    )

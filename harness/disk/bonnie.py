@@ -17,11 +17,10 @@ from typing import Any, ClassVar
 
 from harness.bonnie import BONNIE_ENGINE, BonnieResult, bonnie_values, job_for_memory, meminfo_total_kib
 from harness.bonnie.result import parse_bonnie_csv
-from harness.cell.outcome import CellOutcome
+from harness.cell.outcome import CellOutcome, junit_properties, property_name
 from harness.disk.cell import DiskCellRunner
 from harness.disk.layout import DiskLayout
 from harness.errors import ConfigError, InfraError
-from harness.redact import redact_obj
 from harness.rules.bounds import BoundResult
 from harness.runfiles.samples import METRICS, Sample
 from harness.units import MIB
@@ -69,15 +68,13 @@ class BonnieCellResult(CellOutcome):
 
     PROPERTY_KEYS: ClassVar[tuple[str, ...]] = ("node", "mode", "engine", "bonnie_version", "bonnie_file_size")
 
-    def properties(self) -> list[tuple[str, object]]:
-        """JUnit properties named ``<row>.<metric>``: every bonnie++ phase records ``bw`` or
-        ``ops``, so the metric alone would repeat."""
-        props: list[tuple[str, object]] = [
-            (f"{s.metadata['workload']}.{s.metric}", round(s.value, 4)) for s in self.samples
-        ]
-        props += [("verdict", self.verdict.verdict), ("verdict_reason", self.verdict.reason)]
-        props += [(key, self.metadata.get(key)) for key in self.PROPERTY_KEYS]
-        return [(key, redact_obj(value)) for key, value in props]
+    def properties(self) -> list[tuple[str, str]]:
+        """JUnit properties named ``<row>.<metric>_<unit>``: every bonnie++ phase records ``bw``
+        or ``ops``, so the metric alone would repeat."""
+        metrics = ((f"{s.metadata['workload']}.{property_name(s.metric, s.unit)}", s.value) for s in self.samples)
+        rest: list[tuple[str, object]] = [("verdict", self.verdict.verdict), ("verdict_reason", self.verdict.reason)]
+        rest += [(key, self.metadata.get(key)) for key in self.PROPERTY_KEYS]
+        return junit_properties(metrics, rest)
 
 
 class BonnieCellRunner:

@@ -1,27 +1,32 @@
-"""A run's cells as Prometheus metric families, named and labelled the Prometheus way.
+"""A run's cells as Prometheus metric families: one family per measured quantity, the cell in labels.
 
-One family per (scenario, measure), ``harness_<scenario>_<measure>_<base unit>``:
-``harness_replicated_write_bandwidth_bytes_per_second{pair="multi-az",mode="replicated",
-workload="randwrite-4k-nj8-qd1",impairment="none",placement="cross-az"}``.  The rules
-(Prometheus' "Metric and label naming" and promtool's lint):
+``harness_write_bandwidth_bytes_per_second{inventory="prod",scenario="replicated_write",
+pair="multi-az",protocol="C",placement="cross-az",mode="replicated",
+workload="randwrite-4k-nj8-qd1",impairment="none",node="b1"}`` (names: :mod:`~harness.export.names`).
 
-* base units only: bytes not MiB, seconds not milliseconds, ratios not percentages; the unit
-  is the name's suffix (``_bytes_per_second``, ``_seconds``, ``_ratio``);
-* every family is a gauge: a run's figure is a measurement, not a count that only grows, so
-  no ``_total`` (the suffix promtool keeps for counters);
-* labels are the cell's identity (:data:`~harness.runfiles.samples.IDENTITY_KEYS` less the scenario,
-  which the name carries, plus the placement), never the run id: a label per run would make
-  a new series every night.  The run is one ``harness_run_info`` series instead.
+Labels (:data:`CELL_LABELS`) are the cell's identity (:data:`~harness.runfiles.samples.IDENTITY_KEYS`)
+and where it ran, each bounded by the inventory's test matrix: the inventory (two clusters'
+files in one node_exporter, or two inventories on one Pushgateway, never collide), the
+protocol and placement, and ``node``, the name of the pair's primary (the node of a disk
+study), which joins ha_cluster_exporter's ``node`` label and, through ``nodename``,
+node_exporter's ``node_uname_info``.  Not ``instance``: node_exporter's own scrape sets that
+label, and a textfile's ``instance`` would be renamed ``exported_instance``.
+
+Never a label: the run id, times, versions or verdict reasons, each of which would make new
+series every run.  The run is described by its own families, each labelled by inventory:
+``harness_run_info{run_id,profile,harness_version} 1``, ``harness_run_timestamp_seconds``
+(when it started), ``harness_run_duration_seconds``, ``harness_run_cells`` and
+``harness_run_exit_status``.
 
 Values are each cell's median over its repeats, as in every table.  Label values are escaped
-by ``prometheus_client``'s exposition code; names are built here and checked.
+by ``prometheus_client``'s exposition code.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Final
 
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -29,86 +34,78 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from harness.export.names import MEASURES, direction, metric_name
 from harness.report.aggregate import VERDICTS, Cell
 from harness.runfiles.runinfo import RunInfo
-from harness.units import MIB
 
 __all__ = [
     "CELL_LABELS",
-    "MEASURES",
-    "METRIC_PREFIX",
     "RunMetrics",
-    "metric_name",
+    "inventory_label",
     "registry_of",
     "render_openmetrics",
     "render_prometheus",
 ]
 
-METRIC_PREFIX: Final = "harness"
 #: The labels of every per-cell series.
-CELL_LABELS: Final = ("pair", "mode", "workload", "impairment", "placement")
-_NAME_RE: Final = re.compile(r"\A[a-z_][a-z0-9_]*\Z")
+CELL_LABELS: Final = (
+    "inventory",
+    "scenario",
+    "pair",
+    "protocol",
+    "placement",
+    "mode",
+    "workload",
+    "impairment",
+    "node",
+)
+#: the inventory label of a run whose inventory has no name
+UNNAMED: Final = "unnamed"
+_VERDICT_HELP: Final = "1 for the cell's verdict, 0 for the others"
 
 
-@dataclass(frozen=True)
-class Measure:
-    """How one harness metric is exported: the name's measure and unit, the factor from the
-    harness's unit to the base unit, and the help text."""
-
-    name: str
-    scale: float
-    help: str
-    #: extra label and its value, for metrics that are statistics of one quantity
-    statistic: str | None = None
-
-    def to_base(self, value: float) -> float:
-        # divide by 1000 rather than multiply by 0.001: 12.078 ms is 0.012078 s, not 0.012078000000000001
-        return value / (1.0 / self.scale) if self.scale < 1 else value * self.scale
+def inventory_label(info: RunInfo) -> str:
+    """The run's ``inventory`` label (and Pushgateway grouping) value."""
+    return info.inventory_name or UNNAMED
 
 
-MS: Final = 1e-3
-
-#: harness metric → export.  A metric not listed here is not exported (it has no agreed unit).
-MEASURES: Final[Mapping[str, Measure]] = {
-    "bw": Measure("bandwidth_bytes_per_second", float(MIB), "Measured bandwidth (median over repeats)"),
-    "iops": Measure("io_operations_per_second", 1.0, "Measured I/O operations per second"),
-    "clat_mean": Measure("completion_latency_seconds", MS, "fio completion latency", "mean"),
-    "clat_p50": Measure("completion_latency_seconds", MS, "fio completion latency", "p50"),
-    "clat_p99": Measure("completion_latency_seconds", MS, "fio completion latency", "p99"),
-    "clat_p999": Measure("completion_latency_seconds", MS, "fio completion latency", "p99.9"),
-    "rtt": Measure("round_trip_time_seconds", MS, "Measured round-trip time of the replication path"),
-    "runtime": Measure("fio_runtime_seconds", 1.0, "fio's own runtime of the cell"),
-    "wall": Measure("cell_wall_seconds", 1.0, "Wall time of the whole cell"),
-    "overhead": Measure("harness_overhead_seconds", 1.0, "Cell wall time not spent in fio"),
-    "predicted_bw": Measure(
-        "predicted_bandwidth_bytes_per_second", float(MIB), "The sizing model's predicted bandwidth"
-    ),
-    "predicted_iops": Measure("predicted_io_operations_per_second", 1.0, "The sizing model's predicted IOPS"),
-    "model_ratio": Measure("model_ratio", 1.0, "Measured over predicted bandwidth"),
-    "ss_attained": Measure("steady_state_attained", 1.0, "1 when fio's steady-state criterion was met"),
-    "lost_writes": Measure("lost_acknowledged_write_blocks", 1.0, "Acknowledged blocks missing after failover"),
-    "acked_writes": Measure("acknowledged_write_blocks", 1.0, "Blocks acknowledged before the crash"),
-    "ops": Measure("operations_per_second", 1.0, "bonnie++ seeks or file operations per second"),
-    "cpu": Measure("cpu_ratio", 0.01, "bonnie++ CPU use of the phase (1 = one CPU)"),
-    "lat_max": Measure("max_latency_seconds", MS, "bonnie++ longest single operation of the phase"),
-}
+def _meta(cell: Cell, key: str) -> str:
+    """Metadata ``key`` of the cell as a label value: the common value, else the first one
+    recorded (a key some repeats lack is "varying"), else empty."""
+    if key in cell.identity:
+        return str(cell.identity[key])
+    value = cell.metadata.get(key)
+    if value is None:
+        value = next((v for v in cell.varying.get(key, ()) if v is not None), "")
+    return str(value)
 
 
-def _snake(text: str) -> str:
-    out = re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
-    return out if out and not out[0].isdigit() else f"s_{out}"
+def _cell_labels(cell: Cell, inventory: str) -> list[str]:
+    node = _meta(cell, "primary") or _meta(cell, "node")
+    values = {"inventory": inventory, "node": node}
+    return [values[k] if k in values else _meta(cell, k) for k in CELL_LABELS]
 
 
-def metric_name(scenario: str, measure: str) -> str:
-    """``harness_<scenario>_<measure>``, snake_case whatever the scenario is called."""
-    name = f"{METRIC_PREFIX}_{_snake(scenario)}_{measure}"
-    if not _NAME_RE.match(name):  # pragma: no cover - _snake guarantees it; a guard for edits
-        raise ValueError(f"not a Prometheus metric name: {name!r}")
-    return name
+def _epoch(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        return None
 
 
-def _labels(cell: Cell) -> list[str]:
-    return [str(cell.identity.get(k, cell.metadata.get(k, "")) or "") for k in CELL_LABELS]
+class _Families:
+    """Families by name, each made on first use with its help text and labels."""
+
+    def __init__(self) -> None:
+        self.by_name: dict[str, GaugeMetricFamily] = {}
+
+    def add(self, name: str, help_text: str, labels: Sequence[str], values: list[str], value: float) -> None:
+        family = self.by_name.get(name)
+        if family is None:
+            family = self.by_name[name] = GaugeMetricFamily(name, help_text, labels=list(labels))
+        family.add_metric(values, value)
 
 
 # eq=False: a registry keys its collectors by identity (hash)
@@ -119,55 +116,60 @@ class RunMetrics(Collector):
     cells: Sequence[Cell]
     info: RunInfo
 
+    @property
+    def inventory(self) -> str:
+        return inventory_label(self.info)
+
     def collect(self) -> Iterator[Metric]:
-        families: dict[str, GaugeMetricFamily] = {}
+        families = _Families()
         for cell in self.cells:
+            labels = _cell_labels(cell, self.inventory)
+            io = direction(cell.metadata.get("rw"))
             for metric, stat in sorted(cell.stats.items()):
                 measure = MEASURES.get(metric)
                 if measure is None:
                     continue
-                name = metric_name(cell.scenario, measure.name)
-                labels = list(CELL_LABELS) + (["statistic"] if measure.statistic else [])
-                family = families.get(name)
-                if family is None:
-                    family = families[name] = GaugeMetricFamily(name, measure.help, labels=labels)
-                values = _labels(cell) + ([measure.statistic] if measure.statistic else [])
-                family.add_metric(values, measure.to_base(stat.median))
-            if cell.verdict is not None:
-                name = metric_name(cell.scenario, "cell_verdict")
-                family = families.get(name)
-                if family is None:
-                    family = families[name] = GaugeMetricFamily(
-                        name, "1 for the cell's verdict, 0 for the others", labels=[*CELL_LABELS, "verdict"]
-                    )
-                for verdict in VERDICTS:
-                    family.add_metric([*_labels(cell), verdict], 1.0 if cell.verdict == verdict else 0.0)
-        yield from families.values()
+                names, values = list(CELL_LABELS), list(labels)
+                if measure.statistic is not None:
+                    names, values = [*names, "statistic"], [*values, measure.statistic]
+                families.add(measure.family(io), measure.help, names, values, measure.to_base(stat.median))
+            for verdict in VERDICTS if cell.verdict is not None else ():
+                families.add(
+                    metric_name("cell_verdict"),
+                    _VERDICT_HELP,
+                    [*CELL_LABELS, "verdict"],
+                    [*labels, verdict],
+                    1.0 if cell.verdict == verdict else 0.0,
+                )
+        yield from families.by_name.values()
         yield from self._run_families()
 
     def _run_families(self) -> Iterator[Metric]:
-        info = GaugeMetricFamily(
-            f"{METRIC_PREFIX}_run_info",
+        info = self.info
+        families = _Families()
+        inventory = ["inventory"]
+        families.add(
+            metric_name("run_info"),
             "The run these series come from (always 1)",
-            labels=["run_id", "inventory", "profile", "harness_version"],
-        )
-        info.add_metric(
-            [
-                self.info.run_id,
-                self.info.inventory_name or "",
-                self.info.profile or "",
-                str(self.info.versions.get("harness", "")),
-            ],
+            [*inventory, "run_id", "profile", "harness_version"],
+            [self.inventory, info.run_id, info.profile or "", str(info.versions.get("harness", ""))],
             1.0,
         )
-        yield info
-        cells = GaugeMetricFamily(f"{METRIC_PREFIX}_run_cells", "Cells the run measured")
-        cells.add_metric([], float(len(self.cells)))
-        yield cells
-        if self.info.exitstatus is not None:
-            status = GaugeMetricFamily(f"{METRIC_PREFIX}_run_exit_status", "pytest's exit status (0: passed)")
-            status.add_metric([], float(self.info.exitstatus))
-            yield status
+        started, finished = _epoch(info.started), _epoch(info.finished)
+        if started is not None:
+            help_text = "When the run started (Unix time)"
+            families.add(metric_name("run_timestamp_seconds"), help_text, inventory, [self.inventory], started)
+        if started is not None and finished is not None:
+            help_text = "How long the run took, start to end"
+            value = max(0.0, finished - started)
+            families.add(metric_name("run_duration_seconds"), help_text, inventory, [self.inventory], value)
+        cells = float(len(self.cells))
+        families.add(metric_name("run_cells"), "Cells the run measured", inventory, [self.inventory], cells)
+        if info.exitstatus is not None:
+            help_text = "pytest's exit status (0: passed)"
+            status = float(info.exitstatus)
+            families.add(metric_name("run_exit_status"), help_text, inventory, [self.inventory], status)
+        yield from families.by_name.values()
 
 
 def registry_of(metrics: RunMetrics) -> CollectorRegistry:

@@ -33,6 +33,7 @@ __all__ = [
     "MAD_SCALE",
     "MIN_CHANGE",
     "MIN_HISTORY",
+    "MIN_RUNS",
     "THRESHOLD",
     "Detector",
     "Shift",
@@ -49,6 +50,8 @@ THRESHOLD: Final = 3.5
 MIN_CHANGE: Final = 0.10
 #: Runs needed before a split for the history to have a noise at all.
 MIN_HISTORY: Final = 3
+#: Runs a series needs before any change can be found in it: a history and one new run.
+MIN_RUNS: Final = MIN_HISTORY + 1
 
 
 def robust_noise(values: Sequence[float]) -> float:

@@ -25,6 +25,7 @@ def history_png(trends: Sequence[CellTrend], metric: str) -> bytes | None:
             changed_at=None if t.shift is None else t.shift.index,
             median=t.median,
             noise=t.noise,
+            started=tuple(p.run.info.started for p in t.points),
         )
         for t in trends
     ]

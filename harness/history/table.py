@@ -13,12 +13,13 @@ from collections.abc import Sequence
 
 from tabulate import tabulate
 
+from harness.history.changes import MIN_HISTORY, MIN_RUNS
 from harness.history.trend import CellTrend, TrendPoint
 from harness.report.comparison import METRIC_TITLES
 from harness.report.formatting import format_number
 from harness.rules.tolerance import format_percent
 
-__all__ = ["render_changes", "render_trend", "render_trends"]
+__all__ = ["render_changes", "render_too_few", "render_trend", "render_trends"]
 
 
 def _range(point: TrendPoint) -> str:
@@ -65,11 +66,27 @@ def render_trend(trend: CellTrend) -> str:
     return "\n".join(lines)
 
 
+def render_too_few(trends: Sequence[CellTrend]) -> str | None:
+    """The cells too short for the change detection, in one sentence; ``None`` when none is."""
+    short = [t for t in trends if not t.judged]
+    if not short:
+        return None
+    most = max(len(t.points) for t in short)
+    return (
+        f"TOO FEW RUNS: {len(short)} of {len(trends)} cells have fewer than {MIN_RUNS} runs (the most {most}): "
+        f"a change needs {MIN_HISTORY} runs of history and a new one, so none can be found in them yet"
+    )
+
+
 def render_changes(trends: Sequence[CellTrend]) -> str:
-    """The changed cells as one table; a sentence when none changed."""
+    """The changed cells as one table; a sentence when none changed; the cells too short to
+    judge said apart, never counted as "inside the noise"."""
     changed = [t for t in trends if t.shift is not None and t.changed_at is not None]
+    judged = sum(1 for t in trends if t.judged)
+    too_few = render_too_few(trends)
     if not changed:
-        return f"no change: the newest run of each of {len(trends)} cells is inside its history's noise"
+        lines = [f"no change: the newest run of each of {judged} cells is inside its history's noise"] if judged else []
+        return "\n".join([*lines, *([too_few] if too_few else [])])
     rows = []
     for t in changed:
         assert t.shift is not None and t.changed_at is not None
@@ -84,7 +101,8 @@ def render_changes(trends: Sequence[CellTrend]) -> str:
         tablefmt="simple",
         disable_numparse=True,
     )
-    return f"CHANGED: {len(changed)} of {len(trends)} cells moved beyond their history's noise\n{table}"
+    head = f"CHANGED: {len(changed)} of {len(trends)} cells moved beyond their history's noise\n{table}"
+    return head if too_few is None else f"{head}\n{too_few}"
 
 
 def render_trends(trends: Sequence[CellTrend]) -> str:

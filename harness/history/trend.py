@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from harness.history.changes import Detector, Shift, robust_noise
+from harness.history.changes import MIN_RUNS, Detector, Shift, robust_noise
 from harness.history.detectors import DEFAULT_DETECTOR, detector
 from harness.report.aggregate import Cell, Stat, cell_sort_key
 from harness.report.plot_data import cell_label
@@ -60,6 +60,12 @@ class CellTrend:
     def shift(self) -> Shift | None:
         """The latest change: the newest runs against the level before them."""
         return self.shifts[-1] if self.shifts else None
+
+    @property
+    def judged(self) -> bool:
+        """The cell has the runs a change could be found in (:data:`MIN_RUNS`); with fewer,
+        "no change" would mean only "too few runs"."""
+        return len(self.points) >= MIN_RUNS
 
     @property
     def medians(self) -> list[float]:

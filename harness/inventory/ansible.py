@@ -1,4 +1,5 @@
-"""Ansible inventories (YAML, or INI: :mod:`harness.inventory.ansible_ini`) → harness inventories,
+"""Ansible inventories (YAML; INI, :mod:`harness.inventory.ansible_ini`; or what
+``ansible-inventory --list`` prints, :mod:`harness.inventory.ansible_listjson`) → harness inventories,
 through a small mapping file.
 
 Many teams already describe their DRBD nodes in an Ansible inventory (``all`` → ``hosts`` /
@@ -8,8 +9,8 @@ mapping file (:mod:`harness.inventory.ansible_mapping`) says what the harness ne
 Ansible does not know.
 
 Variables are resolved as Ansible does (:mod:`harness.inventory.ansible_groups`).  Only hosts
-named by a pair become nodes.  Files in ``host_vars/`` / ``group_vars/`` directories and dynamic
-inventories are not read: point the mapping's ``host_vars`` at variables in the YAML file.
+named by a pair become nodes.  The ``group_vars/`` and ``host_vars/`` directories beside the
+inventory file are read (:mod:`harness.inventory.ansible_varsdirs`); dynamic inventories are not.
 
 Secrets are never copied: connection and become passwords, vault-encrypted values and anything
 that looks like a key or token are left out with a note naming the variable (never its value);
@@ -33,8 +34,10 @@ import yaml
 from harness.errors import ConfigError
 from harness.inventory.ansible_groups import GroupTree, Resolved
 from harness.inventory.ansible_ini import host_port, looks_like_ini, parse_ini_inventory
+from harness.inventory.ansible_listjson import from_list_output, is_list_output
 from harness.inventory.ansible_mapping import MAPPING_KEY, AnsibleMapping, MappedPair, SshDefaults, is_ansible_mapping
 from harness.inventory.ansible_secrets import VaultValue, is_secret_value
+from harness.inventory.ansible_varsdirs import VARS_DIRS, read_vars_dir
 from harness.inventory.models import NAME_PATTERN
 from harness.redact import looks_secret
 from harness.userfiles.userfile import read_config_text
@@ -91,7 +94,7 @@ _AnsibleLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _
 
 @dataclass(frozen=True)
 class AnsibleInventory:
-    """The hosts and groups of an Ansible YAML inventory, with each host's resolved variables."""
+    """The hosts and groups of an Ansible inventory (YAML or INI), with each host's resolved variables."""
 
     source: str
     #: Host → variables, resolved with Ansible's precedence (all < groups by depth < host).
@@ -101,24 +104,43 @@ class AnsibleInventory:
 
 
 def load_ansible_inventory(path: Path) -> AnsibleInventory:
-    """Read an Ansible YAML inventory file (see :func:`parse_ansible_inventory`)."""
-    return parse_ansible_inventory(read_config_text(path, "Ansible inventory"), str(path))
+    """Read an Ansible YAML or INI inventory file and the ``group_vars/`` and ``host_vars/``
+    beside it (see :func:`parse_ansible_inventory`)."""
+    if path.is_dir():
+        raise ConfigError(
+            f"{path}: a directory; name the inventory file in it (its {' and '.join(VARS_DIRS)} beside it are read)"
+        )
+    return parse_ansible_inventory(read_config_text(path, "Ansible inventory"), str(path), vars_dirs=path.parent)
 
 
-def parse_ansible_inventory(text: str, source: str = "<string>") -> AnsibleInventory:
-    """Parse an Ansible YAML or INI inventory; ConfigError for what it cannot represent faithfully."""
+def _parse_vars_file(text: str, source: str) -> Any:
+    return construct_yaml_text(text, source, _AnsibleLoader, finite=False)
+
+
+def parse_ansible_inventory(text: str, source: str = "<string>", *, vars_dirs: Path | None = None) -> AnsibleInventory:
+    """Parse an Ansible YAML or INI inventory, with the ``group_vars/`` and ``host_vars/`` of
+    ``vars_dirs`` when given; ConfigError for what it cannot represent faithfully."""
     # YAML: a SafeLoader subclass (no arbitrary objects), through the harness's bounded loader;
     # Ansible variables that are not numbers the harness reads may be anything, .inf included.
     if looks_like_ini(text, source):
         data: Any = parse_ini_inventory(text, source)
     else:
         data = construct_yaml_text(text, source, _AnsibleLoader, finite=False)
+    listed = is_list_output(data)
+    if listed:  # `ansible-inventory --list` JSON: what Ansible resolved, its vars files included
+        data = from_list_output(data, source)
     if not isinstance(data, dict):
-        raise ConfigError(f"{source}: neither a YAML inventory (groups such as `all:`) nor an INI one ([group])")
+        raise ConfigError(
+            f"{source}: neither a YAML inventory (groups such as `all:`), an INI one ([group]) "
+            "nor `ansible-inventory --list` JSON"
+        )
     tree = GroupTree(source)
     for name, body in data.items():
         tree.add(str(name), body, None if name == "all" else "all")
     tree.check()
+    if vars_dirs is not None and not listed:
+        tree.group_files = read_vars_dir(vars_dirs / "group_vars", tree.groups, _parse_vars_file)
+        tree.host_files = read_vars_dir(vars_dirs / "host_vars", tree.host_vars, _parse_vars_file)
     hosts = Resolved(tree.host_vars, tree.resolved)
     groups = Resolved(tree.groups, tree.members)
     return AnsibleInventory(source, hosts, groups)

@@ -1,8 +1,11 @@
 """An Ansible inventory's group tree: its groups and hosts, each host's variables resolved with
 Ansible's precedence, and each group's members, worked out only for what is asked.
 
-Variables are resolved as Ansible does for a YAML inventory: ``all``'s vars, then each group's
-from the shallowest to the deepest (ties by name), then the host's own.  A group's members are
+Variables are resolved as Ansible does: ``all``'s vars, then each group's from the shallowest
+to the deepest, groups of one depth by ``ansible_group_priority`` (default 1, the higher one
+wins), then by name; then the files of ``group_vars/`` beside the inventory in the same order
+(``all`` first), then the host's own vars, then its ``host_vars/`` file.  The priority is the
+group's, not a variable: it never reaches a host's variables.  A group's members are
 its own hosts, then its children's, breadth first, each host once.
 
 Everything is linear in the file or computed on demand: host lists are ordered sets, a group's
@@ -24,7 +27,10 @@ from harness.errors import ConfigError
 from harness.inventory.ansible_ini import expand_host_range
 from harness.limits import MAX_DEPTH, MAX_HOSTS
 
-__all__ = ["GroupTree", "Resolved"]
+__all__ = ["PRIORITY", "GroupTree", "Resolved"]
+
+#: The group variable Ansible reads as the group's priority (and keeps out of its vars).
+PRIORITY: Final = "ansible_group_priority"
 
 _GROUP_KEYS: Final = frozenset({"hosts", "vars", "children"})
 V = TypeVar("V")
@@ -61,6 +67,8 @@ class _Group:
     hosts: dict[str, None] = field(default_factory=dict)  # an ordered set
     children: dict[str, None] = field(default_factory=dict)
     parents: dict[str, None] = field(default_factory=dict)
+    #: ``ansible_group_priority``: among groups of one depth, a higher one's vars win
+    priority: int = 1
 
 
 def _as_mapping(value: Any, where: str) -> dict[str, Any]:
@@ -69,6 +77,16 @@ def _as_mapping(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ConfigError(f"{where}: expected a mapping, got {type(value).__name__}")
     return value
+
+
+def _priority(value: Any, where: str) -> int:
+    """Ansible's ``int(value)`` of ``ansible_group_priority``."""
+    try:
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise ValueError
+        return int(value)
+    except ValueError:
+        raise ConfigError(f"{where}: {PRIORITY} must be an integer, got {value!r}") from None
 
 
 class GroupTree:
@@ -80,6 +98,9 @@ class GroupTree:
         self.host_vars: dict[str, dict[str, Any]] = {}
         self.host_groups: dict[str, dict[str, None]] = {}
         self._depth: dict[str, int] = {}
+        #: ``group_vars/<group>`` and ``host_vars/<host>`` files beside the inventory, when read
+        self.group_files: dict[str, dict[str, Any]] = {}
+        self.host_files: dict[str, dict[str, Any]] = {}
 
     def add(self, name: str, body: Any, parent: str | None) -> None:
         """Group ``name`` (a child of ``parent``) and, recursively, its children."""
@@ -93,6 +114,8 @@ class GroupTree:
             self.groups[parent].children[name] = None
             group.parents[parent] = None
         group.vars.update(_as_mapping(data.get("vars"), f"{where} vars"))
+        if PRIORITY in group.vars:
+            group.priority = _priority(group.vars.pop(PRIORITY), where)
         for key, host_vars in _as_mapping(data.get("hosts"), f"{where} hosts").items():
             own = _as_mapping(host_vars, f"{where} host {key!r}")
             for host in expand_host_range(str(key), MAX_HOSTS - len(self.host_vars)):  # `node[1:3]`, as Ansible
@@ -157,9 +180,16 @@ class GroupTree:
         return found
 
     def resolved(self, host: str) -> dict[str, Any]:
-        """``host``'s variables: all < groups by depth, then name < the host's own."""
-        merged: dict[str, Any] = {}
-        for name in sorted(self._ancestry(host), key=lambda g: (self._depth.get(g, 0), g)):
+        """``host``'s variables, in Ansible's order (the module's docstring)."""
+        ordered = sorted(self._ancestry(host) - {"all"}, key=self._order)
+        merged: dict[str, Any] = dict(self.groups["all"].vars)
+        for name in ordered:
             merged.update(self.groups[name].vars)
+        for name in ["all", *ordered]:
+            merged.update(self.group_files.get(name, {}))
         merged.update(self.host_vars[host])
+        merged.update(self.host_files.get(host, {}))
         return merged
+
+    def _order(self, name: str) -> tuple[int, int, str]:
+        return self._depth.get(name, 0), self.groups[name].priority, name

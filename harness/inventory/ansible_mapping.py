@@ -113,7 +113,9 @@ class MappedPair(_Model):
 class AnsibleMapping(_Model):
     """The mapping file: how an Ansible inventory becomes a harness inventory."""
 
-    ansible_inventory: StrictStr | None = Field(None, description="the Ansible YAML inventory, relative to this file")
+    ansible_inventory: StrictStr | None = Field(
+        None, description="the Ansible inventory (YAML or INI), relative to this file"
+    )
     name: StrictStr
     defaults: NodeDefaults
     host_vars: HostVarNames = HostVarNames()

@@ -19,12 +19,14 @@ from harness.argtypes import number
 from harness.cell import CellContext, CellResult, CellSpec
 from harness.cell.autorepeat import interval_samples, run_until_tight
 from harness.cell.features import FeatureMissing
+from harness.cell.outcome import junit_properties, property_name
 from harness.disk.cell import DiskCellResult, DiskCellRunner, DiskCellSpec
 from harness.errors import HarnessError
 from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S
 from harness.inventory import Inventory
 from harness.plugin.controller import Controller, wants_reports
 from harness.plugin.groups import cell_groups
+from harness.plugin.progress import calibrating
 from harness.plugin.repeats import repeat_count, repeat_plan
 from harness.plugin.rundir import controller_run_dir, worker_run_dir
 from harness.plugin.session import SESSION_KEY, HarnessSession
@@ -47,9 +49,11 @@ pytest_plugins = [
     "harness.plugin.junit",
     "harness.plugin.leftovers",
     "harness.plugin.metrics",
+    "harness.plugin.progress",
     "harness.plugin.repeats",
     "harness.plugin.resultsdb",
     "harness.plugin.splitbrain",
+    "harness.plugin.unrunnable",
     "harness.plugin.verdicts",
     "harness.plugin.verifyafter",
 ]
@@ -283,7 +287,8 @@ def measure(
 
     def _run(spec: CellSpec, extra_checks: Callable[[CellContext], list[BoundResult]] | None) -> CellResult:
         predictor = harness_session.predictor
-        predictor.before(spec)
+        with calibrating(request.node):  # the run's ETA counts a pair's calibration apart
+            predictor.before(spec)
         result = harness_session.runner.run(
             spec, extra_checks=extra_checks, test_id=request.node.nodeid, annotate=predictor.annotate
         )
@@ -306,8 +311,8 @@ def measure(
             harness_session.runner.store.append(extra)
         for key, value in result.properties():
             record_property(key, value)
-        for sample in extra:
-            record_property(sample.metric, round(sample.value, 4))
+        for key, value in junit_properties(((property_name(s.metric, s.unit), s.value) for s in extra), ()):
+            record_property(key, value)
         verdict = result.verdict
         if verdict.verdict == "fail":
             pytest.fail(f"{spec.id}: {verdict.reason}", pytrace=False)

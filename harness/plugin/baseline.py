@@ -140,6 +140,8 @@ class BaselineStep:
     overwrite: bool
     lines: list[str] = field(default_factory=list)
     regressed: bool = False
+    #: why the comparison could not be made, when it could not
+    error: str | None = None
 
     @classmethod
     def of(cls, config: pytest.Config, hs: HarnessSession) -> BaselineStep | None:
@@ -167,7 +169,8 @@ class BaselineStep:
             reference = self._reference(name)
             result = run_gate(reference, current, inventory.baseline_tolerances, write_to=current.path)
         except HarnessError as exc:
-            self.lines.append(f"--baseline-compare {name}: error: {exc}")
+            self.error = f"--baseline-compare {name}: error: {exc}"
+            self.lines.append(self.error)
             fail_session(session, exc.exit_code)
             return None
         self.lines += result.summary.splitlines()

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError
-from harness.export import PushError, RunMetrics, push_to_pushgateway, write_textfile
+from harness.export import PushError, RunMetrics, push_grouping, push_to_pushgateway, write_textfile
 from harness.redact import redact_url
 from harness.report.results import RunResults
 from harness.runfiles.rundir import RunDir
@@ -40,7 +40,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--pushgateway",
         metavar="URL",
         default=None,
-        help="push the run's metrics to this Prometheus Pushgateway (job 'harness', grouped by inventory)",
+        help="push the run's metrics to this Prometheus Pushgateway (job 'harness', grouped by inventory and run id)",
     )
 
 
@@ -76,8 +76,11 @@ def export_run_metrics(config: pytest.Config, run: RunDir, results: RunResults, 
     if url is not None:
         try:
             push_to_pushgateway(url, metrics)
-            group = info.inventory_name or "unnamed"
-            lines.append(f"metrics: pushed to {redact_url(url)} (job harness, inventory {group})")
+            group = push_grouping(metrics)
+            lines.append(
+                f"metrics: pushed to {redact_url(url)} (job harness, inventory {group['inventory']}, "
+                f"run_id {group['run_id']})"
+            )
         except (PushError, ConfigError) as exc:
             lines.append(f"metrics: NOT pushed: {exc}")
     return lines

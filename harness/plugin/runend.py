@@ -12,7 +12,10 @@ One object owns everything that happens once the cells are done, in this order:
    ``--openmetrics-file``, ``--pushgateway``: :mod:`harness.plugin.metrics`);
 7. save the run as a baseline (``--baseline-save``), from the same results;
 
-and prints the comparison, the judgements and the baseline in the terminal summary.
+and writes the run's first screen, ``summary.md`` (what failed and why, the baseline's verdict,
+where the tables are, :mod:`harness.report.firstscreen`) and ``bounds.txt`` (every relative
+bound and the model's fit), and prints the first screen at the head of the terminal summary,
+then the files, then the baseline comparison.  The tables stay in their files.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from typing import Any
 
 import pytest
 
+from harness.baseline.gate import GateResult
+from harness.baseline.markdown import verdict_line
 from harness.baseline.refs import Side
 from harness.plugin.baseline import BaselineStep
 from harness.plugin.interrupt import INTERRUPT_KEY
@@ -30,10 +35,12 @@ from harness.plugin.metrics import export_run_metrics
 from harness.plugin.relative import relative_verdicts
 from harness.plugin.resultsdb import results_db_of
 from harness.plugin.session import HarnessSession, fail_session
+from harness.report.firstscreen import FirstScreen, first_screen, judgement_lines
 from harness.report.modelfit import model_fit
-from harness.report.publish import write_report
+from harness.report.publish import write_atomic, write_report
 from harness.report.results import RunResults
 from harness.resultsdb.writer import write_results
+from harness.rules.bounds import BoundResult
 from harness.runfiles.rundir import update_latest
 
 __all__ = ["RunEnd"]
@@ -45,9 +52,13 @@ class RunEnd:
     def __init__(self, hs: HarnessSession, config: pytest.Config) -> None:
         self.hs = hs
         self.config = config
-        #: The "relative bounds and reports" lines; ``None`` until a run with samples finished.
+        #: The "files" lines; ``None`` until a run with samples finished.
         self.lines: list[str] | None = None
+        #: What failed and why, shown first; ``None`` until a run with samples finished.
+        self.screen: FirstScreen | None = None
         self.baseline: BaselineStep | None = None
+        #: the report's files, relative to the run directory
+        self.names: list[str] = []
 
     # trylast: after pytest's own sessionfinish tore the fixtures down (their undo included)
     @pytest.hookimpl(trylast=True)
@@ -84,23 +95,74 @@ class RunEnd:
         )
         update_latest(hs.reports_root, run)
         metrics = export_run_metrics(self.config, run, results, info)
-        reports = [f"reports: {run.path} (reports/latest)"] + [f"  {os.path.relpath(p, run.path)}" for p in paths]
-        judged = [f"{result.verdict.upper():12} {label}: {result.reason}" for label, result in verdicts]
-        self.lines = reports + stored + metrics + judged + model_fit(results.samples).summary()
+        names = [os.path.relpath(p, run.path) for p in paths]
+        fit = model_fit(results.samples).summary()
+        self._first_screen(session, results, verdicts=verdicts, gate=gate, names=names, metrics=metrics, fit=fit)
+        self.lines = self._file_lines(stored, metrics, fit)
         if self.baseline is not None:
             self.baseline.save(session, results, info)
 
+    def _first_screen(
+        self,
+        session: pytest.Session,
+        results: RunResults,
+        *,
+        verdicts: list[tuple[str, BoundResult]],
+        gate: GateResult | None,
+        names: list[str],
+        metrics: list[str],
+        fit: list[str],
+    ) -> None:
+        """Write bounds.txt and summary.md, and keep the first screen for the terminal."""
+        run = self.hs.run
+        write_atomic(run.bounds_txt, "\n".join([*judgement_lines(verdicts), *fit]) + "\n")
+        problems = [line for line in metrics if line.startswith("metrics: NOT")]
+        baseline = None
+        if self.baseline is not None:
+            problems += [] if self.baseline.error is None else [self.baseline.error]
+            if gate is not None:
+                baseline = f"baseline {self.baseline.compare_with}: {verdict_line(gate.comparison)}"
+        files = _files(names, compared=gate is not None)
+        regressed = self.baseline is not None and self.baseline.regressed
+        self.screen = first_screen(
+            results.comparison, verdicts, baseline=baseline, regressed=regressed, problems=problems, files=files
+        )
+        self.names = names
+        write_atomic(run.summary_md, self.screen.markdown(run.run_id, int(session.exitstatus)))
+
+    def _file_lines(self, stored: list[str], metrics: list[str], fit: list[str]) -> list[str]:
+        run = self.hs.run
+        names = [run.summary_md.name, *self.names, run.bounds_txt.name]
+        lines = [f"reports: {run.path} (reports/latest)"] + [f"  {name}" for name in names]
+        problems = set(self.screen.problems) if self.screen is not None else set()
+        return lines + stored + [line for line in metrics if line not in problems] + fit[:1]
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        # what failed and why first; the tables are in the files listed after it
+        if self.screen is not None:
+            terminalreporter.write_sep("=", self.screen.title)
+            for line in self.screen.lines():
+                terminalreporter.write_line(line)
         if self.lines is not None:
-            terminalreporter.write_sep("=", "replication comparison")
-            md = self.hs.run.comparison_md
-            if md.exists():
-                for line in md.read_text().splitlines():
-                    terminalreporter.write_line(line)
-            terminalreporter.write_sep("-", "relative bounds and reports")
+            terminalreporter.write_sep("-", "harness: files (tables, bounds, report)")
             for line in self.lines:
                 terminalreporter.write_line(line)
         if self.baseline is not None and self.baseline.lines:
             terminalreporter.write_sep("=", "baseline")
             for line in self.baseline.lines:
                 terminalreporter.write_line(line)
+
+
+def _files(names: list[str], compared: bool) -> tuple[tuple[str, str], ...]:
+    """The run's files a reader looks at next, and what each holds."""
+    what = {
+        "comparison.md": "every scenario's table: pairs side by side, ratios, predictions, verdicts",
+        "comparison.csv": "the same, one row per cell",
+        "report.html": "the tables and plots in one page",
+    }
+    files = [(name, what[name]) for name in names if name in what]
+    files.append(("bounds.txt", "every relative bound (cross- vs same-AZ, replicated vs local) and the model's fit"))
+    if compared:
+        files.append(("baseline-compare.md", "the baseline comparison, every compared cell"))
+    files.append(("junit.xml", "one test case per cell, with its metrics"))
+    return tuple(files)

@@ -22,7 +22,7 @@ from filelock import FileLock
 
 from harness.cell import CellRunner
 from harness.cell.certificate import HostProbe
-from harness.cell.failover import FailoverParts, InventoryProtocol
+from harness.cell.failover import FailoverParts, InventoryProtocol, ProtocolSwitch
 from harness.cell.features import from_findings, write_missing
 from harness.errors import ConfigError, RefusedError
 from harness.fio.profiles import PROFILES, Profile
@@ -175,19 +175,29 @@ class HarnessSession:
 
     def failover_parts(self, pair: str) -> FailoverParts:
         """How ``pair``'s primary is crashed and which protocols it may run the failover cell
-        with: the embedded lab's (SIGKILL of a guest; A, B or C in the lab's own configuration)
-        or a real node's (sysrq panic; the inventory's protocol only)."""
+        with: the embedded lab's (SIGKILL of a guest) or a real node's (sysrq panic)."""
         spec = self.inventory.pairs[pair]
         if self.inventory.lab is None:
             from harness.cell.sysrq import SysrqCrasher
 
-            return FailoverParts(SysrqCrasher(self.pool, spec), InventoryProtocol(pair, spec))
-        from harness.lab.crash import LabCrasher, LabProtocols
+            return FailoverParts(SysrqCrasher(self.pool, spec), self.protocol_switch(pair))
+        from harness.lab.crash import LabCrasher
         from harness.lab.lifecycle import Lab
 
         return FailoverParts(
-            LabCrasher(Lab(self.inventory, self.inventory_path), self.pool), LabProtocols(self.pool, spec)
+            LabCrasher(Lab(self.inventory, self.inventory_path), self.pool), self.protocol_switch(pair)
         )
+
+    def protocol_switch(self, pair: str) -> ProtocolSwitch:
+        """Which protocols ``pair`` may run with: A, B or C in the embedded lab's own
+        configuration, or a real cluster's inventory protocol only.  Known from the inventory
+        alone (nothing connects), so collection can leave out what can never run."""
+        spec = self.inventory.pairs[pair]
+        if self.inventory.lab is None:
+            return InventoryProtocol(pair, spec)
+        from harness.lab.crash import LabProtocols
+
+        return LabProtocols(self.pool, spec)
 
     # -- the embedded lab -------------------------------------------------------------------
     def _host_probe(self) -> HostProbe | None:

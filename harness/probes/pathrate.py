@@ -27,18 +27,26 @@ _PIDFILE = "/run/harness-iperf3.pid"
 SERVER_START_S = 5.0
 
 
-def parse_iperf3_bits(text: str) -> float:
+def _stderr_message(stderr: str) -> str:
+    """iperf3's own words on stderr, without its ``iperf3: error - `` prefix (the last 300 characters)."""
+    lines = [line.strip().removeprefix("iperf3: ").removeprefix("error - ") for line in stderr.splitlines()]
+    return "; ".join(line for line in lines if line)[-300:]
+
+
+def parse_iperf3_bits(text: str, stderr: str = "") -> float:
     """Bits per second the receiver saw, from ``iperf3 -J`` output (the same keys from 3.7 to 3.18).
 
     Refuses, with what iperf3 said, anything that is not a positive measured rate: its own
     ``error`` object; an empty ``end`` (iperf 3.9 leaves the error out of the JSON and
-    prints it on stderr); a rate of 0 bit/s, which iperf3 reports as a result when the path
-    carried nothing and which would otherwise surface much later as an invalid calibration.
+    prints it on ``stderr``, which is then the message); a rate of 0 bit/s, which iperf3 reports
+    as a result when the path carried nothing and which would otherwise surface much later as
+    an invalid calibration.
     """
+    said = _stderr_message(stderr)
     try:
         data, _ = json.JSONDecoder().raw_decode(text.lstrip())
     except ValueError as exc:
-        raise InfraError(f"iperf3 printed no JSON ({exc})") from None
+        raise InfraError(f"iperf3 printed no JSON ({exc})" + (f": {said}" if said else "")) from None
     if not isinstance(data, dict):
         raise InfraError("iperf3 output not understood: not a JSON object")
     start = data.get("start")
@@ -51,6 +59,8 @@ def parse_iperf3_bits(text: str) -> float:
         raise InfraError(f"{who}: {str(data['error']).removeprefix('error - ')}")
     end = data.get("end")
     if isinstance(end, dict) and not end:
+        if said:
+            raise InfraError(f"{who}: {said}")
         raise InfraError(f"{who} printed no result (empty 'end': iperf 3.9 prints its error only on stderr)")
     try:
         received = end["sum_received"]  # type: ignore[index]
@@ -92,11 +102,16 @@ def measure_path_rate(primary: Runner, secondary: Runner, peer_ip: str, *, secon
                 break
         if out.exit_code != 0 and not out.stdout.strip():
             raise InfraError(f"{primary.name}: iperf3 client exited {out.exit_code}: {out.stderr.strip()[-300:]}")
-        return parse_iperf3_bits(out.stdout)
+        return parse_iperf3_bits(out.stdout, out.stderr)
     finally:
         server.stop(secondary, grace_s=None, timeout=15)
 
 
+#: what the client says when no server listens: 3.7-3.18 end the message so, except 3.9,
+#: which loses the reason and says only that its control message could not be sent
+_REFUSED = ("Connection refused", "unable to send control message: Bad file descriptor")
+
+
 def _refused(out: CommandResult) -> bool:
-    """The client found no server listening (iperf3 3.7-3.18 all end the message so)."""
-    return "Connection refused" in out.stdout or "Connection refused" in out.stderr
+    """The client found no server listening."""
+    return any(text in out.stdout or text in out.stderr for text in _REFUSED)

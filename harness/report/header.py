@@ -26,6 +26,7 @@ __all__ = [
     "run_id_text",
     "validity_line",
     "varying_provenance",
+    "verdict_items",
 ]
 
 _VERSION_KEYS: Final[tuple[tuple[str, str], ...]] = (
@@ -94,7 +95,7 @@ def calibration_line(comparison: Comparison) -> str | None:
     )
 
 
-def _verdict_items(comparison: Comparison) -> list[tuple[str, str]]:
+def verdict_items(comparison: Comparison) -> list[tuple[str, str]]:
     """What the first screen says beside the result: validity, and the calibration cells."""
     lines = (("validity", validity_line(comparison)), ("calibration", calibration_line(comparison)))
     return [(name, line) for name, line in lines if line is not None]
@@ -118,7 +119,7 @@ def header_items(comparison: Comparison, run_info: RunInfo | None) -> list[tuple
         if run_info.argv:
             items.append(("command", " ".join(run_info.argv)))
     items.append(("result", result_summary(comparison)))
-    items += _verdict_items(comparison)
+    items += verdict_items(comparison)
     if run_info is not None and run_info.interrupted:
         items.append(("interrupted", f"{run_info.interrupted}; its cleanup ran, the later tests did not"))
     # only when a node's clock was surely off (node logs and the ledger will not line up)

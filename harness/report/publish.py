@@ -25,12 +25,12 @@ from harness.userfiles.userfile import read_config_text
 if TYPE_CHECKING:  # plots pulls in matplotlib, imported only when a report is rendered
     from harness.report.plots import Plot
 
-__all__ = ["render_run", "run_plots", "write_report"]
+__all__ = ["render_run", "run_plots", "write_atomic", "write_report"]
 
 _PLOT_FILE: Final = re.compile(r"\A[a-z0-9][a-z0-9-]*\.png\Z")
 
 
-def _write_atomic(path: Path, content: str | bytes) -> None:
+def write_atomic(path: Path, content: str | bytes) -> None:
     # A reader (CI artifact upload, a browser reloading) never sees a half-written file.
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     if isinstance(content, bytes):
@@ -82,8 +82,8 @@ def write_report(
         outputs += [(run.plots_dir / f"{p.name}.png", p.png) for p in plots]
     _remove_stale_plots(run, {f"{name}.png" for name in names})
     for path, content in outputs:
-        _write_atomic(path, content)
-    _write_atomic(run.plots_written, "".join(f"{name}.png\n" for name in names))
+        write_atomic(path, content)
+    write_atomic(run.plots_written, "".join(f"{name}.png\n" for name in names))
     return [path for path, _ in outputs]
 
 

@@ -7,7 +7,10 @@ and ``reports/latest`` is pointed at a finished run here.  Layout::
     reports/
       20261121-101500-ab12/     one run (a generated id; a user's --run-id such as nightly-42 too)
         run.json                the run's record (harness.runfiles.runinfo: the one reader and writer)
-        junit.xml               pytest --junitxml
+        junit.xml               pytest's JUnit (a copy of it when --junitxml names another file)
+        junit-strict.xml        the same, valid against Jenkins' xUnit schema
+        summary.md              the first screen: what failed and why, where the tables are
+        bounds.txt              every relative bound judged, and the model's fit
         preflight.txt           what the read-only preflight found
         samples.ndjson          every Sample (the source of truth)
         series.ndjson           per-second bandwidth of cells, when the runner recorded it
@@ -162,6 +165,10 @@ class RunDir:
         return self.path / "junit.xml"
 
     @property
+    def junit_strict_xml(self) -> Path:
+        return self.path / "junit-strict.xml"
+
+    @property
     def preflight_txt(self) -> Path:
         return self.path / "preflight.txt"
 
@@ -185,6 +192,16 @@ class RunDir:
     @property
     def comparison_md(self) -> Path:
         return self.path / "comparison.md"
+
+    @property
+    def summary_md(self) -> Path:
+        """The run's first screen: what failed and why, and where the tables are."""
+        return self.path / "summary.md"
+
+    @property
+    def bounds_txt(self) -> Path:
+        """Every relative bound judged at the end of the run, and the model's fit."""
+        return self.path / "bounds.txt"
 
     @property
     def comparison_csv(self) -> Path:

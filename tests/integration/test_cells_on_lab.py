@@ -215,27 +215,27 @@ def test_pytest_scenarios_write_junit_properties_and_comparison(default_lab: obj
         timeout=600,
     )
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
-    assert "replication comparison" in res.stdout
+    assert "harness: files (tables, bounds, report)" in res.stdout
     run = (tmp_path / "latest").resolve()
     junit = ET.parse(run / "junit.xml")
-    cases = {  # under xdist, JUnit appends "@<group>" to a name
-        tc.get("name", "").split("@", 1)[0]: {p.get("name", ""): p.get("value", "") for p in tc.iter("property")}
+    cases = {  # the same names as without xdist: no "@<group>" (harness.report.junitcases)
+        tc.get("name", ""): {p.get("name", ""): p.get("value", "") for p in tc.iter("property")}
         for tc in junit.iter("testcase")
     }
     pairs = {"single-az", "multi-az", "single-az-md-nbd", "multi-az-md-nbd"}  # DRBD and md-nbd
     assert set(cases) == {f"test_replicated_write[{pair}-randwrite-4k-nj1-qd1]" for pair in pairs}
     for props in cases.values():
-        assert float(props["iops"]) > 0 and float(props["bw"]) > 0 and props["verdict"] == "pass"
+        assert float(props["iops"]) > 0 and float(props["bw_mib_s"]) > 0 and props["verdict"] == "pass"
         assert props["kernel"] and props["drbd_version"] == "8.4.11"
         # the unimpaired cell's RTT comes from the probe in fio's start round trip
-        assert float(props["rtt"]) > 0
+        assert float(props["rtt_ms"]) > 0
         # every cell is predicted from its pair's calibration, so its model ratio is recorded
-        assert float(props["predicted_bw"]) > 0 and float(props["model_ratio"]) > 0 and props["bottleneck"]
+        assert float(props["predicted_bw_mib_s"]) > 0 and float(props["model_ratio"]) > 0 and props["bottleneck"]
         # and certified: both nodes (no PSI in the guests: the run queue), the path, the lab host
         primary = "a1" if "single-az" in props["pair"] else "a3"
-        assert props["validity"] == "clean", props["validity.reason"]
+        assert props["validity"] == "clean", props["validity_reason"]
         assert f"validity.{primary}.runnable_per_cpu" in props and "validity.host.cpu_pressure_pct" in props
-        assert props.get("validity.unread") is None
+        assert props.get("validity_unread") is None
     series = [json.loads(line) for line in (run / "series.ndjson").read_text().splitlines()]
     measured = [s for s in series if s["scenario"] == "replicated_write"]
     assert {s["pair"] for s in measured} == pairs

@@ -70,7 +70,7 @@ def _run_scenarios(lab: Lab, inventory: Path, reports: Path, *args: str, timeout
     assert junit.exists(), output
     passed, failed, skipped, failures = [], [], {}, {}
     for case in ET.parse(junit).iter("testcase"):
-        name = case.get("name", "").split("@", 1)[0]  # under xdist, JUnit appends "@<group>"
+        name = case.get("name", "")  # the same under xdist: the harness drops its "@<group>"
         skip = case.find("skipped")
         problem = case.find("failure") if case.find("failure") is not None else case.find("error")
         if problem is not None:

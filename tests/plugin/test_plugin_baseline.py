@@ -33,8 +33,12 @@ REGRESSED_CELL = "replicated_write multi-az write-1m-nj8-qd2 [none]"
 def plotting_stack_loaded() -> None:
     """pytester drops the modules a test imported when it ends, and numpy (pulled in by the
     end-of-run report's plots) cannot be imported twice in one process; loading the plotting
-    stack before any pytester snapshot keeps it loaded for every inner run."""
+    stack before any pytester snapshot keeps it loaded for every inner run.  psycopg likewise:
+    imported again, its compiled part keeps raising the first import's error classes, which the
+    second import's ``except psycopg.Error`` no longer catches (later in-process runs of
+    ``harness`` with a PostgreSQL URL would end in an internal error)."""
     importlib.import_module("harness.report.plots")
+    importlib.import_module("psycopg")
 
 
 @pytest.fixture

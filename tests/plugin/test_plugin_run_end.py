@@ -84,9 +84,9 @@ def test_the_report_is_written_once_with_the_baseline_plot_in_it(project: pytest
     assert result.ret == pytest.ExitCode.OK
     # The files listed are the report as written: one rendering, the baseline plot among its plots.
     result.stdout.fnmatch_lines(
-        ["*- relative bounds and reports -*", "reports: */reports/r2 (reports/latest)", "  comparison.md"]
+        ["*- harness: files (tables, bounds, report) -*", "reports: */reports/r2 (reports/latest)", "  summary.md"]
     )
-    result.stdout.fnmatch_lines(["  report.html", "  plots/*", "  plots/baseline-vs-current.png"])
+    result.stdout.fnmatch_lines(["  comparison.md", "  report.html", "  plots/*", "  plots/baseline-vs-current.png"])
     html = (Path(project.path) / "reports" / "r2" / "report.html").read_text()
     assert html.count("<img ") == 3 and 'alt="Bandwidth: baseline `main`' in html
 
@@ -133,7 +133,7 @@ def test_a_run_that_recorded_nothing_writes_no_record_and_says_so(project: pytes
     result = run(project, "r1", "--baseline-save", "main")
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["*= baseline =*", "no samples were recorded in this run: nothing to compare or save"])
-    result.stdout.no_fnmatch_line("*replication comparison*")
+    result.stdout.no_fnmatch_line("*harness: files*")
     assert reads(project) == []
     run_dir = Path(project.path) / "reports" / "r1"
     # pytest's JUnit and its strict copy (harness.plugin.junit), nothing of the harness's own
@@ -150,3 +150,47 @@ def test_harness_report_rewrites_the_end_of_run_report_byte_for_byte(project: py
     written = {path: path.read_bytes() for path in files}
     assert sorted(render_run(run_dir)) == sorted(written)
     assert {path: path.read_bytes() for path in files} == written
+
+
+FAILING_RUN = Path(__file__).parents[1] / "data" / "runs" / "history-lab4" / "20261125-120534-2874"
+
+
+def _harness_section(stdout: list[str]) -> list[str]:
+    """The terminal summary from the harness's first line to the end."""
+    start = next(i for i, line in enumerate(stdout) if line.startswith("=") and " harness: " in line)
+    return stdout[start:]
+
+
+def test_the_summary_leads_with_what_failed_and_keeps_the_tables_in_files(project: pytest.Pytester) -> None:
+    # the recorded run in which the lab's AZ link was slowed: two multi-az cells failed their bound
+    recorded = Path(project.path) / "recorded.ndjson"
+    recorded.write_text((FAILING_RUN / "samples.ndjson").read_text())
+    result = run(project, "r1")
+    section = _harness_section(result.outlines)
+    assert section[0].startswith("=") and "harness: 2 failed" in section[0]
+    failed = "FAIL replicated_write/multi-az/replicated/{}/none: 145 IOPS < min 150 IOPS"
+    assert section[1:3] == [failed.format("randwrite-4k-nj1-qd1"), failed.format("write-4k-nj1-qd1")]
+    assert section[3] == "result: 12 cells; 10 pass, 2 fail, 0 inconclusive"
+    assert "harness: files" in section[4]
+    run_dir = Path(project.path) / "reports" / "r1"
+    # the tables are in comparison.md, not on the screen
+    table_lines = [line for line in (run_dir / "comparison.md").read_text().splitlines() if line.startswith("|")]
+    assert table_lines and not set(table_lines) & set(result.outlines)
+    summary = (run_dir / "summary.md").read_text()
+    # the headline is pytest's exit status: here the inner test only copied the samples, and passed
+    assert summary.startswith("## Storage gate: passed\n\nRun `r1`: 12 cells; 10 pass, 2 fail, 0 inconclusive.\n")
+    assert "- **FAIL** `replicated_write/multi-az/replicated/write-4k-nj1-qd1/none`: 145 IOPS < min 150 IOPS" in summary
+    assert "- `comparison.md`: every scenario's table" in summary
+    assert (run_dir / "bounds.txt").read_text().endswith("\n")
+
+
+def test_a_regression_against_the_baseline_is_on_the_first_screen(project: pytest.Pytester) -> None:
+    assert run(project, "r1", "--baseline-save", "main").ret == pytest.ExitCode.OK
+    record(project, factor=0.5)
+    result = run(project, "r2", "--baseline-compare", "main")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    section = _harness_section(result.outlines)
+    assert "harness: regressed against the baseline" in section[0]
+    assert section[1].startswith("baseline main: REGRESSED: 1 regressed · ")
+    summary = (Path(project.path) / "reports" / "r2" / "summary.md").read_text()
+    assert "**baseline main: REGRESSED: 1 regressed · " in summary and "`baseline-compare.md`" in summary

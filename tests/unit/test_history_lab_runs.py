@@ -8,6 +8,7 @@ latency-bound cells, and the history gate fails it.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -62,3 +63,44 @@ def test_history_3_fails_the_slowed_run(db: Path, capsys: pytest.CaptureFixture[
     for key in LATENCY_BOUND:
         workload = key.split("/")[3]
         assert re.search(rf"\| replicated_write multi-az {workload} \[none\] +\| IOPS", out), workload
+
+
+def test_fail_on_change_below_its_minimum_fails_loudly_instead_of_passing(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the last 3 runs end with the slowed one: too few for a change to be found in any cell
+    args = ["history", "--results-db", str(db), "--metric", "iops", "--last", "3", "--no-plot"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "TOO FEW RUNS: 12 of 12 cells have fewer than 4 runs (the most 3)" in out
+    assert "inside its history's noise" not in out
+    assert main([*args, "--fail-on-change"]) == 2
+    err = capsys.readouterr().err
+    assert "--fail-on-change: 12 of 12 cells have fewer than 4 runs (the most 3)" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    # with all four runs the change is found, and the gate fails on it
+    assert main(["history", "--results-db", str(db), "--metric", "iops", "--no-plot", "--fail-on-change"]) == 1
+
+
+def test_history_json_names_the_slowed_run_for_every_latency_bound_cell(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["history", "--results-db", str(db), "--metric", "iops", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["inventory"], doc["metric"], doc["min_runs"]) == ("lab", "iops", 4)
+    assert [r["run_id"] for r in doc["runs"]][-1] == SLOWED and len(doc["runs"]) == 4
+    cells = {c["key"]: c for c in doc["cells"]}
+    assert len(cells) == 12 and all(c["judged"] for c in cells.values())
+    for key in LATENCY_BOUND:
+        change = cells[key]["change"]
+        assert change["run_id"] == SLOWED and change["change"] < -0.4 and change["after"] < change["before"], key
+        points = cells[key]["points"]
+        assert [p["run_id"] for p in points][-1] == SLOWED and points[-1]["median"] == change["after"]
+        assert points[0]["started"].startswith("2026-11-25T")
+
+
+def test_history_json_says_which_cells_could_not_be_judged(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["history", "--results-db", str(db), "--metric", "iops", "--json", "--last", "3", "--fail-on-change"]
+    assert main(args) == 2
+    doc = json.loads(capsys.readouterr().out)
+    assert {c["judged"] for c in doc["cells"]} == {False} and {c["change"] is None for c in doc["cells"]} == {True}

@@ -23,10 +23,11 @@ def test_prints_the_exposition_of_a_finished_run(run_dir: Path, capsys: pytest.C
     families = {f.name: f for f in text_string_to_metric_families(capsys.readouterr().out)}
     seeks = [
         s
-        for s in families["harness_filesystems_operations_per_second"].samples
+        for s in families["harness_filesystem_operations_per_second"].samples
         if s.labels["workload"] == "bonnie-random-seeks"
     ]
     assert {s.labels["mode"] for s in seeks} == {"xfs", "ext4"} and all(s.value > 0 for s in seeks)
+    assert {(s.labels["scenario"], s.labels["node"]) for s in seeks} == {("filesystems", "a1")}
     assert families["harness_run_info"].samples[0].labels["run_id"] == RUN.name
 
 
@@ -38,5 +39,5 @@ def test_openmetrics_format_ends_with_eof(run_dir: Path, capsys: pytest.CaptureF
 def test_writes_a_textfile_and_refuses_a_non_prom_name(run_dir: Path, tmp_path: Path) -> None:
     target = tmp_path / "harness.prom"
     assert main(["metrics", str(run_dir), "--openmetrics-file", str(target)]) == 0
-    assert "harness_filesystems_bandwidth_bytes_per_second" in target.read_text()
+    assert "harness_write_bandwidth_bytes_per_second{" in target.read_text()
     assert main(["metrics", str(run_dir), "--openmetrics-file", str(tmp_path / "harness.txt")]) == 2

@@ -3,6 +3,8 @@ of one already counted (a rerun), never pushes the count past the total."""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Literal, cast
 
@@ -11,9 +13,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.plugin.progress import ProgressPlugin
+from harness.plugin.session import SESSION_KEY
 
 CELLS = [f"scenarios/test_replicated_write.py::test_write[p{i}]" for i in range(4)]
 OTHERS = ["tests/unit/test_units.py::test_one", "scenarios/conftest.py::helper"]
+
+
+def _plugin(tmp: str) -> ProgressPlugin:
+    """The plugin of a two-worker run with no earlier run under an empty reports root."""
+    session = SimpleNamespace(reports_root=Path(tmp), inventory=SimpleNamespace(name="lab", pairs={}), run_id="r1")
+    config = SimpleNamespace(option=SimpleNamespace(numprocesses=2), stash={SESSION_KEY: session})
+    return ProgressPlugin(cast(pytest.Config, config))
 
 
 def _report(
@@ -27,8 +37,9 @@ def _report(
 @given(st.lists(st.sampled_from([*CELLS, *OTHERS]), max_size=30))
 def test_no_cell_counts_twice_and_no_other_test_counts(order: list[str]) -> None:
     lines: list[str] = []
-    plugin = ProgressPlugin(cast(pytest.Config, SimpleNamespace(option=SimpleNamespace(numprocesses=2))))
-    plugin.pytest_xdist_node_collection_finished(None, [*CELLS, OTHERS[0]])
+    with tempfile.TemporaryDirectory() as tmp:
+        plugin = _plugin(tmp)
+        plugin.pytest_xdist_node_collection_finished(None, [*CELLS, OTHERS[0]])
     assert plugin.progress is not None
     plugin.progress.say = lines.append
     for nodeid in order:
@@ -38,9 +49,9 @@ def test_no_cell_counts_twice_and_no_other_test_counts(order: list[str]) -> None
     assert all(f"/{len(CELLS)} cells" in line for line in lines)
 
 
-def test_a_cell_skipped_in_setup_counts_once() -> None:
+def test_a_cell_skipped_in_setup_counts_once(tmp_path: Path) -> None:
     lines: list[str] = []
-    plugin = ProgressPlugin(cast(pytest.Config, SimpleNamespace(option=SimpleNamespace(numprocesses=2))))
+    plugin = _plugin(str(tmp_path))
     plugin.pytest_xdist_node_collection_finished(None, CELLS[:2])
     assert plugin.progress is not None
     plugin.progress.say = lines.append

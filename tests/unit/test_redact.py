@@ -166,6 +166,9 @@ def test_disk_cells_share_the_junit_properties_of_replicated_cells() -> None:
     samples = [Sample("bw", 12.5, "MiB/s", meta), Sample("overhead", float("nan"), "s", meta)]
     result = DiskCellResult(spec, fio, fio.write, BoundResult("pass", f"raw: {_LEAK}"), meta, samples)
     props = dict(result.properties())
-    assert props["bw"] == 12.5 and "overhead" not in props  # non-finite values are left out
+    # named with their unit, values as text; non-finite values are left out
+    assert props["bw_mib_s"] == "12.5" and "overhead_s" not in props and "overhead" not in props
+    # no Python repr: a missing steady-state record is no property, not "None"
+    assert "steady_state" not in props and props["mode"] == "raw"
     assert "hunter2" not in repr(result.properties())
     assert DiskCellResult.properties is CellResult.properties
