@@ -39,8 +39,9 @@ class LabCrasher:
 
 
 class LabProtocols:
-    """Any protocol, set in the lab's own DRBD configuration on both nodes of the pair (a
-    restarted guest comes back with the protocol the lab was rendered with)."""
+    """Any protocol, set in the lab's own DRBD configuration on every node of the resource (a
+    restarted guest comes back with the protocol its file says, and DRBD 9 refuses a connection
+    whose two ends disagree: a peer left on the old one would stay StandAlone)."""
 
     def __init__(self, pool: ConnectionPool, pair: PairSpec) -> None:
         self.pool = pool
@@ -59,4 +60,4 @@ class LabProtocols:
             for node in (self.pair.primary, self.pair.secondary):
                 self.pool.get(node).run_script(f"[ -e /dev/md/{self.pair.resource} ] || exit 0; {script}", timeout=30)
             return
-        set_protocol([self.pool.get(self.pair.primary), self.pool.get(self.pair.secondary)], self.pair.resource, chosen)
+        set_protocol([self.pool.get(node) for node in self.pair.nodes], self.pair.resource, chosen)

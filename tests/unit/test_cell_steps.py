@@ -24,6 +24,7 @@ from harness.fio.report import parse_fio_json
 from harness.fio.spec import WorkloadSpec
 from harness.impair.profile import NetemProfile
 from harness.inventory.models import ThresholdSpec
+from harness.inventory.pairs import PeerSpec
 from harness.lab.crash import LabProtocols
 from harness.probes.rtt import RttStats
 from harness.replication import WindowVerdict
@@ -146,4 +147,18 @@ def test_the_lab_sets_any_protocol_in_its_own_configuration() -> None:
     switch.set("A")
     for node in nodes.values():
         assert any("s/protocol [ABC];/protocol A;/" in call and "/etc/drbd.conf" in call for call in node.calls)
+        assert node.calls[-1] == "drbdadm adjust single-az"
+
+
+def test_the_lab_sets_the_protocol_on_every_node_of_a_resource_with_peers() -> None:
+    # a peer left on the old protocol is refused by DRBD 9 ("incompatible protocol settings")
+    # once a crashed primary reconnects, and stays StandAlone
+    pair = LAB.pairs["single-az"].model_copy(update={"peers": {"a3": PeerSpec(role="tiebreaker")}})
+    nodes = {
+        name: FakeRunner(name, argv={("drbdadm", "adjust", "single-az"): [Answer()]}, scripts=[("sed -i", Answer())])
+        for name in ("a1", "a2", "a3")
+    }
+    LabProtocols(FakePool(dict(nodes)).as_pool(), pair).set("B")
+    for node in nodes.values():
+        assert any("s/protocol [ABC];/protocol B;/" in call for call in node.calls), node.name
         assert node.calls[-1] == "drbdadm adjust single-az"
