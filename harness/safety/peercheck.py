@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from harness.replication_answers import PeerView
+from harness.replication.answers import PeerView
 
 __all__ = ["peers_check"]
 

@@ -28,7 +28,7 @@ What a caller may ask:
   peers beyond the pair, each with its disk and role, and the quorum they make (a DRBD 9
   resource of three nodes, a diskless tie-breaker); None where the product has no such peers.
 
-Answers are protocols too (:mod:`harness.replication_answers`: :class:`ReplicaStatus`,
+Answers are protocols too (:mod:`harness.replication.answers`: :class:`ReplicaStatus`,
 :class:`WindowVerdict`, :class:`ConfigFindings`, :class:`PeerView`, ...): each product keeps its
 own records, in its own words.
 """
@@ -49,7 +49,7 @@ from harness.inventory.models import NodeSpec, PairSpec
 from harness.mdnbd import commands as md_nbd_commands
 from harness.mdnbd.replication import MdNbdEnds, MdNbdReplication
 from harness.remote import CommandResult, Runner
-from harness.replication_answers import (
+from harness.replication.answers import (
     ConfigFindings,
     EventWatch,
     IdentityVerdict,
