@@ -28,6 +28,7 @@ watch of a measurement window (the replication's event watchers) ends with
 from __future__ import annotations
 
 import math
+import posixpath
 import shlex
 import time
 from collections.abc import Sequence
@@ -41,6 +42,8 @@ __all__ = ["WAIT_CHUNK_S", "DetachedJob", "cancel_mark", "session_start", "stop_
 #: longest single wait on the node; bounds how late an interrupt of the harness is acted on
 #: (fabric answers Ctrl-C by forwarding it and waiting for the remote command to end)
 WAIT_CHUNK_S: Final = 5.0
+#: tenths of a second a stop waits for SIGKILLed processes to leave (in-flight I/O ends first)
+_KILLED_TICKS: Final = 30
 #: reads the pid file into ``$p`` with shell builtins, empty unless it is a plain number
 _READ_PID: Final = "p=; [ -e {pf} ] && read -r p < {pf}; case \"$p\" in ''|*[!0-9]*) p= ;; esac"
 
@@ -84,8 +87,10 @@ def session_start(inner: str, pid_file: str | None, cancel_file: str | None = No
 
 def cancel_mark(cancel_file: str) -> str:
     """Shell a stop runs first, so that a start still on its way never leaves its job running
-    (see :func:`session_start`)."""
-    return f": > {shlex.quote(cancel_file)}"
+    (see :func:`session_start`).  The start may be the one that makes the job's directory (a
+    run's first fio), so the stop makes it when it is missing: else the mark is never written."""
+    where = shlex.quote(posixpath.dirname(cancel_file) or ".")
+    return f"{{ [ -d {where} ] || mkdir -p {where}; }}; : > {shlex.quote(cancel_file)}"
 
 
 def stop_script(pid_file: str, *, grace_s: float | None = 1.0, one_group: bool = False) -> str:
@@ -102,11 +107,14 @@ def stop_script(pid_file: str, *, grace_s: float | None = 1.0, one_group: bool =
     # the grace is a bound, not a wait: fio ends within ~0.1 s of SIGTERM, and the interrupt
     # path has 7 s in all before CI's SIGKILL, so look every 0.1 s and go on once the session is gone
     ticks = 0 if grace_s is None else max(1, math.ceil(float(_seconds(grace_s, "grace")) * 10))
+    # (zombies do not count: they are gone for everything but their parent's wait)
+    alive = 'ps -o stat= -s "$p" 2>/dev/null | grep -qv "^Z"'
     kill = (
-        # (zombies do not count: they are gone for everything but their parent's wait)
-        f'; i=0; while [ $i -lt {ticks} ] && ps -o stat= -s "$p" 2>/dev/null | grep -qv "^Z"; '
-        f"do sleep 0.1; i=$((i+1)); done"
-        f'; pkill -KILL -s "$p" 2>/dev/null'
+        f"; i=0; while [ $i -lt {ticks} ] && {alive}; do sleep 0.1; i=$((i+1)); done"
+        # a killed process still finishing the I/O it had in flight is still there: the stop
+        # ends once it is gone (bounded), so whoever checks next finds the node clean
+        f'; if {alive}; then pkill -KILL -s "$p" 2>/dev/null; i=0; '
+        f"while [ $i -lt {_KILLED_TICKS} ] && {alive}; do sleep 0.1; i=$((i+1)); done; fi"
         if grace_s is not None
         else ""
     )

@@ -4,6 +4,7 @@ second thread is not blocked by the first, and a shell that died is not trusted 
 
 from __future__ import annotations
 
+import _thread
 import threading
 import time
 from collections.abc import Iterator
@@ -65,3 +66,25 @@ def test_a_shell_killed_mid_command_is_a_lost_connection_then_a_new_shell(a1: Ss
         # kill the warm shell itself (the parent of the command's `timeout`) mid-command
         a1.run_script("kill -9 $(ps -o ppid= -p $(ps -o ppid= -p $$)); sleep 5", timeout=20)
     assert a1.run(["echo", "again"], timeout=10).stdout == "again\n"
+
+
+def test_an_interrupt_beside_a_busy_warm_shell_is_raised_once_the_command_ended(a1: SshNode) -> None:
+    """The warm shell is busy (the lock's heartbeat), so a start takes a fresh channel: the
+    interrupt must still end the call, and only once the command ended, so that the start it
+    interrupted is known and its undo, which runs next, stops what it started."""
+    a1.run(["true"], timeout=10)
+    long = threading.Thread(target=a1.run, args=(["sleep", "3"],), kwargs={"timeout": 10})
+    long.start()
+    time.sleep(0.5)
+    mark = f"/tmp/harness-interrupt-{time.monotonic_ns()}"
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            a1.run_script(f"sleep 1; echo ended > {mark}", timeout=10)
+        assert a1.run(["cat", mark], timeout=10).stdout == "ended\n"
+        assert a1.run(["echo", "after"], timeout=10).stdout == "after\n"
+    finally:
+        timer.cancel()
+        long.join()
+        a1.run(["rm", "-f", mark], timeout=10)

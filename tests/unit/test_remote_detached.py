@@ -319,6 +319,22 @@ def test_a_stop_that_reaches_the_node_first_keeps_the_start_from_launching(tmp_p
     assert not Path(j.pid_file or "").exists()
 
 
+def test_a_stop_first_keeps_the_start_from_launching_even_before_the_run_dir_exists(tmp_path: Path) -> None:
+    """The first fio of a run: its start creates the node's run directory, so a stop that comes
+    first finds no directory to leave its cancel file in, and must make it."""
+    node = NodeShell()
+    marker = f"sleep 600.{time.monotonic_ns() % 10**6}"
+    later = tmp_path / "run-dir-not-yet-made"
+    j = job(later, marker, deadline_s=700, cancel_file=str(later / "j.cancel"))
+    j.stop(node)
+    node.run_script(f"mkdir -p {shlex.quote(str(later))} && {j.start_script()}", timeout=10)
+    time.sleep(0.3)
+    try:
+        assert _gone(marker)
+    finally:
+        subprocess.run(["pkill", "-f", marker], check=False)
+
+
 def test_a_stop_racing_the_start_leaves_nothing_running(tmp_path: Path) -> None:
     """An interrupt stops fio while the round trip that starts it is still on its way: the
     two shells run at once on the node, in either order, and whichever wins nothing is left."""
