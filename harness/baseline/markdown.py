@@ -21,7 +21,7 @@ from harness.report.comparison import METRIC_LABELS
 from harness.report.formatting import format_stat
 from harness.rules.tolerance import format_percent
 
-__all__ = ["render_markdown", "verdict_line"]
+__all__ = ["regressed_cells", "render_markdown", "verdict_line"]
 
 _HEADLINE: Final = {
     "pass": "PASS",
@@ -119,6 +119,11 @@ def _counts(comparison: BaselineComparison) -> str:
 def verdict_line(comparison: BaselineComparison) -> str:
     """The comparison in one plain line: ``REGRESSED: 2 regressed · 15 unchanged · ...``."""
     return f"{_HEADLINE[comparison.verdict]}: {_counts(comparison).replace('**', '')}"
+
+
+def regressed_cells(comparison: BaselineComparison) -> list[tuple[str, str]]:
+    """(cell, why) of every cell that regressed, as the first screens list them."""
+    return [(cell.label, cell.reason) for cell in comparison.with_verdict("regressed")]
 
 
 def _all_cells(comparison: BaselineComparison, n: int) -> str:

@@ -11,8 +11,10 @@ A group's time left is the sum, over its cells left, of each cell's expected tim
 calibration for each of its pairs that has not had a cell yet.  A cell's expected time is
 what the same cell took in the inventory's previous run (its ``wall``, :func:`prior_durations`)
 at this run's pace so far (the median of finished cells' time over their previous time); for a
-cell the previous run did not have, the median time of this run's finished cells of the same
-test function (all finished cells, while none of that function has).  A pair's calibration runs
+cell the previous run did not have, the mean time of this run's finished cells of the same
+test function (all finished cells, while none of that function has): the mean, not the median,
+as what is left is a sum, and a sum counts the few long cells (a module's first, which sets its
+fixtures up) that a median leaves out.  A pair's calibration runs
 inside its first predicted cell and can be longer than the cell: a cell's time is counted
 without it, and a pair's calibration time (the median over the pairs that had theirs, 0 for
 one reused from the store) is added to the group of each pair with cells left and none
@@ -118,7 +120,7 @@ class GroupEta:
         if before is not None and pace is not None:
             return before * pace
         same = self._by_kind.get(cell_kind(nodeid))
-        return statistics.median(same) if same else statistics.median(self._done.values())
+        return statistics.fmean(same) if same else statistics.fmean(self._done.values())
 
     def _calibration_s(self) -> float:
         return statistics.median(self._calibrations.values()) if self._calibrations else 0.0

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from harness.baseline.gate import GateResult
-from harness.baseline.markdown import verdict_line
+from harness.baseline.markdown import regressed_cells, verdict_line
 from harness.baseline.refs import Side
 from harness.plugin.baseline import BaselineStep
 from harness.plugin.interrupt import INTERRUPT_KEY
@@ -89,23 +89,49 @@ class RunEnd:
         db = results_db_of(self.config, hs.reports_root)
         verdict = None if gate is None else gate.comparison.verdict
         stored = [] if db is None else [write_results(db, info, results, gate=verdict).line]
+        # report.html opens with the first screen, whose output problems the metrics add after
+        screen = self._screen(results, verdicts, gate)
         # interrupted: the tables only (`harness report` draws the plots later)
         paths = write_report(
-            run, results, info, [] if baseline_plot is None else [baseline_plot], with_plots=hs.interrupted is None
+            run,
+            results,
+            info,
+            [] if baseline_plot is None else [baseline_plot],
+            with_plots=hs.interrupted is None,
+            screen=screen,
         )
         update_latest(hs.reports_root, run)
         metrics = export_run_metrics(self.config, run, results, info)
         names = [os.path.relpath(p, run.path) for p in paths]
         fit = model_fit(results.samples).summary()
-        self._first_screen(session, results, verdicts=verdicts, gate=gate, names=names, metrics=metrics, fit=fit)
+        self._first_screen(session, screen, verdicts=verdicts, gate=gate, names=names, metrics=metrics, fit=fit)
         self.lines = self._file_lines(stored, metrics, fit)
         if self.baseline is not None:
             self.baseline.save(session, results, info)
 
+    def _screen(
+        self, results: RunResults, verdicts: list[tuple[str, BoundResult]], gate: GateResult | None
+    ) -> FirstScreen:
+        """What failed and why, the baseline's verdict and its regressed cells."""
+        baseline = None
+        problems = []
+        if self.baseline is not None:
+            problems += [] if self.baseline.error is None else [self.baseline.error]
+            if gate is not None:
+                baseline = f"baseline {self.baseline.compare_with}: {verdict_line(gate.comparison)}"
+        return first_screen(
+            results.comparison,
+            verdicts,
+            baseline=baseline,
+            regressed=self.baseline is not None and self.baseline.regressed,
+            regressions=[] if gate is None else regressed_cells(gate.comparison),
+            problems=problems,
+        )
+
     def _first_screen(
         self,
         session: pytest.Session,
-        results: RunResults,
+        screen: FirstScreen,
         *,
         verdicts: list[tuple[str, BoundResult]],
         gate: GateResult | None,
@@ -117,16 +143,8 @@ class RunEnd:
         run = self.hs.run
         write_atomic(run.bounds_txt, "\n".join([*judgement_lines(verdicts), *fit]) + "\n")
         problems = [line for line in metrics if line.startswith("metrics: NOT")]
-        baseline = None
-        if self.baseline is not None:
-            problems += [] if self.baseline.error is None else [self.baseline.error]
-            if gate is not None:
-                baseline = f"baseline {self.baseline.compare_with}: {verdict_line(gate.comparison)}"
         files = _files(names, compared=gate is not None)
-        regressed = self.baseline is not None and self.baseline.regressed
-        self.screen = first_screen(
-            results.comparison, verdicts, baseline=baseline, regressed=regressed, problems=problems, files=files
-        )
+        self.screen = dataclasses.replace(screen, problems=(*problems, *screen.problems), files=files)
         self.names = names
         write_atomic(run.summary_md, self.screen.markdown(run.run_id, int(session.exitstatus)))
 

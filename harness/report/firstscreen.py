@@ -48,6 +48,8 @@ class FirstScreen:
     regressed: bool = False
     #: (what, line) beside the result: the cells' validity counts, the calibration cells
     notes: tuple[tuple[str, str], ...] = ()
+    #: (cell, why) of every cell that regressed against the baseline
+    regressions: tuple[tuple[str, str], ...] = ()
 
     @property
     def title(self) -> str:
@@ -102,6 +104,7 @@ def first_screen(
     *,
     baseline: str | None = None,
     regressed: bool = False,
+    regressions: Sequence[tuple[str, str]] = (),
     problems: Sequence[str] = (),
     files: Sequence[tuple[str, str]] = (),
 ) -> FirstScreen:
@@ -119,4 +122,5 @@ def first_screen(
         tuple(files),
         regressed,
         tuple(verdict_items(comparison)),
+        tuple(regressions),
     )

@@ -8,12 +8,12 @@ page can be mailed or archived as one file.
 from __future__ import annotations
 
 import base64
-import html
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Final
 
 from harness.report.comparison import Column, Comparison, Row
 from harness.report.engines import ENGINE_HEADERS, engine_tables
+from harness.report.firstscreen import FirstScreen, first_screen
 from harness.report.formatting import (
     LEGEND,
     cell_text,
@@ -24,6 +24,8 @@ from harness.report.formatting import (
     verdict_text,
 )
 from harness.report.header import PAIR_HEADERS, header_items, pairs_rows, run_id_text
+from harness.report.htmltable import esc, html_table
+from harness.report.pagetop import FIRST_SCREEN_CSS, first_screen_html
 from harness.runfiles.runinfo import RunInfo
 from harness.runfiles.samples import METRICS
 
@@ -57,25 +59,6 @@ figcaption { color: #59636e; font-size: .9rem; margin-top: .25rem; }
 """
 
 
-def _esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
-
-
-def _html_table(headers: Sequence[str], rows: Iterable[Sequence[tuple[str, str, str]]]) -> str:
-    """Rows of (text, css class, title) cells."""
-    out = ['<div class="scroll"><table>', "<thead><tr>"]
-    out += [f'<th scope="col">{_esc(h)}</th>' for h in headers]
-    out.append("</tr></thead><tbody>")
-    for row in rows:
-        out.append("<tr>")
-        for text, css, title in row:
-            attrs = (f' class="{css}"' if css else "") + (f' title="{_esc(title)}"' if title else "")
-            out.append(f"<td{attrs}>{_esc(text)}</td>")
-        out.append("</tr>")
-    out.append("</tbody></table></div>")
-    return "".join(out)
-
-
 def _html_cell(row: Row, column: Column, typical_n: int) -> tuple[str, str, str]:
     text = cell_text(row, column, typical_n=typical_n)
     if column.kind == "ratio":
@@ -94,13 +77,21 @@ def _html_cell(row: Row, column: Column, typical_n: int) -> tuple[str, str, str]
     return text, "", ""
 
 
+def _verdicts_forward(columns: Sequence[Column]) -> list[Column]:
+    """The row's own columns, then the verdicts, then the figures: a table wider than the page
+    scrolls sideways, and its verdicts must be seen without scrolling."""
+    own = [c for c in columns if c.kind in ("workload", "impairment")]
+    verdicts = [c for c in columns if c.kind == "verdict"]
+    return [*own, *verdicts, *(c for c in columns if c not in own and c not in verdicts)]
+
+
 def _figure_html(title: str, png: bytes) -> str:
     if not png.startswith(_PNG_MAGIC):
         raise ValueError(f"figure {title!r}: not PNG data")
     data = base64.b64encode(png).decode("ascii")
     return (
-        f'<figure><img alt="{_esc(title)}" src="data:image/png;base64,{data}">'
-        f"<figcaption>{_esc(title)}</figcaption></figure>"
+        f'<figure><img alt="{esc(title)}" src="data:image/png;base64,{data}">'
+        f"<figcaption>{esc(title)}</figcaption></figure>"
     )
 
 
@@ -120,34 +111,43 @@ def _cells_detail(comparison: Comparison) -> str:
             rng = "" if stat is None or stat.n == 1 else f" [{format_number(stat.min)}–{format_number(stat.max)}]"
             row.append((format_stat(stat, typical_n=len(c.repeats), show_spread=False) + rng, "num", ""))
         rows.append(row)
-    return _html_table(headers, rows)
+    return html_table(headers, rows)
 
 
 def render_html(
     comparison: Comparison,
     run_info: RunInfo | None = None,
     figures: Sequence[Figure] = (),
+    screen: FirstScreen | None = None,
 ) -> str:
-    """``report.html``: a self-contained page; ``figures`` are (title, PNG bytes) to embed."""
+    """``report.html``: a self-contained page; ``figures`` are (title, PNG bytes) to embed.
+
+    ``screen`` is the run's first screen (its relative bounds and baseline verdict among what did
+    not pass); without it the page's first screen says what the cells alone say.
+    """
     run_id = run_id_text(comparison, run_info)
+    screen = screen if screen is not None else first_screen(comparison, ())
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>HA storage report — run {_esc(run_id)}</title>",
-        f"<style>{_CSS}</style></head><body>",
-        f'<header><h1>HA storage report — run {_esc(run_id)}</h1><dl class="meta">',
+        f"<title>HA storage report — run {esc(run_id)}</title>",
+        f"<style>{_CSS}{FIRST_SCREEN_CSS}</style></head><body>",
+        f"<header><h1>HA storage report — run {esc(run_id)}</h1>",
+        # what the reader came for, above the fold; the run's facts and the detail below it
+        first_screen_html(screen, comparison),
+        '<dl class="meta">',
     ]
-    out += [f"<dt>{_esc(k)}</dt><dd>{_esc(v)}</dd>" for k, v in header_items(comparison, run_info)[1:]]
+    out += [f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in header_items(comparison, run_info)[1:]]
     out.append("</dl></header>")
     if comparison.tables:
-        links = " · ".join(f'<a href="#scenario-{_esc(t.scenario)}">{_esc(t.scenario)}</a>' for t in comparison.tables)
+        links = " · ".join(f'<a href="#scenario-{esc(t.scenario)}">{esc(t.scenario)}</a>' for t in comparison.tables)
         out.append(f'<nav><a href="#{FIGURES_SECTION_ID}">figures</a> · {links} · <a href="#cells">cells</a></nav>')
 
     pairs = pairs_rows(comparison)
     if pairs:
         out.append('<section id="pairs"><h2>Pairs</h2>')
-        out.append(_html_table(PAIR_HEADERS, [[(v, "", "") for v in row] for row in pairs]))
+        out.append(html_table(PAIR_HEADERS, [[(v, "", "") for v in row] for row in pairs]))
         out.append("</section>")
 
     # Plots are rendered elsewhere (matplotlib) and only embedded here, so this module stays
@@ -164,29 +164,21 @@ def render_html(
     if not comparison.tables:
         out.append('<p class="placeholder">No cells: the samples file holds no measurements.</p>')
     for table in comparison.tables:
-        out.append(f'<h2 id="scenario-{_esc(table.scenario)}">{_esc(table.scenario)}</h2>')
-        out.append(f'<p class="legend">{_esc(table_caption(table))}</p>')
+        out.append(f'<h2 id="scenario-{esc(table.scenario)}">{esc(table.scenario)}</h2>')
+        out.append(f'<p class="legend">{esc(table_caption(table))}</p>')
         n = table.typical_repeats
         for section in table.sections:
-            out.append(f"<h3>{_esc(section.title)}</h3>")
-            headers = [c.header for c in section.columns]
-            out.append(_html_table(headers, [[_html_cell(r, c, n) for c in section.columns] for r in table.rows]))
+            out.append(f"<h3>{esc(section.title)}</h3>")
+            columns = _verdicts_forward(section.columns)
+            headers = [c.header for c in columns]
+            out.append(html_table(headers, [[_html_cell(r, c, n) for c in columns] for r in table.rows]))
     for engines in engine_tables(comparison):
-        out.append(f'<h2 id="engines-{_esc(engines.scenario)}">{_esc(engines.scenario)}: fio vs bonnie++</h2>')
+        out.append(f'<h2 id="engines-{esc(engines.scenario)}">{esc(engines.scenario)}: fio vs bonnie++</h2>')
         css = ("", "", "", "num", "num", "ratio")
         out.append(
-            _html_table(ENGINE_HEADERS, [list(zip(r.texts(), css, ("",) * 6, strict=True)) for r in engines.rows])
+            html_table(ENGINE_HEADERS, [list(zip(r.texts(), css, ("",) * 6, strict=True)) for r in engines.rows])
         )
-    out.append(f'<p class="legend">{_esc(LEGEND)}</p></section>')
-
-    if comparison.not_passed:
-        out.append('<section id="not-passed"><h2>Not passed</h2><ul>')
-        for c in comparison.not_passed:
-            out.append(
-                f'<li class="verdict-{c.verdict}"><strong>{_esc(verdict_text(c))}</strong> '
-                f"<code>{_esc(c.key)}</code>: {_esc(c.verdict_reason or '(no reason recorded)')}</li>"
-            )
-        out.append("</ul></section>")
+    out.append(f'<p class="legend">{esc(LEGEND)}</p></section>')
 
     out.append('<section id="cells"><h2>Cells</h2>')
     out.append(_cells_detail(comparison))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 from harness.errors import ConfigError
 from harness.report.csvfile import render_csv
+from harness.report.firstscreen import FirstScreen
 from harness.report.markdown import render_markdown
 from harness.report.page import render_html
 from harness.report.results import RunResults
@@ -56,6 +57,7 @@ def write_report(
     extra_plots: Sequence[Plot] = (),
     *,
     with_plots: bool = True,
+    screen: FirstScreen | None = None,
 ) -> list[Path]:
     """Write comparison.md and .csv, report.html and plots/*.png; returns their paths.
 
@@ -64,14 +66,14 @@ def write_report(
     they would no longer match report.html (a user's own PNGs there are kept).  Nothing is
     written into a saved baseline or through a plots/ that is a symlink.  ``with_plots=False``
     writes the tables only (an interrupted run, which a CI runner may kill any moment; the plots
-    cost seconds).
+    cost seconds).  ``screen`` is the run's first screen, which report.html opens with.
     """
     comparison = results.comparison
     plots = [*run_plots(results), *extra_plots] if with_plots else []
     outputs: list[tuple[Path, str | bytes]] = [
         (run.comparison_md, render_markdown(comparison, info)),
         (run.comparison_csv, render_csv(comparison.cells)),
-        (run.report_html, render_html(comparison, info, [p.figure for p in plots])),
+        (run.report_html, render_html(comparison, info, [p.figure for p in plots], screen)),
     ]
     names = [p.name for p in plots]
     if len(set(names)) != len(names):

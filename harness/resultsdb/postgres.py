@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
-from harness.errors import ConfigError, InfraError
+from harness.errors import ConfigError, HarnessError, InfraError
 from harness.redact import redact_about_url, redact_url
 from harness.resultsdb.store import Cursor, ResultsStore
 
@@ -48,6 +48,9 @@ class PostgresStore(ResultsStore):
             self._conn.close()
             detail = redact_about_url(str(exc), url)
             raise InfraError(f"{self.where}: cannot set up the results database: {detail}") from None
+        except HarnessError:  # a newer schema, a row a migration cannot move
+            self._conn.close()
+            raise
 
     def _sql(self, statement: str) -> str:
         return statement.replace("?", "%s")

@@ -18,7 +18,11 @@ Tables (every one keyed by ``run_id``; a run's rows are written in one transacti
     repeats and provenance (fio, kernel, DRBD versions, protocol, instance types, placement).
 ``samples``
     every :class:`~harness.runfiles.samples.Sample` of the run, in file order (``seq``); ``value`` is
-    ``NULL`` where fio reported no number (NaN in memory).
+    ``NULL`` where fio reported no number (NaN in memory); its metadata is the run's
+    ``runs.sample_metadata`` (what every sample of the run shares) joined with the
+    ``sample_metadata`` row ``meta_id`` names (:mod:`harness.resultsdb.sampledata`).
+``sample_metadata``
+    each distinct rest of a run's samples' metadata, once.
 ``predictions``
     the model's prediction for a cell (medians of ``predicted_bw``, ``predicted_iops``,
     ``model_ratio``) and the limit it found binding.
@@ -26,11 +30,13 @@ Tables (every one keyed by ``run_id``; a run's rows are written in one transacti
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from harness.errors import ConfigError
+from harness.resultsdb.cursor import Cursor, Placeholders
+from harness.resultsdb.sampledata import move_into_tables
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "VERSION_TABLE", "Migration", "NewerSchema", "check_version", "pending"]
 
@@ -42,6 +48,14 @@ class Migration:
     version: int
     what: str
     statements: tuple[str, ...]
+    #: what moves the rows into the new shape, after the statements (in the same transaction)
+    upgrade: Callable[[Cursor, Placeholders], None] | None = None
+
+    def apply(self, cur: Cursor, q: Placeholders) -> None:
+        for statement in self.statements:
+            cur.execute(statement)
+        if self.upgrade is not None:
+            self.upgrade(cur, q)
 
 
 MIGRATIONS: Final[tuple[Migration, ...]] = (
@@ -107,6 +121,21 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "CREATE INDEX samples_by_cell ON samples (cell_key, metric)",
             "CREATE INDEX runs_by_inventory ON runs (inventory_name, started)",
         ),
+    ),
+    Migration(
+        3,
+        "a run's sample metadata stored once: what its samples share in runs, each distinct rest once",
+        (
+            """CREATE TABLE sample_metadata (
+                run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+                meta_id INTEGER NOT NULL,
+                metadata TEXT NOT NULL,
+                PRIMARY KEY (run_id, meta_id)
+            )""",
+            "ALTER TABLE runs ADD COLUMN sample_metadata TEXT NOT NULL DEFAULT '{}'",
+            "ALTER TABLE samples ADD COLUMN meta_id INTEGER",
+        ),
+        move_into_tables,
     ),
 )
 

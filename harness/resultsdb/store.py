@@ -22,34 +22,27 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any
 
 from harness.errors import ConfigError
+from harness.resultsdb.cursor import Cursor
 from harness.resultsdb.records import RunRecord, StoredRun
+from harness.resultsdb.sampledata import joined, split
 from harness.resultsdb.schema import VERSION_TABLE, check_version, pending
 from harness.runfiles.runinfo import RunInfo
 from harness.runfiles.samples import Sample, measured_value, timestamp_value
 from harness.userfiles.jsonsafe import dumps, loads
 
-__all__ = ["Cursor", "ResultsStore", "RunExistsInStore"]
+__all__ = ["Cursor", "ResultsStore", "RunExistsInStore"]  # Cursor: where the backends import it from
 
 
 class RunExistsInStore(ConfigError):
     """The run is in the database already (and replacing it was not asked for)."""
 
 
-class Cursor(Protocol):
-    """The part of a DB-API cursor the store uses (sqlite3 and psycopg both have it)."""
-
-    def execute(self, sql: str, params: Sequence[Any] = ..., /) -> Any: ...
-    def executemany(self, sql: str, params: Sequence[Sequence[Any]], /) -> Any: ...
-    def fetchall(self) -> list[Any]: ...
-    def fetchone(self) -> Any: ...
-
-
 _RUN_COLUMNS = (
     "run_id, inventory_name, inventory_path, profile, started, finished, exitstatus, gate, "
-    "argv, versions, run_json, source, complete"
+    "argv, versions, run_json, source, sample_metadata, complete"
 )
 
 
@@ -84,10 +77,17 @@ def _stored_run(where: str, row: Sequence[Any]) -> StoredRun:
         raise ConfigError(f"{where}: run {info.run_id}: {exc}") from None
 
 
+def _object(text: Any) -> Any:
+    value = loads(text) if isinstance(text, str) else text
+    if not isinstance(value, dict):
+        raise ValueError("metadata: expected an object")
+    return value
+
+
 def _stored_sample(where: str, run_id: str, row: Sequence[Any]) -> Sample:
-    seq, metric, value, unit, ts, meta = row
+    seq, metric, value, unit, ts, meta, common = row
     try:
-        metadata = loads(meta) if isinstance(meta, str) else meta
+        metadata = joined(_object(common), _object(meta))
         record = {"metric": metric, "value": value, "unit": unit, "timestamp": ts, "metadata": metadata}
         if not isinstance(metric, str) or not isinstance(unit, str):
             raise ValueError("metric and unit must be text")
@@ -139,8 +139,12 @@ class ResultsStore(ABC):
             check_version(found, self.where)
             applied = []
             for migration in pending(found):
-                for statement in migration.statements:
-                    cur.execute(statement)
+                try:
+                    migration.apply(cur, self._sql)
+                except ValueError as exc:  # a row it cannot move: the transaction rolls back
+                    raise ConfigError(
+                        f"{self.where}: schema version {migration.version} not applied, nothing changed: {exc}"
+                    ) from None
                 applied.append(migration.version)
             if applied:
                 cur.execute("DELETE FROM schema_version")
@@ -170,6 +174,7 @@ class ResultsStore(ABC):
             samples = [_checked(s) for s in record.samples]
         except ValueError as exc:
             raise ConfigError(f"{self.where}: run {info.run_id} not written: {exc}") from None
+        metadata = split([s.metadata for s in samples])
         with self._transaction() as cur:
             cur.execute(q("SELECT complete FROM runs WHERE run_id = ?"), (info.run_id,))
             if cur.fetchone() is not None:
@@ -177,7 +182,7 @@ class ResultsStore(ABC):
                     raise RunExistsInStore(f"{self.where}: run {info.run_id} is in the database already")
                 cur.execute(q("DELETE FROM runs WHERE run_id = ?"), (info.run_id,))
             cur.execute(
-                q(f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"),
+                q(f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"),
                 (
                     info.run_id,
                     record.inventory_name,
@@ -191,15 +196,19 @@ class ResultsStore(ABC):
                     dumps(dict(info.versions)),
                     info.to_json(),
                     record.source,
+                    dumps(metadata.common, sort_keys=True),
                 ),
             )
             cur.executemany(
-                q("INSERT INTO samples (run_id, seq, cell_key, metric, value, unit, ts, metadata) "
+                q("INSERT INTO sample_metadata (run_id, meta_id, metadata) VALUES (?, ?, ?)"),
+                [(info.run_id, i, dumps(rest, sort_keys=True)) for i, rest in enumerate(metadata.rests)],
+            )
+            cur.executemany(
+                q("INSERT INTO samples (run_id, seq, cell_key, metric, value, unit, ts, meta_id) "
                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
                 [
-                    (info.run_id, i, s.cell, s.metric, _number(s.value), s.unit, s.timestamp,
-                     dumps(s.metadata, sort_keys=True))
-                    for i, s in enumerate(samples)
+                    (info.run_id, i, s.cell, s.metric, _number(s.value), s.unit, s.timestamp, meta_id)
+                    for i, (s, meta_id) in enumerate(zip(samples, metadata.ids, strict=True))
                 ],
             )  # fmt: skip
             cur.executemany(
@@ -252,8 +261,10 @@ class ResultsStore(ABC):
         with self._reader() as cur:
             cur.execute(
                 self._sql(
-                    "SELECT s.seq, s.metric, s.value, s.unit, s.ts, s.metadata FROM samples s JOIN runs r "
-                    "ON r.run_id = s.run_id WHERE s.run_id = ? AND r.complete = 1 ORDER BY s.seq"
+                    "SELECT s.seq, s.metric, s.value, s.unit, s.ts, m.metadata, r.sample_metadata FROM samples s "
+                    "JOIN runs r ON r.run_id = s.run_id "
+                    "JOIN sample_metadata m ON m.run_id = s.run_id AND m.meta_id = s.meta_id "
+                    "WHERE s.run_id = ? AND r.complete = 1 ORDER BY s.seq"
                 ),
                 (run_id,),
             )

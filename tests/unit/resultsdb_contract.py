@@ -8,23 +8,27 @@ scaling in code (tests/unit/baseline_runs.py).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import multiprocessing
 import os
 import signal
+import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
 import pytest
 
-from harness.errors import InfraError
+from harness.errors import ConfigError, InfraError
 from harness.report.results import RunResults
+from harness.resultsdb.cursor import Cursor, Placeholders
 from harness.resultsdb.location import ResultsDb
 from harness.resultsdb.records import CellRow, RunRecord, record_of
-from harness.resultsdb.schema import SCHEMA_VERSION, NewerSchema
+from harness.resultsdb.schema import MIGRATIONS, SCHEMA_VERSION, NewerSchema
 from harness.resultsdb.store import RunExistsInStore
 from harness.runfiles.runinfo import RunInfo
 from harness.runfiles.samples import Sample
+from harness.userfiles.jsonsafe import dumps, loads
 from tests.unit.baseline_runs import LATER, SINGLE, load, scaled
 
 __all__ = ["StoreContract", "run_record"]
@@ -85,6 +89,43 @@ def _in_processes(target: Any, db: ResultsDb, count: int) -> list[int | None]:
     for p in procs:
         p.join(120)
     return [p.exitcode for p in procs]
+
+
+def _as_old_schema(cur: Cursor, q: Placeholders, run_id: str, samples: Sequence[Sample], version: int) -> None:
+    """Turn the database back into what ``version`` of the schema wrote: every sample row with
+    its whole metadata, no table of distinct metadata (and, at version 1, no indexes)."""
+    cur.execute("DROP TABLE sample_metadata")
+    cur.execute("ALTER TABLE runs DROP COLUMN sample_metadata")
+    cur.execute("DROP TABLE samples")
+    cur.execute(MIGRATIONS[0].statements[2])  # version 1's samples table, as it made it
+    if version >= 2:
+        cur.execute(MIGRATIONS[1].statements[0])  # the samples' index went with the table
+    else:
+        cur.execute("DROP INDEX runs_by_inventory")
+    cur.executemany(
+        q("INSERT INTO samples (run_id, seq, cell_key, metric, value, unit, ts, metadata) "
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+        [
+            (run_id, i, s.cell, s.metric, None if math.isnan(s.value) else s.value, s.unit, s.timestamp,
+             dumps(s.metadata, sort_keys=True))
+            for i, s in enumerate(samples)
+        ],
+    )  # fmt: skip
+    cur.execute(q("UPDATE schema_version SET version = ?"), (version,))
+
+
+def _raw(db: ResultsDb, sql: str) -> tuple[Any, ...]:
+    """One row of ``sql`` read past the store (which would migrate on opening)."""
+    if db.url is None:
+        assert db.path is not None
+        with contextlib.closing(sqlite3.connect(db.path)) as conn:
+            return tuple(conn.execute(sql).fetchone())
+    import psycopg
+
+    with psycopg.connect(db.url) as conn:
+        row = conn.execute(sql).fetchone()
+        assert row is not None
+        return tuple(row)
 
 
 class StoreContract:
@@ -163,17 +204,42 @@ class StoreContract:
             assert store.table_counts()["samples"] == 6 * len(load(SINGLE))
             assert store.schema_version() == SCHEMA_VERSION
 
-    def test_an_older_schema_is_migrated_with_its_runs(self, db: ResultsDb) -> None:
+    @pytest.mark.parametrize("version", [1, 2])
+    def test_an_older_schema_is_migrated_with_its_runs(self, db: ResultsDb, version: int) -> None:
+        samples = load(SINGLE)
         with db.open() as store:
-            store.write_run(run_record("old", load(SINGLE), started="2026-11-21T11:05:01+00:00"))
-            with store._transaction() as cur:  # as version 1 left it: no indexes yet
-                cur.execute("DROP INDEX samples_by_cell")
-                cur.execute("DROP INDEX runs_by_inventory")
-                cur.execute("UPDATE schema_version SET version = 1")
+            store.write_run(run_record("old", samples, started="2026-11-21T11:05:01+00:00"))
+            counts = store.table_counts()
+            with store._transaction() as cur:
+                _as_old_schema(cur, store._sql, "old", samples, version)
         with db.open() as store:  # opening migrates
             assert store.schema_version() == SCHEMA_VERSION
             assert store.migrate() == []
             assert [r.run_id for r in store.runs()] == ["old"]
+            back = store.samples("old")
+            assert store.table_counts() == counts
+            with store._reader() as cur:
+                cur.execute("SELECT COUNT(*) FROM sample_metadata")
+                distinct = cur.fetchone()[0]
+                cur.execute("SELECT sample_metadata FROM runs")
+                common = loads(cur.fetchone()[0])
+        assert len(back) == len(samples) and all(_same(a, b) for a, b in zip(samples, back, strict=True))
+        # a cell's metrics share one row; what every sample has (its run, the protocol) is in runs
+        assert distinct == len({dumps(s.metadata, sort_keys=True) for s in samples}) < len(samples)
+        assert common["run_id"] == SINGLE and common["protocol"] == "C"
+
+    def test_a_migration_that_meets_a_damaged_row_changes_nothing(self, db: ResultsDb) -> None:
+        samples = load(SINGLE)
+        with db.open() as store:
+            store.write_run(run_record("old", samples, started="2026-11-21T11:05:01+00:00"))
+            with store._transaction() as cur:
+                _as_old_schema(cur, store._sql, "old", samples, 2)
+                cur.execute("UPDATE samples SET metadata = '{nope' WHERE seq = 3")
+        with pytest.raises(ConfigError, match="run old, sample 3: metadata is not JSON"):
+            db.open()
+        # the database as the migration found it: version 2, every sample with its metadata
+        assert _raw(db, "SELECT MAX(version) FROM schema_version") == (2,)
+        assert _raw(db, "SELECT COUNT(*), COUNT(metadata) FROM samples") == (len(samples), len(samples))
 
     def test_a_newer_schema_is_refused(self, db: ResultsDb) -> None:
         with db.open() as store, store._transaction() as cur:

@@ -109,17 +109,19 @@ def test_a_damaged_database_is_refused_by_readers_and_writer(
 @pytest.mark.parametrize(
     ("update", "message"),
     [
-        ("value = -5 WHERE metric = 'bw'", "bw -5 MiB/s is negative"),
-        ("value = 9e999 WHERE metric = 'bw'", "bw inf MiB/s is not a finite number"),
-        ("value = 'fast' WHERE metric = 'bw'", "bw value 'fast' is not a number"),
-        ("metadata = '{nope' WHERE seq = 0", "sample 0: Expecting property name"),
-        ("metadata = '[1]' WHERE seq = 0", "sample 0: expected an object"),
-        ("ts = 1e300 WHERE seq = 0", "sample 0: timestamp 1e+300 is no time between 1970 and 9999"),
+        ("samples SET value = -5 WHERE metric = 'bw'", "bw -5 MiB/s is negative"),
+        ("samples SET value = 9e999 WHERE metric = 'bw'", "bw inf MiB/s is not a finite number"),
+        ("samples SET value = 'fast' WHERE metric = 'bw'", "bw value 'fast' is not a number"),
+        # sample 0's own metadata is the run's first distinct rest; the run's common part is in runs
+        ("sample_metadata SET metadata = '{nope' WHERE meta_id = 0", "sample 0: Expecting property name"),
+        ("sample_metadata SET metadata = '[1]' WHERE meta_id = 0", "sample 0: metadata: expected an object"),
+        ("runs SET sample_metadata = '[1]'", "sample 0: metadata: expected an object"),
+        ("samples SET ts = 1e300 WHERE seq = 0", "sample 0: timestamp 1e+300 is no time between 1970 and 9999"),
     ],
 )
 def test_values_are_checked_on_read_as_on_write(built: Path, tmp_path: Path, update: str, message: str) -> None:
     db = _copy(built, tmp_path)
-    _sql(db, f"UPDATE samples SET {update}")
+    _sql(db, f"UPDATE {update}")
     for argv in [_readers(db)[0], _readers(db)[2]]:
         assert message in run_cli(argv).refusal()
 

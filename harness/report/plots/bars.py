@@ -6,16 +6,19 @@ import math
 from collections.abc import Sequence
 from typing import Final
 
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure as MplFigure
 from matplotlib.patches import Patch
 
 from harness.report.aggregate import Cell, Stat
 from harness.report.comparison import ratio_of
 from harness.report.formatting import format_number, format_ratio
-from harness.report.plot_data import baseline_pairs, placement_groups
+from harness.report.plot_data import PlacementGroup, baseline_pairs, placement_groups
 from harness.report.plots.canvas import (
     COLUMNS,
     CURRENT_COLOUR,
     SPREAD_NOTE,
+    fit_x_labels,
     grid,
     metric_axis_label,
     minmax,
@@ -23,7 +26,7 @@ from harness.report.plots.canvas import (
     png_of,
 )
 
-__all__ = ["plot_baseline_vs_current", "plot_placement"]
+__all__ = ["draw_placement", "placement_height", "plot_baseline_vs_current", "plot_placement"]
 
 _PLACEMENT_COLOURS: Final = {"same-az": "#1f77b4", "cross-az": "#ff7f0e"}
 _BASELINE_COLOUR: Final = "#9da5ad"
@@ -38,34 +41,45 @@ def plot_placement(cells: Sequence[Cell], metric: str = "bw") -> bytes | None:
     groups = placement_groups(cells, metric)
     if not groups:
         return None
-    rows = math.ceil(len(groups) / COLUMNS)
-    with new_figure(80 + 250 * rows) as fig:
-        for ax, group in zip(grid(fig, len(groups)), groups, strict=True):
-            bars = group.bars
-            xs = list(range(len(bars)))
-            heights = [b.stat.median for b in bars]
-            ax.bar(
-                xs,
-                heights,
-                yerr=minmax([b.stat for b in bars]),
-                capsize=4,
-                color=[_PLACEMENT_COLOURS[b.placement] for b in bars],
-            )
-            for x, h in zip(xs, heights, strict=True):
-                ax.annotate(
-                    format_number(h), (x, h), xytext=(0, 2), textcoords="offset points", ha="center", va="bottom"
-                )
-            ax.set_xticks(xs, [b.pair for b in bars])
-            ax.set_ylim(0, max(b.stat.max for b in bars) * 1.25 or 1.0)
-            ax.set_ylabel(metric_axis_label(metric))
-            same = next((b for b in bars if b.placement == "same-az"), None)
-            cross = [b for b in bars if b.placement == "cross-az"]
-            ratio = ratio_of(cross[0].stat.median, same.stat.median) if same and len(cross) == 1 else None
-            ax.set_title(group.title + (f"\ncross/same {format_ratio(ratio)}" if ratio is not None else ""))
-        handles = [Patch(facecolor=colour, label=placement) for placement, colour in _PLACEMENT_COLOURS.items()]
-        fig.legend(handles=handles, loc="outside lower center", ncols=len(handles))
-        fig.suptitle(f"Single-AZ vs multi-AZ per workload: {metric_axis_label(metric)} ({SPREAD_NOTE})")
+    with new_figure(placement_height(groups)) as fig:
+        draw_placement(fig, groups, metric)
         return png_of(fig)
+
+
+def placement_height(groups: Sequence[PlacementGroup]) -> int:
+    """The placement figure's height in pixels: a row of panels per three workloads."""
+    return 80 + 250 * math.ceil(len(groups) / COLUMNS)
+
+
+def draw_placement(fig: MplFigure, groups: Sequence[PlacementGroup], metric: str) -> list[Axes]:
+    """:func:`plot_placement`'s panels drawn into ``fig``; returns them."""
+    axes = grid(fig, len(groups))
+    for ax, group in zip(axes, groups, strict=True):
+        bars = group.bars
+        xs = list(range(len(bars)))
+        heights = [b.stat.median for b in bars]
+        ax.bar(
+            xs,
+            heights,
+            yerr=minmax([b.stat for b in bars]),
+            capsize=4,
+            color=[_PLACEMENT_COLOURS[b.placement] for b in bars],
+        )
+        for x, h in zip(xs, heights, strict=True):
+            ax.annotate(format_number(h), (x, h), xytext=(0, 2), textcoords="offset points", ha="center", va="bottom")
+        ax.set_xticks(xs, [b.pair for b in bars])
+        ax.set_ylim(0, max(b.stat.max for b in bars) * 1.25 or 1.0)
+        ax.set_ylabel(metric_axis_label(metric))
+        same = next((b for b in bars if b.placement == "same-az"), None)
+        cross = [b for b in bars if b.placement == "cross-az"]
+        ratio = ratio_of(cross[0].stat.median, same.stat.median) if same and len(cross) == 1 else None
+        ax.set_title(group.title + (f"\ncross/same {format_ratio(ratio)}" if ratio is not None else ""))
+    handles = [Patch(facecolor=colour, label=placement) for placement, colour in _PLACEMENT_COLOURS.items()]
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles))
+    fig.suptitle(f"Single-AZ vs multi-AZ per workload: {metric_axis_label(metric)} ({SPREAD_NOTE})")
+    # four pairs' names side by side in a third of the figure's width run into each other
+    fit_x_labels(fig, axes)
+    return axes
 
 
 def plot_baseline_vs_current(

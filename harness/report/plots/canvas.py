@@ -34,11 +34,13 @@ __all__ = [
     "WIDTH_PX",
     "Plot",
     "colours_of",
+    "fit_x_labels",
     "grid",
     "metric_axis_label",
     "minmax",
     "new_figure",
     "png_of",
+    "x_labels_overlap",
 ]
 
 DPI: Final = 100
@@ -83,6 +85,33 @@ def new_figure(height_px: int) -> Iterator[MplFigure]:
         fig = MplFigure(figsize=(_WIDTH_IN, height_px / DPI), dpi=DPI, layout="constrained")
         FigureCanvasAgg(fig)
         yield fig
+
+
+def x_labels_overlap(fig: MplFigure, ax: Axes) -> bool:
+    """Whether any two of ``ax``'s x tick labels, as drawn, cover each other."""
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    boxes = [t.get_window_extent(renderer) for t in ax.get_xticklabels() if t.get_text()]
+    return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+
+
+def fit_x_labels(fig: MplFigure, axes: Sequence[Axes]) -> None:
+    """Slant the x tick labels of every panel whose labels, drawn level, would run into each other
+    (long pair names side by side in a narrow panel); upright when slanted is not enough."""
+    fig.draw_without_rendering()
+    crowded = [ax for ax in axes if x_labels_overlap(fig, ax)]
+    for ax in crowded:
+        ax.tick_params(axis="x", labelrotation=30)
+        for label in ax.get_xticklabels():
+            label.set_horizontalalignment("right")
+            label.set_rotation_mode("anchor")
+    if crowded:
+        fig.draw_without_rendering()
+    for ax in crowded:
+        if x_labels_overlap(fig, ax):
+            ax.tick_params(axis="x", labelrotation=90)
+            for label in ax.get_xticklabels():
+                label.set_horizontalalignment("center")
+                label.set_rotation_mode("default")
 
 
 def png_of(fig: MplFigure) -> bytes:
