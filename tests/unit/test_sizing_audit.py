@@ -155,12 +155,18 @@ GENERATED = [
     "i4i.4xlarge",
     "i4i.8xlarge",
     *(f"im4gn.{size}" for size in ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge")),
+    *(f"Standard_D{n}s_v5" for n in (16, 32, 48, 64)),
+    *(f"Standard_E{n}s_v5" for n in (2, 8, 16, 20, 32, 48, 64)),
+    *(f"Standard_{kind}{n}s_v6" for kind in "DE" for n in (2, 4, 8, 16, 32, 48, 64)),
+    "Standard_E20s_v6",
 ]
 
 
 @pytest.mark.parametrize("name", GENERATED)
 def test_the_generated_rows_are_what_the_copies_state(name: str) -> None:
-    row = instance_row(COPIES, name, dt.date(2026, 12, 7), dt.date(2026, 1, 19))
+    # the price maps were generated on 2026-01-19 (AWS) and 2026-06-18 (Azure)
+    priced = dt.date(2026, 6, 18) if name.startswith("Standard_") else dt.date(2026, 1, 19)
+    row = instance_row(COPIES, name, dt.date(2026, 12, 7), priced)
     assert InstanceType.model_validate(row) == CATALOG.instance(name)
 
 
@@ -172,6 +178,20 @@ def test_im4gn_2xlarge_is_the_guide_s_rows() -> None:
     assert (entry.ebs.baseline_mbps, entry.ebs.max_iops) == (5000, 40000)
     assert entry.instance_store is not None and entry.instance_store.write_iops_4k == 100000
     assert entry.price is not None and entry.price.usd_per_hour == 0.72758
+
+
+def test_d16s_v5_is_the_size_page_s_rows() -> None:
+    # "| Standard_D16s_v5 | 32 | 25600 | 600 | 40000 | 1200 |", "| Standard_D16s_v5 | 8 | 12500 |",
+    # Karpenter's eastus map: "Standard_D16s_v5": 0.768000
+    entry = CATALOG.instance("azure/Standard_D16s_v5")
+    assert (entry.vcpu, entry.memory_gib, entry.network.baseline_gbps) == (16, 64, 12.5)
+    assert (entry.ebs.baseline_iops, entry.ebs.baseline_mbps, entry.ebs.max_iops, entry.ebs.max_mbps) == (
+        25600,
+        4800,
+        40000,
+        9600,
+    )
+    assert entry.price is not None and (entry.price.usd_per_hour, entry.price.region) == (0.768, "eastus")
 
 
 def test_a_type_no_copy_prices_is_refused_not_guessed() -> None:

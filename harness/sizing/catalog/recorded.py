@@ -6,9 +6,10 @@ table: a header naming the catalog reference it copies, the URL and the date it 
 reader that turns its lines into figures; then the lines, each ``N: text`` with the source's own
 line number.  :func:`load_recorded` reads every copy into :class:`Claim` s, one per figure a line
 states (``instance_types.c6g.large`` ``network.baseline_gbps`` = 0.75), which the audit holds the
-catalog to.  Two readers exist: ``aws-guide`` (the rows of AWS's Instance Types guide: hardware,
-network, EBS and instance-store tables, told apart by their shape) and ``price-map`` (a generated
-``"type": price`` map such as Karpenter's on-demand table).
+catalog to.  Three readers exist: ``aws-guide`` (the rows of AWS's Instance Types guide: hardware,
+network, EBS and instance-store tables, told apart by their shape), ``azure-sizes`` (the rows of
+a Microsoft size page's tables, each under a ``# table: basics|remote|network`` line) and
+``price-map`` (a generated ``"type": price`` map such as Karpenter's on-demand tables).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ _NUMBER = re.compile(r"^[\d.,]+$")
 _GIGABIT = re.compile(r"^([\d.]+) Gigabit$")
 _STORE = re.compile(r"^(\d+) x (\d+) GB$")
 _FOOTNOTE = re.compile(r"(^| )1( |$)")
-_PRICE = re.compile(r'"([a-z0-9-]+\.[a-z0-9]+)":\s*([\d.]+)')
+_PRICE = re.compile(r'"(Standard_[A-Za-z0-9_]+|[a-z0-9-]+\.[a-z0-9]+)":\s*([\d.]+)')
+_TABLE = re.compile(r"^#\s*table:\s*(\S+)\s*$")
 _CHECK_MARKS = frozenset({"✓", "✗"})
 
 
@@ -118,7 +120,7 @@ def _row_shape(cells: list[str]) -> Callable[[list[str]], Iterator[tuple[str, fl
     return None
 
 
-def _aws_guide(reference: str, number: str, text: str) -> Iterator[Claim]:
+def _aws_guide(reference: str, number: str, text: str, table: str) -> Iterator[Claim]:
     cells = text.strip().strip("|").split("|")
     reader = _row_shape(cells)
     if reader is None:
@@ -128,12 +130,40 @@ def _aws_guide(reference: str, number: str, text: str) -> Iterator[Claim]:
         yield Claim(entry, field, value, reference, f"{number}: {text}")
 
 
-def _price_map(reference: str, number: str, text: str) -> Iterator[Claim]:
+def _price_map(reference: str, number: str, text: str, table: str) -> Iterator[Claim]:
     for name, price in _PRICE.findall(text):
         yield Claim(f"instance_types.{name}", "price.usd_per_hour", float(price), reference, f"{number}: {text}")
 
 
-_READERS: dict[str, Callable[[str, str, str], Iterator[Claim]]] = {"aws-guide": _aws_guide, "price-map": _price_map}
+def _azure_figures(table: str, cells: list[str]) -> Iterator[tuple[str, float]]:
+    """Basics: vCPUs and memory; remote: uncached Premium SSD IOPS and MB/s (as Mbps, x 8) and
+    their burst; network: expected Mb/s (as Gbps)."""
+    if table == "basics" and len(cells) == 3:
+        yield "vcpu", _number(cells[1])
+        yield "memory_gib", _number(cells[2])
+    elif table == "remote" and len(cells) >= 6:
+        yield "ebs.baseline_iops", _number(cells[2])
+        yield "ebs.baseline_mbps", _number(cells[3]) * 8
+        yield "ebs.max_iops", _number(cells[4])
+        yield "ebs.max_mbps", _number(cells[5]) * 8
+    elif table == "network" and len(cells) == 3:
+        yield "network.baseline_gbps", _number(cells[2]) / 1000
+
+
+def _azure_sizes(reference: str, number: str, text: str, table: str) -> Iterator[Claim]:
+    """A row of a Microsoft size page's table (``| Standard_D2s_v5 | 2 | 8 |``)."""
+    cells = [cell.strip() for cell in text.strip().strip("|").split("|")]
+    if not cells[0].startswith("Standard_") or not all(_NUMBER.match(cell) for cell in cells[1:]):
+        return
+    for field, value in _azure_figures(table, cells):
+        yield Claim(f"instance_types.{cells[0]}", field, value, reference, f"{number}: {text}")
+
+
+_READERS: dict[str, Callable[[str, str, str, str], Iterator[Claim]]] = {
+    "aws-guide": _aws_guide,
+    "azure-sizes": _azure_sizes,
+    "price-map": _price_map,
+}
 
 
 def _header(text: str, origin: str) -> dict[str, str]:
@@ -159,10 +189,13 @@ def parse_recorded(text: str, origin: str) -> RecordedCopy:
         raise ConfigError(f"{origin}: read {header['read']!r} is not a date YYYY-MM-DD") from None
     reader = _READERS[header["reader"]]
     claims: list[Claim] = []
+    table = ""
     for line in text.splitlines():
-        body = _BODY.match(line)
-        if body is not None:
-            claims.extend(reader(header["reference"], body.group(1), body.group(2)))
+        marker, body = _TABLE.match(line), _BODY.match(line)
+        if marker is not None:
+            table = marker.group(1)
+        elif body is not None:
+            claims.extend(reader(header["reference"], body.group(1), body.group(2), table))
     return RecordedCopy(header["reference"], header["url"], read, origin, tuple(claims))
 
 
