@@ -15,6 +15,7 @@ import datetime as dt
 from pathlib import Path
 from typing import TextIO
 
+from harness.cli.compare import add_compare_command
 from harness.errors import ConfigError
 from harness.sizing.catalog.audit import audit, audit_counts, render_audit
 from harness.sizing.catalog.loader import Catalog, load_catalog
@@ -70,8 +71,8 @@ def _add_audit(catalog_sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 
 def add_catalog_commands(parser: argparse.ArgumentParser) -> None:
-    """Add ``catalog check`` and ``catalog audit`` under ``harness sizing``."""
-    sub = parser.add_subparsers(dest="sizing_command", metavar="catalog")
+    """Add ``catalog check``, ``catalog audit`` and ``compare`` under ``harness sizing``."""
+    sub = parser.add_subparsers(dest="sizing_command", metavar="catalog|compare")
     catalog = sub.add_parser("catalog", help="inspect the sizing catalog")
     catalog_sub = catalog.add_subparsers(dest="catalog_command", metavar="check|audit", required=True)
     check = catalog_sub.add_parser(
@@ -81,6 +82,7 @@ def add_catalog_commands(parser: argparse.ArgumentParser) -> None:
     check.add_argument("--json", action="store_true", dest="catalog_json", help="print JSON")
     _catalog_files(check)
     _add_audit(catalog_sub)
+    add_compare_command(sub)
 
 
 def _run_audit(args: argparse.Namespace, catalog: Catalog, out: TextIO) -> int:
