@@ -25,6 +25,7 @@ from typing import TextIO, get_args
 
 from harness.argtypes import number
 from harness.cli.catalog import add_catalog_commands, run_catalog
+from harness.cli.compare import run_compare
 from harness.errors import ConfigError
 from harness.fields import ReplicationProtocol
 from harness.sizing.answer.explain import explain, render_prediction, render_search
@@ -241,6 +242,8 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     if getattr(args, "sizing_command", None) == "catalog":
         return run_catalog(args, out)
+    if getattr(args, "sizing_command", None) == "compare":
+        return run_compare(args, out)
     if not args.workload:
         raise ConfigError("--workload is required, e.g. --workload randwrite:4k:numjobs=8")
     scenario_for, catalog, cloud = _scenario_factory(args)

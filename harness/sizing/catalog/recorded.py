@@ -1,0 +1,219 @@
+"""Recorded copies of the clouds' published tables, and the figures each line of them states.
+
+A catalog figure is only as good as the page it was read from, and pages change, so the lines a
+figure relies on are kept beside the catalog (``sources/``), each file a copy of one published
+table: a header naming the catalog reference it copies, the URL and the date it was read, and the
+reader that turns its lines into figures; then the lines, each ``N: text`` with the source's own
+line number.  :func:`load_recorded` reads every copy into :class:`Claim` s, one per figure a line
+states (``instance_types.c6g.large`` ``network.baseline_gbps`` = 0.75), which the audit holds the
+catalog to.  Three readers exist: ``aws-guide`` (the rows of AWS's Instance Types guide: hardware,
+network, EBS and instance-store tables, told apart by their shape), ``azure-sizes`` (the rows of
+a Microsoft size page's tables, each under a ``# table: basics|remote|network`` line) and
+``price-map`` (a generated ``"type": price`` map such as Karpenter's on-demand tables).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from harness.errors import ConfigError
+
+__all__ = ["Claim", "RecordedCopy", "load_recorded", "parse_recorded", "read_recorded_file"]
+
+_HEADER = re.compile(r"^#\s*(reference|url|read|reader):\s*(\S.*?)\s*$")
+_BODY = re.compile(r"^(\d+): (.*)$")
+_PAIR = re.compile(r"^([\d.,]+) / ([\d.,]+)$")
+_NUMBER = re.compile(r"^[\d.,]+$")
+_GIGABIT = re.compile(r"^([\d.]+) Gigabit$")
+_STORE = re.compile(r"^(\d+) x (\d+) GB$")
+_FOOTNOTE = re.compile(r"(^| )1( |$)")
+_PRICE = re.compile(r'"(Standard_[A-Za-z0-9_]+|[a-z0-9-]+\.[a-z0-9]+)":\s*([\d.]+)')
+_TABLE = re.compile(r"^#\s*table:\s*(\S+)\s*$")
+_CHECK_MARKS = frozenset({"✓", "✗"})
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One figure a recorded line states: ``value`` None means the source says there is none
+    (a "10 Gigabit" row has no burst)."""
+
+    entry: str
+    field: str
+    value: float | None
+    reference: str
+    line: str
+
+
+@dataclass(frozen=True)
+class RecordedCopy:
+    """One recorded copy: which reference it copies, from where, when, and what it states."""
+
+    reference: str
+    url: str
+    read: dt.date
+    origin: str
+    claims: tuple[Claim, ...]
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def _type_name(cell: str) -> str:
+    """The instance type a first cell names, without the PDF's footnote marks and split words."""
+    return _FOOTNOTE.sub(" ", cell.strip()).replace(" ", "")
+
+
+def _hardware(cells: list[str]) -> Iterator[tuple[str, float | None]]:
+    yield "memory_gib", _number(cells[2])
+    yield "vcpu", _number(cells[4])
+
+
+def _network(cells: list[str]) -> Iterator[tuple[str, float | None]]:
+    pair = _PAIR.match(cells[1])
+    if pair is not None:
+        yield "network.baseline_gbps", _number(pair.group(1))
+        yield "network.burst_gbps", _number(pair.group(2))
+        return
+    flat = _GIGABIT.match(cells[1])
+    if flat is not None:
+        yield "network.baseline_gbps", _number(flat.group(1))
+        yield "network.burst_gbps", None
+
+
+def _ebs(cells: list[str]) -> Iterator[tuple[str, float | None]]:
+    mbps, iops = _PAIR.match(cells[1]), _PAIR.match(cells[3])
+    if mbps is not None and iops is not None:
+        yield "ebs.baseline_mbps", _number(mbps.group(1))
+        yield "ebs.max_mbps", _number(mbps.group(2))
+        yield "ebs.baseline_iops", _number(iops.group(1))
+        yield "ebs.max_iops", _number(iops.group(2))
+    elif _NUMBER.match(cells[1]) and _NUMBER.match(cells[3]):
+        yield "ebs.max_mbps", _number(cells[1])
+        yield "ebs.max_iops", _number(cells[3])
+
+
+def _store(cells: list[str]) -> Iterator[tuple[str, float | None]]:
+    disks, iops = _STORE.match(cells[1]), _PAIR.match(cells[3])
+    if disks is not None and iops is not None:
+        yield "instance_store.devices", _number(disks.group(1))
+        yield "instance_store.device_size_gb", _number(disks.group(2))
+        yield "instance_store.read_iops_4k", _number(iops.group(1))
+        yield "instance_store.write_iops_4k", _number(iops.group(2))
+
+
+def _row_shape(cells: list[str]) -> Callable[[list[str]], Iterator[tuple[str, float | None]]] | None:
+    """Which table of the guide a row belongs to, told by its columns."""
+    if len(cells) == 9 and cells[1] in _CHECK_MARKS and _NUMBER.match(cells[2]) and cells[4].isdigit():
+        return _hardware
+    if len(cells) == 9 and (_PAIR.match(cells[1]) or _GIGABIT.match(cells[1])):
+        return _network
+    if len(cells) == 6 and cells[5] == "default":
+        return _ebs
+    if len(cells) == 6 and cells[2].endswith("SSD"):
+        return _store
+    return None
+
+
+def _aws_guide(reference: str, number: str, text: str, table: str) -> Iterator[Claim]:
+    cells = text.strip().strip("|").split("|")
+    reader = _row_shape(cells)
+    if reader is None:
+        return
+    entry = f"instance_types.{_type_name(cells[0])}"
+    for field, value in reader(cells):
+        yield Claim(entry, field, value, reference, f"{number}: {text}")
+
+
+def _price_map(reference: str, number: str, text: str, table: str) -> Iterator[Claim]:
+    for name, price in _PRICE.findall(text):
+        yield Claim(f"instance_types.{name}", "price.usd_per_hour", float(price), reference, f"{number}: {text}")
+
+
+def _azure_figures(table: str, cells: list[str]) -> Iterator[tuple[str, float]]:
+    """Basics: vCPUs and memory; remote: uncached Premium SSD IOPS and MB/s (as Mbps, x 8) and
+    their burst; network: expected Mb/s (as Gbps)."""
+    if table == "basics" and len(cells) == 3:
+        yield "vcpu", _number(cells[1])
+        yield "memory_gib", _number(cells[2])
+    elif table == "remote" and len(cells) >= 6:
+        yield "ebs.baseline_iops", _number(cells[2])
+        yield "ebs.baseline_mbps", _number(cells[3]) * 8
+        yield "ebs.max_iops", _number(cells[4])
+        yield "ebs.max_mbps", _number(cells[5]) * 8
+    elif table == "network" and len(cells) == 3:
+        yield "network.baseline_gbps", _number(cells[2]) / 1000
+
+
+def _azure_sizes(reference: str, number: str, text: str, table: str) -> Iterator[Claim]:
+    """A row of a Microsoft size page's table (``| Standard_D2s_v5 | 2 | 8 |``)."""
+    cells = [cell.strip() for cell in text.strip().strip("|").split("|")]
+    if not cells[0].startswith("Standard_") or not all(_NUMBER.match(cell) for cell in cells[1:]):
+        return
+    for field, value in _azure_figures(table, cells):
+        yield Claim(f"instance_types.{cells[0]}", field, value, reference, f"{number}: {text}")
+
+
+_READERS: dict[str, Callable[[str, str, str, str], Iterator[Claim]]] = {
+    "aws-guide": _aws_guide,
+    "azure-sizes": _azure_sizes,
+    "price-map": _price_map,
+}
+
+
+def _header(text: str, origin: str) -> dict[str, str]:
+    header: dict[str, str] = {}
+    for line in text.splitlines():
+        match = _HEADER.match(line)
+        if match is not None:
+            header.setdefault(match.group(1), match.group(2))
+    missing = [key for key in ("reference", "url", "read", "reader") if key not in header]
+    if missing:
+        raise ConfigError(f"{origin}: recorded copy lacks its header line(s) {', '.join(f'# {k}:' for k in missing)}")
+    if header["reader"] not in _READERS:
+        raise ConfigError(f"{origin}: reader {header['reader']!r} is unknown; known: {', '.join(sorted(_READERS))}")
+    return header
+
+
+def parse_recorded(text: str, origin: str) -> RecordedCopy:
+    """A recorded copy from its text; a bad header is one line naming ``origin``."""
+    header = _header(text, origin)
+    try:
+        read = dt.date.fromisoformat(header["read"])
+    except ValueError:
+        raise ConfigError(f"{origin}: read {header['read']!r} is not a date YYYY-MM-DD") from None
+    reader = _READERS[header["reader"]]
+    claims: list[Claim] = []
+    table = ""
+    for line in text.splitlines():
+        marker, body = _TABLE.match(line), _BODY.match(line)
+        if marker is not None:
+            table = marker.group(1)
+        elif body is not None:
+            claims.extend(reader(header["reference"], body.group(1), body.group(2), table))
+    return RecordedCopy(header["reference"], header["url"], read, origin, tuple(claims))
+
+
+def read_recorded_file(path: Path) -> RecordedCopy:
+    """A recorded copy kept in a file of the user's (an audit of their own catalog)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the recorded copy: {exc}") from None
+    return parse_recorded(text, str(path))
+
+
+def load_recorded() -> list[RecordedCopy]:
+    """Every recorded copy shipped beside the built-in catalog, in file-name order."""
+    folder = resources.files("harness.sizing.catalog").joinpath("sources")
+    copies = []
+    for item in sorted(folder.iterdir(), key=lambda entry: entry.name):
+        if item.name.endswith(".txt"):
+            text = item.read_text(encoding="utf-8")
+            copies.append(parse_recorded(text, f"<builtin>/sources/{item.name}"))
+    return copies
