@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from harness.errors import ConfigError
 from harness.sizing.catalog.loader import load_catalog
@@ -27,9 +27,9 @@ def _date(text: str) -> dt.date:
         raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {text!r}") from None
 
 
-def add_catalog_commands(parser: argparse.ArgumentParser) -> None:
-    """Add ``catalog check`` under ``harness sizing``."""
-    sub = parser.add_subparsers(dest="sizing_command", metavar="catalog")
+def add_catalog_commands(parser: argparse.ArgumentParser) -> Any:
+    """Add ``catalog check`` under ``harness sizing``; returns the subcommands, for more."""
+    sub = parser.add_subparsers(dest="sizing_command", metavar="catalog|search")
     catalog = sub.add_parser("catalog", help="inspect the sizing catalog")
     catalog_sub = catalog.add_subparsers(dest="catalog_command", metavar="check", required=True)
     check = catalog_sub.add_parser(
@@ -46,6 +46,7 @@ def add_catalog_commands(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="your own catalog YAML merged over the built-in one (repeatable)",
     )
+    return sub
 
 
 def run_catalog(args: argparse.Namespace, out: TextIO) -> int:
