@@ -38,11 +38,11 @@ def _most(limits: Iterable[Limit]) -> float:
     )
 
 
-def pair_bound(example: Scenario, catalog: Catalog, *, with_volume: bool) -> float:
-    """IOPS no candidate of ``example``'s instance, volume type and protocol exceeds
-    (``with_volume``: the volume's limits too, for a type whose size is not searched)."""
+def pair_bound(example: Scenario, catalog: Catalog) -> float:
+    """IOPS no candidate of ``example``'s instance, volume type and protocol exceeds, whatever
+    its volume's size, provisioning or stripe (:func:`volume_bound` bounds those)."""
     build, bound, _, _ = collect(example, catalog)
-    kept = [limit for limit in build.limits if with_volume or ".volume." not in limit.key]
+    kept = [limit for limit in build.limits if ".volume." not in limit.key]
     latency = bound.latency.outstanding / (SATURATED * bound.latency.per_io(None))
     return min(_most(kept), latency) * (1 + SLACK)
 

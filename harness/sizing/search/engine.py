@@ -135,13 +135,9 @@ def _table(catalog: Catalog, requirement: SearchRequirement, space: SearchSpace)
         first = Candidate(cloud, iname, specs[0], protocols[0])
         if cloud not in transfer:
             transfer[cloud] = transfer_month(catalog, requirement, scenario(first, requirement))
-        local = not catalog.volume(vname).network_attached
         try:
             pbound = np.array(
-                [
-                    pair_bound(scenario(Candidate(cloud, iname, specs[0], p), requirement), catalog, with_volume=local)
-                    for p in protocols
-                ]
+                [pair_bound(scenario(Candidate(cloud, iname, specs[0], p), requirement), catalog) for p in protocols]
             )
         except ConfigError:
             pbound = np.full(len(protocols), np.inf)

@@ -178,21 +178,20 @@ def placed(catalog: Catalog, requirement: SearchRequirement, explicit: bool) -> 
     place = requirement.placement
     if place.rtt_s is not None:
         return requirement
-    known = [
-        c
-        for c in requirement.clouds
-        if placement_for(place.name, c) in catalog.placements
-        and catalog.placements[placement_for(place.name, c)].cloud == c
-    ]
+    known = [c for c in CLOUDS if _on(catalog, place.name, c)]
     if not known:
         names = ", ".join(sorted(catalog.placements))
         raise ConfigError(
-            f"--placement {place.name!r}: no placement of that name on {', '.join(requirement.clouds)}"
-            f" (known: same-zone, cross-zone, rtt=2ms, {names})"
+            f"--placement {place.name!r}: no placement of that name (known: same-zone, cross-zone, rtt=2ms, {names})"
         )
-    if explicit and len(known) < len(requirement.clouds):
-        missing = ", ".join(c for c in requirement.clouds if c not in known)
+    missing = [c for c in requirement.clouds if c not in known]
+    if missing and (explicit or len(missing) == len(requirement.clouds)):
         raise ConfigError(
-            f"--placement {place.name!r} is impossible on {missing}: it exists on {', '.join(known)} only"
+            f"--placement {place.name!r} is impossible on {', '.join(missing)}: it exists on {', '.join(known)} only"
         )
-    return replace(requirement, clouds=tuple(known))
+    return replace(requirement, clouds=tuple(c for c in requirement.clouds if c in known))
+
+
+def _on(catalog: Catalog, name: str, cloud: str) -> bool:
+    key = placement_for(name, cloud)
+    return key in catalog.placements and catalog.placements[key].cloud == cloud
