@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +34,7 @@ from harness.sizing.search.predicate import (
 from harness.sizing.search.requirement import SearchRequirement
 from harness.sizing.search.space import Candidate, SearchSpace, candidates, pairs, stripe_counts, volume_options
 from harness.sizing.search.tail import MeasuredTail
+from harness.sizing.volumes.rules import volume_performance
 
 __all__ = ["SearchResult", "brute_force", "pareto", "search"]
 
@@ -164,6 +165,18 @@ def _candidate(table: _Table, starts: Floats, index: int, protocols: Sequence[st
     return Candidate(cloud, iname, volume, protocols[p])  # type: ignore[arg-type]
 
 
+def _signature(catalog: Catalog, candidate: Candidate) -> object:
+    """What the prediction of ``candidate`` depends on besides the requirement: the instance,
+    the volume type and what the volume delivers (its size only through that: a gp3 volume of
+    another size with the same IOPS and throughput is predicted the same), the protocol."""
+    spec = candidate.volume
+    try:
+        perf = volume_performance(spec.type, catalog.volume(spec.type), spec, catalog.instance(candidate.instance_type))
+    except ConfigError:
+        return None
+    return candidate.instance_type, spec.type, candidate.protocol, replace(perf, description="")
+
+
 def search(
     catalog: Catalog, requirement: SearchRequirement, space: SearchSpace, top: int, tail: MeasuredTail | None = None
 ) -> SearchResult:
@@ -187,6 +200,7 @@ def search(
     best = -np.inf  # the best margin among feasible candidates strictly cheaper than the current one
     group_cost, group_best = -np.inf, -np.inf
     indices: list[int] = [int(i) for i in order]
+    failed: set[object] = set()
     for k, index in enumerate(indices):
         price = float(cost[index])
         if price != group_cost:
@@ -195,9 +209,15 @@ def search(
                 break
         if len(feasible) >= top and margin_bound[index] <= best:
             continue
-        verdict = _try(_candidate(table, starts, index, requirement.protocols), requirement, catalog, tail)
+        candidate = _candidate(table, starts, index, requirement.protocols)
+        signature = _signature(catalog, candidate)
+        if signature is not None and signature in failed:
+            continue
+        verdict = _try(candidate, requirement, catalog, tail)
         predicted += 1
-        if verdict is not None and verdict.meets:
+        if verdict is None or not verdict.meets:
+            failed.add(signature)
+        else:
             feasible.append((verdict.cost.total, verdict))
             group_best = max(group_best, verdict.margin)
     return SearchResult(
