@@ -2,7 +2,8 @@
 
 ``all`` and ``overhead`` measure on a pair (:mod:`harness.bench.suite`); ``repeats`` runs cells
 repeat after repeat to set ``--repeat auto`` against a fixed count (:mod:`harness.bench.repeatbench`);
-``changes`` reads the results database only, no node (:mod:`harness.bench.historybench`).
+``changes`` reads the results database only, no node (:mod:`harness.bench.historybench`);
+``sizing-search`` times the sizing search, no node (:mod:`harness.bench.searchbench`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from harness.rules.repeats import DEFAULT_CAP, DEFAULT_CONFIDENCE, DEFAULT_TOLER
 __all__ = ["BENCHMARKS", "add_bench_arguments", "run_bench_command"]
 
 #: ``harness bench WHAT``
-BENCHMARKS = ("all", "overhead", "repeats", "changes")
+BENCHMARKS = ("all", "overhead", "repeats", "changes", "sizing-search")
 
 
 def add_bench_arguments(bench: argparse.ArgumentParser) -> None:
@@ -63,6 +64,10 @@ def run_bench_command(args: argparse.Namespace, progress: Progress) -> int:
     """``harness bench``: the benchmark ``args.what`` names."""
     if args.what == "changes":
         return _changes(args)
+    if args.what == "sizing-search":
+        from harness.bench.searchbench import search_bench
+
+        return search_bench(args.repeats, args.json)
     from harness.bench.suite import bench_command
 
     options = {key: getattr(args, key) for key in ("pair", "repeats", "what", "from_run")}

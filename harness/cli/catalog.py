@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from harness.cli.compare import add_compare_command
 from harness.errors import ConfigError
@@ -70,9 +70,10 @@ def _add_audit(catalog_sub: argparse._SubParsersAction[argparse.ArgumentParser])
     _catalog_files(audit_parser)
 
 
-def add_catalog_commands(parser: argparse.ArgumentParser) -> None:
-    """Add ``catalog check``, ``catalog audit`` and ``compare`` under ``harness sizing``."""
-    sub = parser.add_subparsers(dest="sizing_command", metavar="catalog|compare")
+def add_catalog_commands(parser: argparse.ArgumentParser) -> Any:
+    """Add ``catalog check``, ``catalog audit`` and ``compare`` under ``harness sizing``;
+    returns the subcommands, for more."""
+    sub = parser.add_subparsers(dest="sizing_command", metavar="catalog|compare|search")
     catalog = sub.add_parser("catalog", help="inspect the sizing catalog")
     catalog_sub = catalog.add_subparsers(dest="catalog_command", metavar="check|audit", required=True)
     check = catalog_sub.add_parser(
@@ -83,6 +84,7 @@ def add_catalog_commands(parser: argparse.ArgumentParser) -> None:
     _catalog_files(check)
     _add_audit(catalog_sub)
     add_compare_command(sub)
+    return sub
 
 
 def _run_audit(args: argparse.Namespace, catalog: Catalog, out: TextIO) -> int:

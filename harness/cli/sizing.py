@@ -26,6 +26,7 @@ from typing import TextIO, get_args
 from harness.argtypes import number
 from harness.cli.catalog import add_catalog_commands, run_catalog
 from harness.cli.compare import run_compare
+from harness.cli.sizing_search import add_search_command, run_search
 from harness.errors import ConfigError
 from harness.fields import ReplicationProtocol
 from harness.sizing.answer.explain import explain, render_prediction, render_search
@@ -149,7 +150,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="scratch device sustained IOPS",
     )
     calibration.add_argument("--path-rate", metavar="1gbit", help="replication path rate")
-    add_catalog_commands(parser)
+    add_search_command(add_catalog_commands(parser))
 
 
 def _calibration(args: argparse.Namespace) -> Calibration | None:
@@ -244,6 +245,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         return run_catalog(args, out)
     if getattr(args, "sizing_command", None) == "compare":
         return run_compare(args, out)
+    if getattr(args, "sizing_command", None) == "search":
+        return run_search(args, out)
     if not args.workload:
         raise ConfigError("--workload is required, e.g. --workload randwrite:4k:numjobs=8")
     scenario_for, catalog, cloud = _scenario_factory(args)

@@ -40,17 +40,17 @@ class Requirement:
         return have / self.value - 1.0
 
 
-def parse_requirement(text: str) -> Requirement:
-    """``40MB/s``, ``100MiB/s``, ``1gbit`` (a rate) or ``3000iops``."""
+def parse_requirement(text: str, option: str = "--require") -> Requirement:
+    """``40MB/s``, ``100MiB/s``, ``1gbit`` (a rate) or ``3000iops``; errors name ``option``."""
     raw = text.strip()
     if raw.lower().endswith("iops"):
-        return Requirement("iops", positive_number(raw[:-4].strip(), "--require IOPS"), raw)
+        return Requirement("iops", positive_number(raw[:-4].strip().replace(",", ""), f"{option} IOPS"), raw)
     try:
         bits = parse_rate_bits(raw)
     except UnitError as exc:
-        raise ConfigError(f"--require {text!r}: {exc} (or N iops)") from None
+        raise ConfigError(f"{option} {text!r}: {exc} (or N iops)") from None
     if bits <= 0:
-        raise ConfigError(f"--require {text!r}: must be positive")
+        raise ConfigError(f"{option} {text!r}: must be positive")
     return Requirement("bw", bits / 8, raw)
 
 

@@ -18,7 +18,7 @@ from harness.sizing.catalog.loader import Catalog
 from harness.sizing.catalog.volume_types import ProvisionedThroughput, ProvisionedVolume, VolumeType
 from harness.sizing.scenario.question import Scenario, SizedNode
 
-__all__ = ["HOURS_PER_MONTH", "PairCost", "pair_cost"]
+__all__ = ["HOURS_PER_MONTH", "PairCost", "pair_cost", "transfer_per_gb", "volume_month"]
 
 HOURS_PER_MONTH = 730.0
 
@@ -55,7 +55,14 @@ class PairCost:
         }
 
 
-def _volume_month(volume: VolumeType, node: SizedNode) -> float | None:
+def volume_month(volume: VolumeType, node: SizedNode) -> float | None:
+    """The monthly list price of ``node``'s volume (every volume of a RAID0 stripe), or
+    ``None`` when the catalog has no price for its type."""
+    one = _one_volume_month(volume, node)
+    return None if one is None else one * node.volume.stripes
+
+
+def _one_volume_month(volume: VolumeType, node: SizedNode) -> float | None:
     price = volume.price
     if price is None:
         return None
@@ -72,7 +79,7 @@ def _volume_month(volume: VolumeType, node: SizedNode) -> float | None:
     return month
 
 
-def _transfer_per_gb(scenario: Scenario, catalog: Catalog) -> float | None:
+def transfer_per_gb(scenario: Scenario, catalog: Catalog) -> float | None:
     """What a GB written costs in traffic: each peer holding a replica receives it, and a
     placement's price is charged on each side it bills (both zones on AWS, the sender's on GCP);
     a tie-breaker receives no data, and a peer at an explicit round trip has no placement to price."""
@@ -104,11 +111,11 @@ def pair_cost(scenario: Scenario, catalog: Catalog, written_bytes_s: float) -> P
             return None
         instances += instance.price.usd_per_hour * HOURS_PER_MONTH
         regions.add(instance.price.region)
-        volume_month = _volume_month(catalog.volume(node.volume.type), node) if has_disk else 0.0
-        if volume_month is None:
+        month = volume_month(catalog.volume(node.volume.type), node) if has_disk else 0.0
+        if month is None:
             return None
-        volumes += volume_month
-    per_gb = _transfer_per_gb(scenario, catalog)
+        volumes += month
+    per_gb = transfer_per_gb(scenario, catalog)
     if per_gb is None:
         return None
     at_rate = per_gb * written_bytes_s * HOURS_PER_MONTH * 3600 / 1e9

@@ -6,6 +6,7 @@ and :func:`format_volume` are the two directions of one notation.
 from __future__ import annotations
 
 import math
+import re
 
 from harness.errors import ConfigError
 from harness.sizing.scenario.question import RW_MODES, VolumeSpec, Workload
@@ -25,8 +26,13 @@ def positive_number(text: str, what: str) -> float:
     return value
 
 
+#: ``4xgp3``: a RAID0 of four volumes of the type
+_STRIPED = re.compile(r"(\d+)x(.+)")
+
+
 def parse_volume(text: str, option: str = "--volume") -> VolumeSpec:
-    """``TYPE:SIZE[:IOPS[:MiBps]]`` (bare SIZE in GiB; MiBps a number or a rate like 500MiB/s).
+    """``[Nx]TYPE:SIZE[:IOPS[:MiBps]]`` (bare SIZE in GiB; MiBps a number or a rate like 500MiB/s;
+    ``Nx`` a RAID0 of N such volumes).
 
     Errors start with ``option`` and the text (``--volume 'gp3:x'``); an inventory passes
     ``option=""``, as its error already names the key.
@@ -58,7 +64,13 @@ def parse_volume(text: str, option: str = "--volume") -> VolumeSpec:
             )
         except UnitError as exc:
             raise ConfigError(f"{where}: {exc}") from None
-    return VolumeSpec(parts[0], size, iops, mib_s)
+    striped = _STRIPED.fullmatch(parts[0])
+    if striped is None:
+        return VolumeSpec(parts[0], size, iops, mib_s)
+    try:
+        return VolumeSpec(striped[2], size, iops, mib_s, int(striped[1]))
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def parse_workload(text: str) -> Workload:
@@ -99,8 +111,8 @@ def parse_placement(text: str) -> tuple[str, float | None]:
 
 
 def format_volume(spec: VolumeSpec) -> str:
-    """``spec`` written back as :func:`parse_volume` reads it (``gp3:500GiB:6000:500``)."""
-    parts = [spec.type]
+    """``spec`` written back as :func:`parse_volume` reads it (``gp3:500GiB:6000:500``, ``4xgp3:500GiB``)."""
+    parts = [spec.type if spec.stripes == 1 else f"{spec.stripes}x{spec.type}"]
     if spec.size_gib is not None:
         parts.append(f"{spec.size_gib:g}GiB")
     if spec.iops is not None:

@@ -18,6 +18,7 @@ from harness.limits import MAX_IN_FLIGHT
 from harness.sizing.scenario.topology import MAX_PEERS, PeerSlot, check_topology
 
 __all__ = [
+    "MAX_STRIPES",
     "RW_MODES",
     "Calibration",
     "Scenario",
@@ -25,6 +26,10 @@ __all__ = [
     "VolumeSpec",
     "Workload",
 ]
+
+#: the most volumes of one RAID0 stripe the model takes (Linux md allows more; past this the
+#: instance's own storage cap binds on every type the catalog holds)
+MAX_STRIPES = 64
 
 #: fio ``rw`` modes the model understands and the fraction of their I/Os that are reads
 #: (``None``: mixed, the split comes from ``rwmixread``).
@@ -80,12 +85,21 @@ class Workload:
 
 @dataclass(frozen=True)
 class VolumeSpec:
-    """A volume as a user names it: ``gp2:100GiB``, ``io1:200GiB:8000``, ``gp3:500GiB:6000:500``."""
+    """A volume as a user names it: ``gp2:100GiB``, ``io1:200GiB:8000``, ``gp3:500GiB:6000:500``.
+
+    ``stripes`` > 1 is a RAID0 of that many such volumes (``4xgp3:500GiB``): each one's size,
+    IOPS and throughput as given, the stripe delivering their sum and costing their sum.
+    """
 
     type: str
     size_gib: float | None = None
     iops: float | None = None
     mib_s: float | None = None
+    stripes: int = 1
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.stripes <= MAX_STRIPES:
+            raise ConfigError(f"a RAID0 stripe has 1..{MAX_STRIPES} volumes, got {self.stripes}")
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, TypedDict
 
 from harness.errors import ConfigError
@@ -55,6 +55,27 @@ class VolumePerformance:
     latency_estimate: bool = False
     latency_note: str = ""
     notes: tuple[str, ...] = ()
+
+    def striped(self, stripes: int) -> VolumePerformance:
+        """A RAID0 of ``stripes`` such volumes: every rate and every credit bucket times
+        ``stripes`` (md spreads the I/Os evenly), the latency of one volume."""
+        if stripes == 1:
+            return self
+
+        def times(value: float | None) -> float | None:
+            return None if value is None else value * stripes
+
+        return replace(
+            self,
+            description=f"RAID0 of {stripes} x {self.description}",
+            baseline_iops=self.baseline_iops * stripes,
+            burst_iops=times(self.burst_iops),
+            iops_bucket=times(self.iops_bucket),
+            read_iops=times(self.read_iops),
+            baseline_bytes_s=times(self.baseline_bytes_s),
+            burst_bytes_s=times(self.burst_bytes_s),
+            bytes_bucket=times(self.bytes_bucket),
+        )
 
     def burst_seconds(self, iops: float | None = None) -> float | None:
         """How long a full I/O-credit bucket lasts at ``iops`` (default: the burst rate).

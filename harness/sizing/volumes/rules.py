@@ -48,9 +48,11 @@ def volume_performance(name: str, volume: VolumeType, spec: VolumeSpec, instance
             f"not on {instance.family.upper()}"
         )
     choice = Choice(name, spec, instance, latency, tuple(volume.notes))
+    if isinstance(volume, InstanceStoreVolume | GcpLocalSsd) and spec.stripes > 1:
+        raise ConfigError(f"{name} is the instance's own disks, already striped: it takes no RAID0 count")
     if isinstance(volume, InstanceStoreVolume):
         return aws.instance_store(volume, choice)
-    return _sized(volume, choice, _size(volume, name, spec))
+    return _sized(volume, choice, _size(volume, name, spec)).striped(spec.stripes)
 
 
 def _size(volume: VolumeType, name: str, spec: VolumeSpec) -> float:

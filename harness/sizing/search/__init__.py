@@ -1,0 +1,1 @@
+"""``harness sizing search``: the cheapest configurations across clouds that meet a requirement."""
