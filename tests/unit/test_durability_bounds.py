@@ -60,7 +60,8 @@ rates = st.floats(min_value=0, max_value=5e9)
 
 @settings(max_examples=200, deadline=None)
 @given(
-    st.tuples(sizes, sizes, st.integers(1, 8192)),
+    # an explicit sndbuf-size (0 is the autotuned one, tested apart)
+    st.tuples(st.integers(1, 64 << 20), sizes, st.integers(1, 8192)),
     st.tuples(rtts, rtts, rates),
     st.tuples(st.sampled_from(["A", "B"]), st.sampled_from(FAULTS), st.sampled_from([512, 4096, 65536, 1 << 20])),
 )
@@ -81,6 +82,11 @@ def test_the_bound_never_shrinks_as_buffers_grow_or_the_path_lengthens(
         bs,
     )
     assert large.writes >= small.writes >= 0
+    autotuned = ResourceConfig("drbd", protocol, sndbuf_size=0, max_buffers=buffers)
+    explicit = ResourceConfig("drbd", protocol, sndbuf_size=sndbuf, max_buffers=buffers)
+    assert loss_bound(autotuned, PathFigures(rtt, rate, sndbuf), fault, bs) == loss_bound(
+        explicit, PathFigures(rtt, rate, 4 << 20), fault, bs
+    )
     # a larger write fills the same bytes with fewer writes
     config = ResourceConfig("drbd", protocol, sndbuf_size=sndbuf, max_buffers=buffers)
     assert loss_bound(config, PathFigures(rtt, rate, 4 << 20), fault, bs * 2).writes <= small.writes
