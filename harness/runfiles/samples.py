@@ -82,6 +82,13 @@ METRICS: dict[str, str] = {
     "acked_after_loss": "blocks",  # writes acknowledged after that while the cut lasted (must be 0)
     "resumed_after": "s",  # from the heal until a write was acknowledged again
     "io_errors": "blocks",  # writes that failed in the cell
+    # the durability map (harness.durability.durmap): per product, mode, placement and fault
+    "trials": "trials",  # crash trials run
+    "torn_writes": "blocks",  # blocks found holding parts of several writes
+    "max_lost": "blocks",  # the most acknowledged writes one trial lost
+    "loss_bound": "blocks",  # the most one trial may lose, by the mode's model
+    "over_bound": "trials",  # trials that lost more than their bound (must be 0)
+    "recovery_max": "s",  # the longest recovery of a trial
 }
 
 #: The scenario of the calibration cells (harness.prediction.calibrate): the model's inputs, which
