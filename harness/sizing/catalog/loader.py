@@ -13,6 +13,7 @@ and :mod:`~harness.sizing.catalog.instance_types`.  It computes nothing about pe
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -189,6 +190,7 @@ def _validate(model: type[_M], data: dict[str, Any], text: str, origin: str) -> 
         raise ConfigError("invalid sizing catalog:\n  " + "\n  ".join(lines)) from exc
 
 
+@functools.cache  # a third of a second to validate, and the same for the whole process
 def load_builtin_catalog() -> Catalog:
     """The catalog shipped with the harness: AWS, with Google Cloud's and Azure's types merged in."""
     resource = resources.files("harness.sizing.catalog").joinpath(BUILTIN_CATALOG)
