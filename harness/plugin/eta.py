@@ -8,13 +8,22 @@ workers, the groups are laid on the workers as xdist hands them out, each to the
 worker free (:func:`schedule`).
 
 A group's time left is the sum, over its cells left, of each cell's expected time, plus one
-calibration for each of its pairs that has not had a cell yet.  A cell's expected time is
-what the same cell took in the inventory's previous run (its ``wall``, :func:`prior_durations`)
-at this run's pace so far (the median of finished cells' time over their previous time); for a
-cell the previous run did not have, the mean time of this run's finished cells of the same
-test function (all finished cells, while none of that function has): the mean, not the median,
-as what is left is a sum, and a sum counts the few long cells (a module's first, which sets its
-fixtures up) that a median leaves out.  A pair's calibration runs
+calibration for each of its pairs that has not had a cell yet.  A cell's expected time is the
+first of:
+
+1. what the same cell took in the inventory's previous run (its ``wall``,
+   :func:`prior_durations`) at this run's pace so far (the median of finished cells' time over
+   their previous time);
+2. the mean time of this run's finished cells of the same test function: the mean, not the
+   median, as what is left is a sum, and a sum counts the few long cells (a module's first,
+   which sets its fixtures up) that a median leaves out;
+3. the mean time of the previous run's cells of that test function (other pairs' cells of it),
+   at this run's pace;
+4. a typical test function's: the median over this run's test functions of their mean time.
+   Most cells left are short measurements of functions not run yet; the mean of all finished
+   cells would take each of them for a failover trial or a pair's first cell.
+
+A pair's calibration runs
 inside its first predicted cell and can be longer than the cell: a cell's time is counted
 without it, and a pair's calibration time (the median over the pairs that had theirs, 0 for
 one reused from the store) is added to the group of each pair with cells left and none
@@ -90,6 +99,7 @@ class GroupEta:
     _running: dict[str, float] = field(default_factory=dict)  # cell -> when it started
     _by_kind: dict[str, list[float]] = field(default_factory=dict)
     _calibrations: dict[str, float] = field(default_factory=dict)
+    _prior_kinds: dict[str, list[float]] | None = None  # the previous run's times by test function
 
     def started(self, nodeid: str, at: float) -> None:
         """Cell ``nodeid`` started at time ``at`` (any clock, the one :meth:`eta` is asked with)."""
@@ -116,11 +126,24 @@ class GroupEta:
         return statistics.median(ratios) if ratios else None
 
     def _cell_s(self, nodeid: str, pace: float | None) -> float:
+        kind = cell_kind(nodeid)
         before = self.prior.get(_cell_id(nodeid))
         if before is not None and pace is not None:
             return before * pace
-        same = self._by_kind.get(cell_kind(nodeid))
-        return statistics.fmean(same) if same else statistics.fmean(self._done.values())
+        same = self._by_kind.get(kind)
+        if same:
+            return statistics.fmean(same)
+        previous = self._prior_by_kind().get(kind)
+        if previous and pace is not None:
+            return statistics.fmean(previous) * pace
+        return statistics.median([statistics.fmean(times) for times in self._by_kind.values()])
+
+    def _prior_by_kind(self) -> dict[str, list[float]]:
+        if self._prior_kinds is None:
+            self._prior_kinds = {}
+            for test_id, seconds in self.prior.items():
+                self._prior_kinds.setdefault(cell_kind(test_id), []).append(seconds)
+        return self._prior_kinds
 
     def _calibration_s(self) -> float:
         return statistics.median(self._calibrations.values()) if self._calibrations else 0.0

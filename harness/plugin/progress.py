@@ -138,6 +138,8 @@ class ProgressPlugin:
         self.progress: RunProgress | None = None
         #: the tests counted toward the total and not reported yet: each counts once, others never
         self.pending: set[str] = set()
+        #: the time and calibration time of the phases reported so far, by cell
+        self.phases: dict[str, tuple[float, float]] = {}
 
     def _start(self, cells: dict[str, str], workers: int) -> None:
         if cells:
@@ -173,9 +175,18 @@ class ProgressPlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.progress is None or report.nodeid not in self.pending:
             return
-        if report.when == "call" or (report.when == "setup" and not report.passed):
-            self.pending.discard(report.nodeid)
-            self.progress.finished(report.nodeid, report.duration, float(getattr(report, _REPORTED, 0.0)))
+        # a cell's time is all its phases' (its fixtures' setup and teardown are the run's time
+        # too), so it counts once its teardown is reported; a worker that crashed sends one
+        # report of its own kind for the cell and no teardown
+        seconds, calibration_s = self.phases.get(report.nodeid, (0.0, 0.0))
+        seconds += report.duration
+        calibration_s += float(getattr(report, _REPORTED, 0.0))
+        if report.when in ("setup", "call"):
+            self.phases[report.nodeid] = (seconds, calibration_s)
+            return
+        self.pending.discard(report.nodeid)
+        self.phases.pop(report.nodeid, None)
+        self.progress.finished(report.nodeid, seconds, calibration_s)
 
 
 def register(config: pytest.Config) -> None:

@@ -1,7 +1,7 @@
 """Real Prometheus daemons for the export's integration tests, each started on 127.0.0.1 at a free
 port for one module and stopped after it: Debian's ``prometheus-pushgateway`` (installed by
-scripts/bootstrap) and ``prometheus-node-exporter`` (extracted by scripts/bootstrap into
-``.tools/bin``, so it never runs as a system service)."""
+scripts/bootstrap), ``prometheus-node-exporter`` and the Prometheus server of ``prometheus``
+(extracted by scripts/bootstrap into ``.tools/bin``, so neither runs as a system service)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["daemon_binary", "free_port", "get", "serving"]
+__all__ = ["daemon_binary", "free_port", "get", "pushgateway_argv", "serving"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,6 +41,15 @@ def daemon_binary(name: str, package: str) -> str:
     if found is None:
         pytest.fail(f"{name} is not installed: run scripts/bootstrap (Debian package {package})")
     return found
+
+
+def pushgateway_argv(address: str) -> list[str]:
+    """The Pushgateway on ``address`` keeping what it is pushed in memory only: Debian's build
+    persists to /var/lib/prometheus/pushgateway.data unless told otherwise, which would bring
+    every earlier test's (and a system service's) groups into this one, and this one's into
+    theirs."""
+    binary = daemon_binary("prometheus-pushgateway", "prometheus-pushgateway")
+    return [binary, f"--web.listen-address={address}", "--persistence.file="]
 
 
 @contextmanager

@@ -17,7 +17,7 @@ from harness.export import PushError, RunMetrics, push_to_pushgateway
 from harness.report.aggregate import aggregate_samples
 from harness.runfiles.runinfo import RunInfo
 from harness.runfiles.samples import read_samples
-from tests.integration.daemons import daemon_binary, free_port, get, serving
+from tests.integration.daemons import free_port, get, pushgateway_argv, serving
 
 RUN = Path(__file__).parent.parent / "data" / "runs" / "20261121-110501-f674"
 BANDWIDTH = "harness_write_bandwidth_bytes_per_second"
@@ -25,10 +25,9 @@ BANDWIDTH = "harness_write_bandwidth_bytes_per_second"
 
 @pytest.fixture(scope="module")
 def gateway() -> Iterator[str]:
-    binary = daemon_binary("prometheus-pushgateway", "prometheus-pushgateway")
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    with serving([binary, f"--web.listen-address=127.0.0.1:{port}"], f"{url}/-/ready", what="the Pushgateway"):
+    with serving(pushgateway_argv(f"127.0.0.1:{port}"), f"{url}/-/ready", what="the Pushgateway"):
         yield url
 
 

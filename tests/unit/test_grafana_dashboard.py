@@ -12,60 +12,34 @@ import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from harness.export import RunMetrics, render_prometheus
-from harness.report.aggregate import aggregate_samples
-from harness.runfiles.runinfo import RunInfo
-from harness.runfiles.samples import read_samples
+from tests.unit.grafana import (
+    ALL,
+    DATA,
+    RUNS,
+    as_grafana_sends,
+    dashboard,
+    panel_queries,
+    run_metrics,
+    series,
+    variable_queries,
+)
 from tests.unit.promtool import promtool
 
-ROOT = Path(__file__).resolve().parents[2]
-DASHBOARD = ROOT / "examples" / "grafana" / "harness-dashboard.json"
-DATA = ROOT / "tests" / "data"
-#: recorded runs, and the inventory name each is exported under: the failing run (the AZ link
-#: slowed on purpose) was of a second lab instance, whose inventory was also called "lab"
-RUNS = (
-    (DATA / "runs" / "20261121-110501-f674", "lab"),
-    (DATA / "disk_runs" / "20261125-115711-97ce", "lab"),
-    (DATA / "runs" / "history-lab4" / "20261125-120534-2874", "lab4"),
-)
 UNAME = DATA / "prometheus" / "node-exporter-1.5-uname.prom"
 #: a selector: a metric name and its braces
 _SELECTOR = re.compile(r"\b([a-z_][a-z0-9_]*)\{([^}]*)\}")
 _MATCHER = re.compile(r"([a-z_][a-z0-9_]*)\s*(?:=~|!~|!=|=)")
-#: "All" of a multi-value variable: what Grafana puts in for $inventory and $scenario
-_ALL = ".*"
-
-
-def _dashboard() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(DASHBOARD.read_text())
-    return data
-
-
-def _queries() -> list[tuple[str, str]]:
-    """(panel title, PromQL) of every panel target."""
-    return [(p["title"], t["expr"]) for p in _dashboard()["panels"] for t in p["targets"]]
-
-
-def _variable_queries() -> list[str]:
-    return [v["query"]["query"] for v in _dashboard()["templating"]["list"] if v["type"] == "query"]
 
 
 def _exported() -> Iterator[tuple[str, dict[str, str], float]]:
     """(name, labels, value) of every series the recorded runs export."""
     for run, inventory in RUNS:
-        recorded = RunInfo.read(run / "run.json")
-        assert recorded is not None
-        info = RunInfo.from_dict({**recorded.to_dict(), "inventory_name": inventory})
-        metrics = RunMetrics(tuple(aggregate_samples(read_samples(run / "samples.ndjson"))), info)
-        for family in text_string_to_metric_families(render_prometheus(metrics)):
-            for sample in family.samples:
-                yield sample.name, sample.labels, sample.value
+        yield from series(run_metrics(run, inventory))
 
 
 def _uname(nodes: set[str]) -> Iterator[tuple[str, dict[str, str], float]]:
@@ -85,7 +59,7 @@ def _labels_by_family() -> dict[str, set[str]]:
 def test_every_metric_and_label_the_dashboard_names_is_exported() -> None:
     exported = _labels_by_family()
     named = 0
-    for text in [q for _, q in _queries()] + _variable_queries():
+    for text in [q for _, q in panel_queries()] + variable_queries():
         for name in re.findall(r"\bharness_[a-z0-9_]+", text):
             assert name in exported, f"{name}: the exporter emits no such metric"
             named += 1
@@ -93,7 +67,7 @@ def test_every_metric_and_label_the_dashboard_names_is_exported() -> None:
             if name.startswith("harness_"):
                 unknown = set(_MATCHER.findall(matchers)) - exported[name]
                 assert not unknown, f"{name}: no label {sorted(unknown)}"
-    assert named >= len(_queries())
+    assert named >= len(panel_queries())
 
 
 def _series_line(name: str, labels: dict[str, str]) -> str:
@@ -132,14 +106,9 @@ def _promtool_test(tmp_path: Path, rules: list[dict[str, str]], checks: list[str
     )
 
 
-def _grafana(expr: str) -> str:
-    """The query as Grafana sends it with every variable at "All"."""
-    return expr.replace("$inventory", _ALL).replace("$scenario", _ALL)
-
-
 def test_every_panel_query_returns_series_in_promtool(tmp_path: Path) -> None:
-    queries = _queries()
-    rules = [{"record": f"dashboard:panel_{i}", "expr": _grafana(q)} for i, (_, q) in enumerate(queries)]
+    queries = panel_queries()
+    rules = [{"record": f"dashboard:panel_{i}", "expr": as_grafana_sends(q)} for i, (_, q) in enumerate(queries)]
     result = _promtool_test(tmp_path, rules, [f"absent(dashboard:panel_{i})" for i in range(len(queries))])
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "SUCCESS" in result.stdout
@@ -153,7 +122,7 @@ def test_promtool_sees_a_query_that_returns_nothing(tmp_path: Path) -> None:
 
 
 def test_the_multi_az_panel_is_the_ratio_of_the_two_pairs(tmp_path: Path) -> None:
-    (query,) = [q for title, q in _queries() if title.startswith("Multi-AZ over single-AZ")]
+    (query,) = [q for title, q in panel_queries() if title.startswith("Multi-AZ over single-AZ")]
     bw = {
         (labels["workload"], labels["placement"]): value
         for name, labels, value in _exported()
@@ -164,7 +133,7 @@ def test_the_multi_az_panel_is_the_ratio_of_the_two_pairs(tmp_path: Path) -> Non
     workload = "write-1m-nj1-qd16"
     ratio = bw[(workload, "cross-az")] / bw[(workload, "same-az")]
     assert 0 < ratio < 1  # the recorded lab's cross-AZ pair is the slower one
-    rules = [{"record": "dashboard:ratio", "expr": _grafana(query)}]
+    rules = [{"record": "dashboard:ratio", "expr": as_grafana_sends(query)}]
     check = f'absent(abs(dashboard:ratio{{scenario="replicated_write", workload="{workload}"}} - {ratio!r}) < 1e-12)'
     result = _promtool_test(tmp_path, rules, [check])
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -172,8 +141,8 @@ def test_the_multi_az_panel_is_the_ratio_of_the_two_pairs(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("variable", ["inventory", "scenario"])
 def test_the_variables_select_with_all_as_a_regex(variable: str) -> None:
-    (spec,) = [v for v in _dashboard()["templating"]["list"] if v["name"] == variable]
-    assert spec["includeAll"] and spec["allValue"] == _ALL
+    (spec,) = [v for v in dashboard()["templating"]["list"] if v["name"] == variable]
+    assert spec["includeAll"] and spec["allValue"] == ALL
     # a multi-value variable is only correct inside a regex matcher
-    for _, query in _queries():
+    for _, query in panel_queries():
         assert f'="${variable}"' not in query and f'!="${variable}"' not in query

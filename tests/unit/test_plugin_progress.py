@@ -303,3 +303,27 @@ def test_does_not():
     reported = dict(line.split() for line in (pytester.path / "reported.txt").read_text().splitlines())
     assert reported["test_cells.py::test_does_not"] == "None"
     assert 0.05 <= float(reported["test_cells.py::test_calibrates"]) < 5
+
+
+def test_a_function_not_run_yet_takes_its_previous_runs_cells_at_this_runs_pace() -> None:
+    # the previous run had test_b only on pair x; here its cells on y are left, and test_a ran
+    # twice as slow as then: test_b[y-*] are taken for twice test_b[x]'s previous time
+    cells = groups_of(["s/t.py::test_a[x]@g", "s/t.py::test_b[y-1]@g", "s/t.py::test_b[y-2]@g"])
+    estimate = GroupEta(cells, ["x", "y"], workers=1, prior={"s/t.py::test_a[x]": 5.0, "s/t.py::test_b[x]": 30.0})
+    estimate.finished("s/t.py::test_a[x]@g", 10.0)
+    assert estimate.left_by_group() == {"g": 2 * (30.0 * 2)}
+
+
+def test_a_function_nobody_ran_is_taken_for_a_typical_one_not_for_the_mean_cell() -> None:
+    # three functions ran: one long cell of test_f (a failover trial) and eight short ones of
+    # test_a and test_b; a cell of test_c is taken for the median function's mean (8 s), not
+    # for the mean cell's (about 17 s)
+    ids = [f"s/t.py::test_a[p-{i}]@g" for i in range(4)] + [f"s/t.py::test_b[p-{i}]@g" for i in range(4)]
+    cells = groups_of([*ids, "s/t.py::test_f[p]@g", "s/t.py::test_c[p]@g"])
+    estimate = GroupEta(cells, ["p"], workers=1)
+    for nodeid in ids[:4]:
+        estimate.finished(nodeid, 7.0)
+    for nodeid in ids[4:]:
+        estimate.finished(nodeid, 8.0)
+    estimate.finished("s/t.py::test_f[p]@g", 90.0)
+    assert estimate.left_by_group() == {"g": 8.0}

@@ -1,5 +1,6 @@
-"""The run's progress counts each of its cells once: a report of another test, or a second report
-of one already counted (a rerun), never pushes the count past the total."""
+"""The run's progress counts each of its cells once, when its teardown is reported, with the time
+of all its phases: a report of another test, or a second report of one already counted (a
+rerun), never pushes the count past the total."""
 
 from __future__ import annotations
 
@@ -28,10 +29,12 @@ def _plugin(tmp: str) -> ProgressPlugin:
 
 def _report(
     nodeid: str,
-    when: Literal["setup", "call", "teardown"] = "call",
+    when: str = "teardown",
     outcome: Literal["passed", "failed", "skipped"] = "passed",
+    duration: float = 1.5,
 ) -> pytest.TestReport:
-    return pytest.TestReport(nodeid, ("f.py", 1, "t"), {}, outcome, None, when, [], duration=1.5)
+    # "???": the phase xdist gives the report it makes for a crashed worker's cell
+    return pytest.TestReport(nodeid, ("f.py", 1, "t"), {}, outcome, None, when, [], duration=duration)  # type: ignore[arg-type]
 
 
 @given(st.lists(st.sampled_from([*CELLS, *OTHERS]), max_size=30))
@@ -59,4 +62,30 @@ def test_a_cell_skipped_in_setup_counts_once(tmp_path: Path) -> None:
     plugin.pytest_runtest_logreport(_report(CELLS[0], "teardown"))
     plugin.pytest_runtest_logreport(_report(CELLS[1], "setup"))
     plugin.pytest_runtest_logreport(_report(CELLS[1], "call"))
+    assert len(lines) == 1  # the second cell is not done before its teardown
+    plugin.pytest_runtest_logreport(_report(CELLS[1], "teardown"))
     assert [line.split("] ", 1)[1].split(" cells")[0] for line in lines] == ["1/2", "2/2"]
+
+
+def test_a_cells_time_is_its_setup_call_and_teardown(tmp_path: Path) -> None:
+    lines: list[str] = []
+    plugin = _plugin(str(tmp_path))
+    plugin.pytest_xdist_node_collection_finished(None, CELLS[:3])
+    assert plugin.progress is not None
+    plugin.progress.say = lines.append
+    for when, seconds in (("setup", 20.0), ("call", 7.5), ("teardown", 2.5)):
+        plugin.pytest_runtest_logreport(_report(CELLS[0], when, duration=seconds))
+    # two more cells of 30 s, each its own group (no @group in their ids), on the two workers
+    assert ", last test_write[p0] 30.0 s, ETA 30s" in lines[-1]
+
+
+def test_a_cell_whose_worker_crashed_counts_at_its_crash_report(tmp_path: Path) -> None:
+    # xdist reports a crashed worker's cell once, in a phase of its own, and never its teardown
+    lines: list[str] = []
+    plugin = _plugin(str(tmp_path))
+    plugin.pytest_xdist_node_collection_finished(None, CELLS[:2])
+    assert plugin.progress is not None
+    plugin.progress.say = lines.append
+    plugin.pytest_runtest_logreport(_report(CELLS[0], "setup"))
+    plugin.pytest_runtest_logreport(_report(CELLS[0], "???", "failed"))
+    assert len(lines) == 1 and "1/2 cells" in lines[0]
