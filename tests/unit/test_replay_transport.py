@@ -223,3 +223,25 @@ def test_the_replay_clock_follows_the_recorded_session() -> None:
         time.sleep(0.01)  # anyone else's sleep (here the test's) is real and moves nothing
         assert time.perf_counter() - real >= 0.01 and clock.elapsed == pytest.approx(12.1, abs=1e-3)
     assert time.monotonic() - start < 5.0  # the real clock again
+
+
+def test_long_outputs_are_kept_once_beside_the_recording(tmp_path: Path) -> None:
+    """Real commands captured: a long output given twice is one file beside the recording, a
+    short one stays inline, and the replay serves both as they came."""
+    capture = Capture()
+    live = capture.node(LocalRunner("n1"))
+    long_argv = ["sh", "-c", "seq 1 2000"]
+    first, again = live.run(long_argv, timeout=10), live.run(long_argv, timeout=10)
+    short = live.run(["echo", "short"], timeout=10)
+    path = tmp_path / "session.json"
+    capture.write(path)
+    entries = json.loads(path.read_text())["commands"]
+    assert [("stdout" in e, e.get("stdout_file")) for e in entries][2] == (True, None)
+    kept = {e["stdout_file"] for e in entries[:2]}
+    assert len(kept) == 1 and sorted(p.name for p in (tmp_path / "session.outputs").iterdir()) == [
+        Path(next(iter(kept))).name
+    ]
+    node = Recording.load(path).node("n1")
+    assert node.run(long_argv, timeout=10).stdout == first.stdout == again.stdout
+    assert node.run(long_argv, timeout=10).stdout.endswith("2000\n")
+    assert node.run(["echo", "short"], timeout=10).stdout == short.stdout == "short\n"

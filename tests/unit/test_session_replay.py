@@ -90,3 +90,14 @@ def test_a_recording_without_one_command_fails_the_replay_naming_it(tmp_path: Pa
     # the harness's writer thread swallowed the error; the test still fails naming the command
     said = f"the replay diverged from the recorded session: a1: the recording has no answer to `{command[:197]}..."
     assert failed[first].startswith(said), failed
+
+
+def test_a_file_that_is_no_session_recording_is_a_one_line_usage_error(tmp_path: Path) -> None:
+    # a recording of single commands, made without --record-session: no run id to replay as
+    bare = REPLAY / "84-a1-single-az.json"
+    done, junit, _ = replay("9219-lab-partition-three-node", bare, tmp_path)
+    assert done.returncode == 4 and not junit.exists()  # pytest's usage error, before any test
+    said = [line for line in done.stderr.splitlines() if "--replay-session" in line]
+    assert said == [
+        f"ERROR: --replay-session: {bare}: session must give the recorded run's run_id and started (its start time)"
+    ], done.stderr
