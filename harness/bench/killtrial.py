@@ -33,7 +33,7 @@ from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S, UNDO_BUDGET_S
 from harness.impair.qdiscs import parse_qdiscs
 from harness.impair.readback import RootClass, classify_root
 from harness.inventory.models import Inventory
-from harness.remote.pool import ConnectionPool
+from harness.remote.pool import ConnectionPool, NodePool
 from harness.runfiles.rundir import RunDir
 from harness.runfiles.runid import new_run_id
 from harness.safety.leftovers import find_leftovers
@@ -119,7 +119,7 @@ class KillTrial:
         return not self.leftovers_final
 
 
-def _path_root(inventory: Inventory, pool: ConnectionPool, name: str) -> RootClass:
+def _path_root(inventory: Inventory, pool: NodePool, name: str) -> RootClass:
     """What roots the qdisc tree of the node's replication interface."""
     iface = inventory.nodes[name].replication.iface
     return classify_root(
@@ -127,7 +127,7 @@ def _path_root(inventory: Inventory, pool: ConnectionPool, name: str) -> RootCla
     )
 
 
-def node_leftovers(inventory: Inventory, pool: ConnectionPool, nodes: list[str]) -> list[str]:
+def node_leftovers(inventory: Inventory, pool: NodePool, nodes: list[str]) -> list[str]:
     """Everything of the harness on ``nodes``: faults, qdiscs, fio, watchers, locks."""
     found: list[str] = []
     for name in nodes:
@@ -170,7 +170,7 @@ def _after(events: list[str], wanted: tuple[str, ...]) -> list[str] | None:
     return rest
 
 
-def _path_is_clean(inventory: Inventory, pool: ConnectionPool, nodes: list[str]) -> bool:
+def _path_is_clean(inventory: Inventory, pool: NodePool, nodes: list[str]) -> bool:
     """No harness qdisc on the replication interface of any of ``nodes`` (the path itself)."""
     return all(_path_root(inventory, pool, name) is RootClass.DEFAULT for name in nodes)
 

@@ -46,7 +46,7 @@ from harness.fio.result import FioOutputError
 from harness.fio.spec import WorkloadSpec
 from harness.inventory.models import PairSpec
 from harness.probes.reboot import NodeRebooted, read_boot_ids, reboot_error
-from harness.remote import SshNode
+from harness.remote.pool import Node
 from harness.replication import Replication
 from harness.rules.bounds import BoundResult
 from harness.runfiles.samples import METRICS, Sample
@@ -161,7 +161,7 @@ def verify_workload(size: int, *, seed: int = 4242, iodepth: int = 16) -> Worklo
     )
 
 
-def _stream_writes(node: SshNode, argv: list[str], box: dict[str, object], sink: list[bytes]) -> None:
+def _stream_writes(node: Node, argv: list[str], box: dict[str, object], sink: list[bytes]) -> None:
     text, completed = node.stream(argv, timeout=600, sink=sink)
     box["text"], box["completed"] = text, completed
 

@@ -28,7 +28,7 @@ from harness.probes.reach import probe_reach
 from harness.probes.reboot import boot_id_argv
 from harness.progress import Progress
 from harness.remote import CommandResult, Runner, Shell, run_batch
-from harness.remote.pool import ConnectionPool
+from harness.remote.pool import NodePool
 from harness.replication import ReplicaStatus, Replication, replication_for
 from harness.safety.device import guard_replicated_device
 
@@ -39,7 +39,7 @@ HEALTH_POLL_S = 0.5
 
 
 def pair_replication(
-    pool: ConnectionPool, pair: PairSpec, node: str, nodes: Mapping[str, NodeSpec] | None = None
+    pool: NodePool, pair: PairSpec, node: str, nodes: Mapping[str, NodeSpec] | None = None
 ) -> Replication:
     """The pair's replicated device on ``node``, over the pool's current connection to it
     (``nodes``, the inventory's, give the product the pair's replication addresses)."""
@@ -104,7 +104,7 @@ def _opened(
 
 def guard_cell(
     inventory: Inventory,
-    pool: ConnectionPool,
+    pool: NodePool,
     spec: CellSpec,
     *,
     health_timeout_s: float,

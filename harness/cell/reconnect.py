@@ -13,12 +13,11 @@ the node rebooted), or one the node has and the ledger does not, is named in the
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, TypeVar
 
 from harness.errors import ConnectionLost, HarnessError
-from harness.remote import Runner
+from harness.remote import Runner, polling
 from harness.safety.leftovers import Leftover, find_leftovers
 
 __all__ = ["RECONNECT_ATTEMPTS", "check_faults", "compare_faults", "recheck_after_reboot", "with_reconnect"]
@@ -37,7 +36,7 @@ def with_reconnect(
     *,
     attempts: int = RECONNECT_ATTEMPTS,
     pause_s: float = RECONNECT_PAUSE_S,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] = polling.sleep,
 ) -> T:
     """``step()``, tried again after a pause when its connection drops, ``attempts`` times in
     all; the last :class:`ConnectionLost` is raised.  Only for steps that may run twice."""

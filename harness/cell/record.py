@@ -18,7 +18,7 @@ from harness.probes.rtt import RttStats
 from harness.probes.toolversions import PROBES, node_versions
 from harness.progress import Progress
 from harness.remote import CommandResult, run_batch
-from harness.remote.pool import ConnectionPool
+from harness.remote.pool import NodePool
 from harness.replication import read_product_version, version_probe
 from harness.rules.bounds import BoundResult
 from harness.runfiles.ledger import Ledger
@@ -70,7 +70,7 @@ class Recorder:
         *,
         run_id: str,
         run_dir: Path,
-        pool: ConnectionPool,
+        pool: NodePool,
         store: SampleStore,
         ledger: Ledger,
         progress: Progress,

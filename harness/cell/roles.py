@@ -19,12 +19,12 @@ refuses to write through a device that is not primary (:mod:`harness.cell.guard`
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Protocol
 
 from harness.errors import HarnessError, RefusedError
 from harness.inventory.models import Inventory
+from harness.remote import polling
 from harness.replication import ReplicaStatus, Replication
 from harness.runfiles.ledger import Ledger
 
@@ -50,8 +50,8 @@ def wait_promotable(
     replication: Replication,
     deadline_s: float = PROMOTABLE_S,
     *,
-    clock: Callable[[], float] = time.monotonic,
-    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = polling.monotonic,
+    sleep: Callable[[float], None] = polling.sleep,
 ) -> ReplicaStatus:
     """Until the product allows ``replication``'s node the primary role and it is connected to
     its peer; at once where the product does not say (``may_promote`` None).  RefusedError at
@@ -74,8 +74,8 @@ def restore_pair_roles(
     primary: Replication,
     secondary: Replication,
     *,
-    clock: Callable[[], float] = time.monotonic,
-    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = polling.monotonic,
+    sleep: Callable[[float], None] = polling.sleep,
 ) -> bool:
     """Give one pair its inventory roles again (``primary`` is the inventory's primary side)
     and wait until it is healthy; True when the primary had to be promoted."""
@@ -95,8 +95,8 @@ def restore_other_pairs(
     crashed: str,
     *,
     done: str,
-    clock: Callable[[], float] = time.monotonic,
-    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = polling.monotonic,
+    sleep: Callable[[float], None] = polling.sleep,
 ) -> list[str]:
     """Bring every pair on ``crashed`` other than ``done`` back to its inventory roles; returns
     what was changed, or could not be, one line per pair.  A pair that cannot be restored is

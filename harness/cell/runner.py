@@ -43,7 +43,7 @@ from harness.probes.reboot import NodeRebooted, watch_reboots
 from harness.probes.rtt import RttStats
 from harness.progress import Progress, quiet
 from harness.remote import CommandResult, Runner
-from harness.remote.pool import ConnectionPool
+from harness.remote.pool import ConnectionPool, NodePool
 from harness.replication import Replication
 from harness.rules.bounds import BoundResult
 from harness.rules.inconclusive import DEFAULT_POLICY, Policy
@@ -63,7 +63,7 @@ class CellRunner:
         *,
         run_id: str,
         run_dir: Path,
-        pool: ConnectionPool,
+        pool: NodePool,
         store: SampleStore,
         ledger: Ledger,
         lock_dir: Path,

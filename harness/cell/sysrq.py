@@ -23,7 +23,6 @@ attach and connect; the resync that follows is waited for by the failover scenar
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -31,8 +30,8 @@ from typing import Final
 from harness.errors import HarnessError, InfraError, RefusedError
 from harness.inventory.models import PairSpec
 from harness.probes.reboot import boot_id_argv, parse_boot_id
-from harness.remote import CommandResult, DetachedJob, Shell, run_batch
-from harness.remote.pool import ConnectionPool
+from harness.remote import CommandResult, DetachedJob, Shell, polling, run_batch
+from harness.remote.pool import NodePool
 from harness.replication import replication_for
 
 __all__ = ["TRIGGER", "CrashReadiness", "SysrqCrasher", "crash_script", "parse_readiness", "readiness_commands"]
@@ -103,14 +102,14 @@ class SysrqCrasher:
 
     def __init__(
         self,
-        pool: ConnectionPool,
+        pool: NodePool,
         pair: PairSpec,
         *,
         boot_timeout_s: float = 900.0,
         trigger_delay_s: float = 1.0,
         poll_s: float = 5.0,
-        sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = polling.sleep,
+        clock: Callable[[], float] = polling.monotonic,
     ) -> None:
         self.pool = pool
         self.pair = pair

@@ -12,7 +12,6 @@ in a round trip of their own.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable, Collection, Mapping
 from typing import Final
 
@@ -31,7 +30,7 @@ from harness.drbd.verify import SECTOR, ConnectionTimeouts, VerifyReport, parse_
 from harness.drbd.watch import EventWatch, watch_paths
 from harness.errors import CommandFailed, CommandTimeout, ConfigError, RefusedError
 from harness.fields import DRBD_DEVICE_PATTERN
-from harness.remote import CommandResult, Runner, run_batch
+from harness.remote import CommandResult, Runner, polling, run_batch
 from harness.remote.nodefiles import NODE_ROOT
 from harness.remote.polling import backoff
 
@@ -59,8 +58,8 @@ class DrbdReplication:
         command_timeout_s: float = 30.0,
         change_timeout_s: float = 60.0,
         watch_root: str = NODE_ROOT,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = polling.monotonic,
+        sleep: Callable[[float], None] = polling.sleep,
         pair: PairEnds | None = None,
         diskless_peers: Collection[str] | None = None,
     ) -> None:

@@ -16,7 +16,6 @@ Without a ``verify-alg`` DRBD refuses to start; the harness never sets one on a 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
@@ -24,6 +23,7 @@ from typing import Final
 from harness.drbd.config import Statement, find_resources, parse_config, walk
 from harness.drbd.errors import DrbdNotReady, DrbdOutputError
 from harness.drbd.state import VERIFY_STATES, ResourceState
+from harness.remote import polling
 
 __all__ = ["ConnectionTimeouts", "VerifyReport", "parse_timeouts", "wait_verified"]
 
@@ -136,8 +136,8 @@ def wait_verified(
     *,
     deadline_s: float,
     poll_s: float = 0.5,
-    clock: Callable[[], float] = time.monotonic,
-    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = polling.monotonic,
+    sleep: Callable[[float], None] = polling.sleep,
 ) -> tuple[ResourceState, float]:
     """Poll until a verify started just now has finished: (final state, seconds waited).
 

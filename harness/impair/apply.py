@@ -154,7 +154,9 @@ class Impairer:
         self.run_id = run_id
         self.ledger = ledger
         self.link_rate_bits = link_rate_bits
-        self._seq = 0
+        # counted per node: the nodes of a pair are impaired by a thread each, and a count shared
+        # between them would number each node's faults in whichever order the threads ran
+        self._seq: dict[str, int] = {}
         self._seq_lock = threading.Lock()
 
     def _read(self, node: Runner, iface: str) -> tuple[str, str]:
@@ -204,8 +206,7 @@ class Impairer:
                 "refusing to touch it"
             )
         with self._seq_lock:
-            self._seq += 1
-            seq = self._seq
+            seq = self._seq[node.name] = self._seq.get(node.name, 0) + 1
         token = safe_token(f"{node.name}-{iface}-{seq}-{int(time.time())}")
         base = node_run_dir(self.run_id)
         fault_file = f"{base}/faults/{token}.json"

@@ -111,13 +111,16 @@ def modules_dir(spec: LabSpec, environ: Mapping[str, str] = os.environ) -> tuple
     return None
 
 
-def lab_inventory(inventory: Inventory, environ: Mapping[str, str] = os.environ) -> Inventory:
+def lab_inventory(
+    inventory: Inventory, environ: Mapping[str, str] = os.environ, *, drbd9: bool | None = None
+) -> Inventory:
     """The lab inventory as the lab runs it: with ``lab.drbd9_pairs`` on DRBD 9; on 8.4 without
-    them, refusing a pair of ``pairs:`` that names more nodes (8.4 connects two)."""
+    them, refusing a pair of ``pairs:`` that names more nodes (8.4 connects two).  Whether it
+    runs DRBD 9 is whether modules are named, unless ``drbd9`` says (a replay: as recorded)."""
     spec = inventory.lab
     if spec is None:
         return inventory
-    if modules_dir(spec, environ) is not None:
+    if (modules_dir(spec, environ) is not None) if drbd9 is None else drbd9:
         missing = {name: pair for name, pair in spec.drbd9_pairs.items() if name not in inventory.pairs}
         return inventory.with_pairs(missing) if missing else inventory
     for name, pair in sorted(inventory.pairs.items()):

@@ -9,7 +9,6 @@ is a script of :mod:`harness.mdnbd.commands`; nothing here creates, wipes or for
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -18,7 +17,7 @@ from harness.errors import CommandFailed, CommandTimeout, ConfigError, RefusedEr
 from harness.mdnbd import commands
 from harness.mdnbd.state import MdNbdOutputError, MdNbdStatus, parse_state
 from harness.mdnbd.watch import MdNbdWatch
-from harness.remote import CommandResult, Runner, run_batch
+from harness.remote import CommandResult, Runner, polling, run_batch
 from harness.remote.polling import backoff
 
 __all__ = ["MdNbdEnds", "MdNbdReplication", "MdNbdTimeouts"]
@@ -117,8 +116,8 @@ class MdNbdReplication:
         protocol: str = "C",
         poll_interval_s: float = 1.0,
         command_timeout_s: float = 30.0,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = polling.monotonic,
+        sleep: Callable[[float], None] = polling.sleep,
     ) -> None:
         if protocol not in ("A", "C"):
             raise ConfigError(f"md-nbd replicates synchronously (C) or asynchronously (A), not protocol {protocol!r}")

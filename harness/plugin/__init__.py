@@ -30,6 +30,7 @@ from harness.plugin.progress import calibrating
 from harness.plugin.repeats import repeat_count, repeat_plan
 from harness.plugin.rundir import controller_run_dir, worker_run_dir
 from harness.plugin.session import SESSION_KEY, HarnessSession
+from harness.plugin.transport import session_transport
 from harness.plugin.verdicts import CELLS_KEY
 from harness.prediction.calstore import DEFAULT_MAX_AGE_S, calibration_age
 from harness.rules.bounds import BoundResult
@@ -53,6 +54,7 @@ pytest_plugins = [
     "harness.plugin.repeats",
     "harness.plugin.resultsdb",
     "harness.plugin.splitbrain",
+    "harness.plugin.transport",
     "harness.plugin.unrunnable",
     "harness.plugin.verdicts",
     "harness.plugin.verifyafter",
@@ -128,6 +130,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "resource has more nodes (peers='any') or a diskless tie-breaker (peers='tiebreaker')",
     )
     root = _rootdir(config)
+    transport = session_transport(config)  # before the run directory: a replay takes its run id
     inventory = Path(config.getoption("--inventory") or root / DEFAULT_INVENTORY)
     reports = Path(config.getoption("--reports"))
     if not reports.is_absolute():
@@ -146,6 +149,7 @@ def pytest_configure(config: pytest.Config) -> None:
             run,
             is_controller=not worker,
             keep_lab=bool(config.getoption("--keep-lab")),
+            transport=transport,
         )
     except HarnessError as exc:
         # A bad inventory is a usage error: one clear message, no traceback, nothing touched.

@@ -66,7 +66,7 @@ class Controller:
 
         config, hs = self.config, self.hs
         config.pluginmanager.register(RunEnd(hs, config), "harness-run-end")
-        if hs.inventory.lab is not None and wants_reports(config):
+        if hs.inventory.lab is not None and wants_reports(config) and not hs.transport.replaying:
             from harness.plugin.labdoctor import LabDoctorAtEnd
 
             config.pluginmanager.register(LabDoctorAtEnd(hs, config), "harness-lab-doctor")
@@ -105,4 +105,5 @@ class Controller:
         # worker's connections; here they are closed already.)
         self.hs.end_run()
         self.hs.close()
+        self.hs.transport.finish()  # a recording is written once the lock's release is in it
         self.hs.teardown_lab()

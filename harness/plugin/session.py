@@ -28,10 +28,11 @@ from harness.errors import ConfigError, RefusedError
 from harness.fio.profiles import PROFILES, Profile
 from harness.impair.apply import DEFAULT_DEADMAN_GRACE_S
 from harness.inventory import Inventory, load_inventory
+from harness.plugin.transport import LiveTransport, Transport
 from harness.prediction.calstore import DEFAULT_MAX_AGE_S, CalibrationStore
 from harness.prediction.cellmodel import CellPredictor, inventory_catalog
 from harness.progress import quiet
-from harness.remote.pool import ConnectionPool
+from harness.remote.pool import NodePool
 from harness.rules.inconclusive import DEFAULT_POLICY, Policy
 from harness.rules.repeats import RepeatPlan
 from harness.runfiles.clockskew import NodeClock, offsets_record
@@ -80,7 +81,9 @@ class HarnessSession:
     started: float = field(default_factory=time.time)
     _runner: CellRunner | None = None
     _predictor: CellPredictor | None = None
-    _pool: ConnectionPool | None = None
+    #: where the nodes answer from: SSH, SSH recorded, or a recording (--record/--replay-session)
+    transport: Transport = field(default_factory=LiveTransport)
+    _pool: NodePool | None = None
     _lock: ClusterLock | None = None
     #: the interrupted test and the signal, for run.json and the report's header
     interrupted: str | None = None
@@ -96,20 +99,23 @@ class HarnessSession:
         *,
         is_controller: bool,
         keep_lab: bool,
+        transport: Transport | None = None,
     ) -> HarnessSession:
+        transport = transport or LiveTransport()
         inventory = load_inventory(inventory_path)
         if inventory.lab is not None:
             from harness.lab.drbd9 import lab_inventory
 
             # the pairs the lab runs: on DRBD 9 (supplied modules) also those only DRBD 9 runs
-            inventory = lab_inventory(inventory)
+            inventory = lab_inventory(inventory, drbd9=transport.drbd9(inventory))
         # before anything changes: a mistyped instance type would otherwise surface only after
         # the pair's calibration disconnected DRBD
         inventory_catalog(inventory, inventory_path)
         name = profile_name or ("quick" if inventory.lab is not None else "standard")
         if name not in PROFILES:
             raise ConfigError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}")
-        return cls(inventory_path, inventory, PROFILES[name], run, is_controller, keep_lab)
+        transport.begin(run.run_id)
+        return cls(inventory_path, inventory, PROFILES[name], run, is_controller, keep_lab, transport=transport)
 
     @property
     def run_id(self) -> str:
@@ -124,9 +130,9 @@ class HarnessSession:
         return self.run.reports_root
 
     @property
-    def pool(self) -> ConnectionPool:
+    def pool(self) -> NodePool:
         if self._pool is None:
-            self._pool = ConnectionPool(self.inventory.ssh_specs())
+            self._pool = self.transport.pool(self.inventory.ssh_specs())
         return self._pool
 
     @property
@@ -181,12 +187,11 @@ class HarnessSession:
             from harness.cell.sysrq import SysrqCrasher
 
             return FailoverParts(SysrqCrasher(self.pool, spec), self.protocol_switch(pair))
-        from harness.lab.crash import LabCrasher
+        from harness.lab.crash import LabCrasher, LabHost
         from harness.lab.lifecycle import Lab
 
-        return FailoverParts(
-            LabCrasher(Lab(self.inventory, self.inventory_path), self.pool), self.protocol_switch(pair)
-        )
+        host = self.transport.lab_host(lambda: LabHost(Lab(self.inventory, self.inventory_path)))
+        return FailoverParts(LabCrasher(host, self.pool), self.protocol_switch(pair))
 
     def protocol_switch(self, pair: str) -> ProtocolSwitch:
         """Which protocols ``pair`` may run with: A, B or C in the embedded lab's own
@@ -202,23 +207,24 @@ class HarnessSession:
     # -- the embedded lab -------------------------------------------------------------------
     def _host_probe(self) -> HostProbe | None:
         """The lab host's reading for every cell's validity certificate (None off the lab)."""
-        if self.inventory.lab is None:
+        if self.inventory.lab is None or self.transport.replaying:  # a replay has no lab host to read
             return None
         from harness.lab.hostload import lab_host_probe
 
         return lab_host_probe(self.inventory)
 
     def _lab_cpus(self) -> dict[str, int]:
-        """The host CPU each lab guest is pinned to (none off the lab, or unpinned)."""
-        if self.inventory.lab is None:
+        """The host CPU each lab guest is pinned to (none off the lab, unpinned, or replayed)."""
+        if self.inventory.lab is None or self.transport.replaying:
             return {}
         from harness.lab.lifecycle import Lab
 
         return Lab(self.inventory, self.inventory_path).guest_cpus
 
     def ensure_lab(self) -> None:
-        """Boot the lab if this inventory describes one and it is not up (once per host)."""
-        if self.inventory.lab is None:
+        """Boot the lab if this inventory describes one and it is not up (once per host); a
+        replay has no lab to boot."""
+        if self.inventory.lab is None or self.transport.replaying:
             return
         from harness.lab.lifecycle import Lab
 
@@ -241,7 +247,7 @@ class HarnessSession:
 
     def start_run(self) -> None:
         """Controller, before any cell: lab up, preflight (read-only), then the cluster lock."""
-        from harness.safety.lock import ClusterLock, local_owner
+        from harness.safety.lock import ClusterLock
         from harness.safety.preflight import run_preflight
 
         self.ensure_lab()
@@ -253,9 +259,10 @@ class HarnessSession:
         # what a node lacks refuses only the cells that need it, in every worker
         write_missing(self.run.path, from_findings((f.node, f.check, f.status, f.detail) for f in report.findings))
         names = self.run_nodes()
-        self._lock = ClusterLock(local_owner(self.run_id, str(self.inventory_path)))
+        self._lock = ClusterLock(self.transport.owner(self.run_id, str(self.inventory_path)))
         self._lock.acquire([self.pool.get(n) for n in names])
-        self._lock.start_heartbeat()
+        if not self.transport.replaying:  # a lease lives on the nodes' clock; a replay has no nodes
+            self._lock.start_heartbeat()
         self._clocks_at_start = self.read_clocks()
 
     def run_nodes(self) -> list[str]:
@@ -287,7 +294,7 @@ class HarnessSession:
             self._lock = None
 
     def teardown_lab(self) -> None:
-        if self.inventory.lab is None or self.keep_lab:
+        if self.inventory.lab is None or self.keep_lab or self.transport.replaying:
             return
         from harness.lab.lifecycle import Lab
 

@@ -8,9 +8,10 @@ node no more often than the ceiling says.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
-__all__ = ["FIRST_POLL_S", "backoff"]
+__all__ = ["FIRST_POLL_S", "backoff", "monotonic", "sleep", "wall"]
 
 #: the first pause between two polls (each poll is a round trip to the node, about 25 ms)
 FIRST_POLL_S = 0.05
@@ -24,3 +25,21 @@ def backoff(ceiling_s: float, first_s: float = FIRST_POLL_S) -> Iterator[float]:
     while True:
         yield delay
         delay = min(delay * 2, ceiling_s)
+
+
+# A wait's clock and sleep as default arguments: ``clock=time.monotonic`` would hold the real
+# clock's function from import on, and a replayed session (harness.remote.replayclock) installs
+# its own in ``time`` later.  These look ``time`` up on every call.
+def monotonic() -> float:
+    """``time.monotonic()``, as installed now."""
+    return time.monotonic()
+
+
+def wall() -> float:
+    """``time.time()``, as installed now."""
+    return time.time()
+
+
+def sleep(seconds: float) -> None:
+    """``time.sleep(seconds)``, as installed now."""
+    time.sleep(seconds)

@@ -7,14 +7,38 @@ across processes (fabric connections are not picklable, and paramiko SFTP is not
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Protocol
 
 from harness.errors import ConfigError
+from harness.remote.command import Runner
 from harness.remote.spec import SshSpec
 from harness.remote.ssh import SshNode
 
-__all__ = ["ConnectionPool"]
+__all__ = ["ConnectionPool", "Node", "NodePool"]
+
+
+class Node(Runner, Protocol):
+    """A node as the pool hands it out: a :class:`Runner` that can also stream a command's
+    output as it comes (a live SSH connection, or one being recorded or replayed)."""
+
+    def stream(
+        self, argv: Sequence[str], *, timeout: float, sudo: bool = True, sink: list[bytes] | None = None
+    ) -> tuple[str, bool]: ...
+
+
+class NodePool(Protocol):
+    """Where the harness gets its nodes: SSH (:class:`ConnectionPool`), or a recorded session
+    (:class:`~harness.remote.recorder.RecordingPool`, :class:`~harness.remote.replay.ReplayPool`)."""
+
+    def get(self, name: str) -> Node: ...
+
+    def open_all(self, names: list[str]) -> Mapping[str, Node]: ...
+
+    def reset(self, name: str) -> None: ...
+
+    def close_all(self) -> None: ...
 
 
 class ConnectionPool:

@@ -13,12 +13,11 @@ The arithmetic is :mod:`harness.runfiles.clockskew` (pure, also read by the repo
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable, Mapping
 from typing import Final
 
 from harness.errors import HarnessError
-from harness.remote import Runner
+from harness.remote import Runner, polling
 from harness.remote.pernode import each_node
 from harness.runfiles.clockskew import CLOCK_SKEW_WARN_S, ClockOffset, NodeClock, judge_offset, read_offset
 
@@ -36,14 +35,14 @@ __all__ = [
 CLOCK_PROBE: Final = ["date", "+%s.%N"]
 
 
-def measure_offset(node: Runner, clock: Callable[[], float] = time.time) -> ClockOffset:
+def measure_offset(node: Runner, clock: Callable[[], float] = polling.wall) -> ClockOffset:
     sent = clock()
     out = node.run(CLOCK_PROBE, timeout=15, sudo=False).stdout
     return read_offset(out, sent, clock())
 
 
 def measure_offsets(
-    nodes: Mapping[str, Callable[[], Runner]], clock: Callable[[], float] = time.time
+    nodes: Mapping[str, Callable[[], Runner]], clock: Callable[[], float] = polling.wall
 ) -> dict[str, NodeClock]:
     """Each node's offset, or why it could not be read: a node lost at the end of a run must
     not cost the run its record, so every failure is kept as text instead of raised."""

@@ -22,7 +22,7 @@ from typing import Final
 
 from harness.errors import RefusedError
 from harness.inventory.models import Inventory
-from harness.remote.pool import ConnectionPool
+from harness.remote.pool import NodePool
 from harness.replication import replication_for
 
 __all__ = ["OPTION", "opt_in_error", "pair_risks", "refuse_risky", "skip_reason"]
@@ -58,7 +58,7 @@ def skip_reason(inventory: Inventory, value: str | None) -> str | None:
     return f"{_WHAT} on inventory {inventory.name!r}, which is not the embedded lab; enable with {OPTION}"
 
 
-def pair_risks(inventory: Inventory, pool: ConnectionPool, pair_name: str) -> list[str]:
+def pair_risks(inventory: Inventory, pool: NodePool, pair_name: str) -> list[str]:
     """The audit's risks on both nodes of a pair, each prefixed with its node (read-only:
     one round trip per node)."""
     pair = inventory.pairs[pair_name]
@@ -69,7 +69,7 @@ def pair_risks(inventory: Inventory, pool: ConnectionPool, pair_name: str) -> li
     return risks
 
 
-def refuse_risky(inventory: Inventory, pool: ConnectionPool, pair_name: str) -> None:
+def refuse_risky(inventory: Inventory, pool: NodePool, pair_name: str) -> None:
     """:class:`RefusedError` (nothing changed) if the pair's configuration makes a disruptive
     test dangerous."""
     risks = pair_risks(inventory, pool, pair_name)

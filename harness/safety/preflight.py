@@ -25,7 +25,7 @@ from harness.inventory.models import Inventory, NodeSpec
 from harness.probes.reach import Reach, reach_argv, read_reach
 from harness.probes.toolversions import PROBES, node_version_checks, parse_tool_version
 from harness.remote import CommandResult, Runner, run_batch
-from harness.remote.pool import ConnectionPool
+from harness.remote.pool import NodePool
 from harness.remote.trust import shared_host_keys
 from harness.replication import ConfigFindings, Replication, ToolProbe, replication_for, tool_probe
 from harness.safety.clock import CLOCK_PROBE, judge_offset, read_offset
@@ -261,7 +261,7 @@ def _lock_finding(name: str, node: Runner) -> Finding:
 
 
 def _node_checks(
-    inv: Inventory, pool: ConnectionPool, name: str, pairs: Sequence[str], risky: Status, *, clean_leftovers: bool
+    inv: Inventory, pool: NodePool, name: str, pairs: Sequence[str], risky: Status, *, clean_leftovers: bool
 ) -> list[Finding]:
     spec = inv.nodes[name]
     try:
@@ -294,7 +294,7 @@ def _node_checks(
     return out
 
 
-def _pair_checks(inv: Inventory, pool: ConnectionPool, pair_name: str, needed_bytes: int) -> list[Finding]:
+def _pair_checks(inv: Inventory, pool: NodePool, pair_name: str, needed_bytes: int) -> list[Finding]:
     pair = inv.pairs[pair_name]
     label = f"{pair_name} ({pair.primary})"
     try:
@@ -355,7 +355,7 @@ def _path_finding(label: str, resource: str, reach: Reach, *, connected: bool) -
 
 def run_preflight(
     inv: Inventory,
-    pool: ConnectionPool,
+    pool: NodePool,
     *,
     needed_bytes: int = 1,
     pairs: Sequence[str] | None = None,
