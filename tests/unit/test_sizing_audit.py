@@ -22,6 +22,7 @@ from harness.sizing.catalog.generate import instance_row
 from harness.sizing.catalog.instance_types import InstanceType
 from harness.sizing.catalog.loader import Catalog, load_builtin_catalog
 from harness.sizing.catalog.recorded import _type_name, load_recorded, parse_recorded
+from harness.sizing.model.zonal import load_zone_redundant
 
 CATALOG = load_builtin_catalog()
 COPIES = load_recorded()
@@ -197,3 +198,14 @@ def test_d16s_v5_is_the_size_page_s_rows() -> None:
 def test_a_type_no_copy_prices_is_refused_not_guessed() -> None:
     with pytest.raises(ConfigError, match=r"c6g.metal: no recorded copy states vcpu, memory_gib, network"):
         instance_row(COPIES, "c6g.metal", dt.date(2026, 12, 7), dt.date(2026, 1, 19))
+
+
+def test_the_zone_redundant_comparators_are_audited_with_the_catalog(capsys: pytest.CaptureFixture[str]) -> None:
+    # zone-redundant.yaml: Hyperdisk Balanced HA's 2,400 MiB/s is unverified (two copies of Google's
+    # page disagree: 2,400 and 1,200), ZRS Premium SSD's three zones are cited (no recorded copy)
+    items = {item.where: item for item in audit(CATALOG, COPIES, load_zone_redundant())}
+    assert items["zone_redundant.gcp/hyperdisk-balanced-high-availability.max_mib_s"].status == "unverified"
+    zrs = items["zone_redundant.azure/premium-ssd-zrs.zones"]
+    assert (zrs.value, zrs.status, zrs.as_of) == (3, "cited", dt.date(2026, 12, 7))
+    assert main(["sizing", "catalog", "audit", "--all"]) == 0
+    assert "zone_redundant.gcp/regional-pd.zones = 2" in capsys.readouterr().out

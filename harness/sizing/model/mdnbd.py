@@ -30,7 +30,15 @@ from typing import Final, Literal
 
 from harness.errors import ConfigError
 
-__all__ = ["MDADM_BITMAP_CHUNK", "MDADM_WRITE_BEHIND", "MdNbd", "MdNbdAnswer", "clean_chunk_fraction", "predict_mdnbd"]
+__all__ = [
+    "MDADM_BITMAP_CHUNK",
+    "MDADM_WRITE_BEHIND",
+    "MdNbd",
+    "MdNbdAnswer",
+    "Mode",
+    "clean_chunk_fraction",
+    "predict_mdnbd",
+]
 
 #: mdadm(8): "When using an internal bitmap, the chunksize defaults to 64Meg"
 MDADM_BITMAP_CHUNK: Final = 64 * 2**20
