@@ -118,10 +118,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--topology",
-        metavar="PLACEMENT[:diskless],...",
+        metavar="PLACEMENT[:diskless|:A|:B|:C],...",
         help="DRBD 9: every peer of the primary in order, each at its own placement (same-az, cross-az, "
-        "rtt=2ms), a diskless tie-breaker with :diskless (no volume, no data sent), e.g. "
-        "same-az,cross-az:diskless; instead of --placement and --peers",
+        "rtt=2ms), a diskless tie-breaker with :diskless (no volume, no data sent), a peer's own protocol "
+        "with :A, :B or :C (a DR replica under A is not waited for), e.g. same-az,cross-az:diskless or "
+        "cross-az,rtt=60ms:A; instead of --placement and --peers",
     )
     parser.add_argument(
         "--launch-credits",

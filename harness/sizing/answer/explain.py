@@ -265,8 +265,9 @@ def pair_cost_line(cost: PairCost | None) -> str:
             f"(${cost.transfer_month_at_rate:,.0f}/month if the predicted rate ran all month)"
         )
     if not cost.transfer_priced:
+        which = "the transfer to a peer given by a round trip" if cost.transfer_per_gb > 0 else "replication transfer"
         text += (
-            "; replication transfer is left out: a round-trip time does not say whether the peer is in "
+            f"; {which} is left out: a round-trip time does not say whether the peer is in "
             "another zone or region, which the provider prices differently (name a placement to price it)"
         )
     return text + "."

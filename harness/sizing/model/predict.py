@@ -89,12 +89,16 @@ def predict(scenario: Scenario, catalog: Catalog) -> Prediction:
     if workload.write_fraction > 0:
         per_io_budget = workload.outstanding / iops
         budget = (per_io_budget - workload.read_fraction * latency.local_read_s) / workload.write_fraction
-        if peer is not None and scenario.protocol != "A":
+        if peer is not None and scenario.write_protocol != "A":
             serialization = bs / final_path if final_path else 0.0
-            remote = peer.volume.write_latency_s if scenario.protocol == "C" else 0.0
+            remote = peer.volume.write_latency_s if scenario.write_protocol == "C" else 0.0
             break_even = budget - serialization - remote - latency.overhead_s
     lag = None
-    if peer is not None and scenario.protocol == "A" and workload.write_fraction > 0:
+    if (
+        peer is not None
+        and workload.write_fraction > 0
+        and any(scenario.protocol_of(slot) == "A" for slot in scenario.data_peers)
+    ):
         lag = protocol_a_lag(sndbuf_bytes(scenario, catalog), bs, iops * bs * workload.write_fraction)
         build.note(
             f"Protocol A: the peer may trail by the send buffer, {lag.bytes / MIB:g} MiB "
