@@ -93,6 +93,30 @@ def _md_row(name: str, answer: MdNbdAnswer) -> dict[str, Any]:
     }
 
 
+def _regional_rows(catalog: Catalog, scenario: Scenario, family: str) -> list[dict[str, Any]]:
+    """The same workload on one VM writing the regional Persistent Disk of the zonal type the pair
+    uses (``regional-pd-ssd`` for ``pd-ssd``), when the catalog models it and the VM takes it:
+    Google replicates, so it is one VM and one disk, its price the VM's and the regional disk's."""
+    zonal = scenario.primary.volume
+    regional = f"regional-{zonal.type}"
+    disk = catalog.volume_types.get(regional)
+    if disk is None or (disk.machine_families is not None and family not in disk.machine_families):
+        return []
+    one = dataclasses.replace(
+        scenario, primary=dataclasses.replace(scenario.primary, volume=dataclasses.replace(zonal, type=regional))
+    )
+    answer = predict(dataclasses.replace(one, replicate=False), catalog)
+    cost = "" if answer.cost is None else f"; ${answer.cost.pair_month:,.0f}/month (one VM, one regional disk)"
+    return [
+        {
+            "configuration": f"{regional} (Google replicates)",
+            "mb_s": answer.iops * scenario.workload.bs / 1e6,
+            "write_ms": answer.latency_s * 1000,
+            "binding": f"{answer.binding.label}{cost}",
+        }
+    ]
+
+
 def rows(args: argparse.Namespace) -> list[dict[str, Any]]:
     """The table's rows: DRBD protocol C, md-nbd synchronous and write-behind, the provider volumes."""
     catalog = load_catalog(args.compare_catalogs)
@@ -117,7 +141,9 @@ def rows(args: argparse.Namespace) -> list[dict[str, Any]]:
             predict_mdnbd(dataclasses.replace(mirror, mode="write-behind")),
         ),
     ]
-    for row in compare(drbd.iops, drbd.iops * workload.bs / 2**20, cloud):
+    family = catalog.instance(node.instance_type).family
+    table += _regional_rows(catalog, scenario, family)
+    for row in compare(drbd.iops, drbd.iops * workload.bs / 2**20, cloud, family):
         mark = "" if row.volume.verified else " (unverified)"
         table.append(
             {
