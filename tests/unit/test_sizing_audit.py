@@ -22,7 +22,9 @@ from harness.sizing.catalog.generate import instance_row
 from harness.sizing.catalog.instance_types import InstanceType
 from harness.sizing.catalog.loader import Catalog, load_builtin_catalog
 from harness.sizing.catalog.recorded import _type_name, load_recorded, parse_recorded
+from harness.sizing.model.predict import predict
 from harness.sizing.model.zonal import load_zone_redundant
+from harness.sizing.scenario.question import Scenario, SizedNode, VolumeSpec, Workload
 
 CATALOG = load_builtin_catalog()
 COPIES = load_recorded()
@@ -169,6 +171,27 @@ def test_the_generated_rows_are_what_the_copies_state(name: str) -> None:
     priced = dt.date(2026, 6, 18) if name.startswith("Standard_") else dt.date(2026, 1, 19)
     row = instance_row(COPIES, name, dt.date(2026, 12, 7), priced)
     assert InstanceType.model_validate(row) == CATALOG.instance(name)
+
+
+@pytest.mark.parametrize("name", [f"i3.{size}" for size in ("large", "xlarge", "2xlarge", "4xlarge")])
+def test_the_xen_i3_rows_are_the_copies_but_for_nitro(name: str) -> None:
+    # the generator cannot tell Xen from Nitro (the guide's tables do not say); I3 is Xen
+    row = instance_row(COPIES, name, dt.date(2026, 12, 7), dt.date(2026, 1, 19))
+    assert InstanceType.model_validate({**row, "nitro": False}) == CATALOG.instance(name)
+
+
+def test_i3_xlarge_across_azs_at_qd64_is_held_by_its_network_baseline() -> None:
+    # the guide: "|1 i3.xlarge|1.25 / 10.0|" and "|i3.xlarge|1 x 950 GB|NVMe SSD|206,250 / 70,000||": the
+    # primary sends each 4 KiB write as 4,096 x 1,500 / 1,448 = 4,243 B, 1.25 Gbps / 8 / 4,243 B = 36,825
+    # a second, below the 70,000 the NVMe takes and the 64 / 1.11 ms the latency allows
+    scenario = Scenario(
+        primary=SizedNode("i3.xlarge", VolumeSpec("instance-store", None)),
+        workload=Workload("randwrite", 4096, numjobs=1, iodepth=64),
+        placement="cross-az",
+    )
+    prediction = predict(scenario, CATALOG)
+    assert prediction.binding.key == "primary.network.out"
+    assert prediction.iops == pytest.approx(1.25e9 / 8 / (4096 * 1500 / 1448), rel=1e-4)
 
 
 def test_im4gn_2xlarge_is_the_guide_s_rows() -> None:
