@@ -78,3 +78,19 @@ def test_options_only_drbd_reads_are_refused_in_one_line(
     assert main([*PAIR, *QD16, "--replication", "md-nbd", *extra]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and named in err[0] and "md-nbd" in err[0]
+
+
+def test_the_nbd_connection_s_send_buffer_caps_write_behind_across_a_region(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """m6i.2xlarge + gp3 1,000 GiB (6,000 IOPS, 500 MiB/s), 1 MiB writes at QD8, 30 ms away.
+    Write-behind lets 256 writes be outstanding, 256 MiB, but one TCP connection keeps at most its
+    4 MiB send buffer unacknowledged per round trip: 4,194,304 B / 0.030 s = 139.8 MB/s = 133.3
+    MiB/s, below the 298 MiB/s the instance's EBS baseline (2,500 Mbps) allows; DRBD's protocol A
+    is held to the same window."""
+    argv = ["sizing", "--instance-type", "m6i.2xlarge", "--volume", "gp3:1000GiB:6000:500"]
+    argv += ["--workload", "write:1M:iodepth=8", "--placement", "rtt=30ms"]
+    assert main([*argv, "--replication", "md-nbd-write-behind", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["bottleneck"] == "TCP send-buffer window"
+    assert payload["bw_mib_s"] == pytest.approx(4 * 2**20 / 0.030 / 2**20)

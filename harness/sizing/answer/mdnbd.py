@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.sizing.answer.explain import format_bw, pair_cost_line
+from harness.sizing.model.mdnbd import MdNbd
 from harness.sizing.model.mdnbd_pair import MdNbdPair
 from harness.sizing.scenario.question import Scenario
 from harness.units import GIB, MIB
@@ -23,6 +24,12 @@ def _mode(pair: MdNbdPair) -> str:
     )
 
 
+def _spread(mirror: MdNbd) -> str:
+    if mirror.sequential:
+        return "sequential writes dirty one new chunk per chunk written"
+    return f"{mirror.working_set_bytes / GIB:g} GiB written at random"
+
+
 def render_mdnbd(scenario: Scenario, pair: MdNbdPair) -> str:
     """The text answer: the pair, the rate and latency, what binds, the bitmap, the NBD leg, the cost."""
     mirror, answer = pair.mirror, pair.answer
@@ -38,8 +45,7 @@ def render_mdnbd(scenario: Scenario, pair: MdNbdPair) -> str:
         f"Binding limit: {answer.binding}.",
         f"md's write-intent bitmap: {answer.clean_fraction:.1%} of writes find their "
         f"{mirror.bitmap_chunk_bytes / MIB:g} MiB chunk clean and first set its bit on both legs "
-        f"({mirror.working_set_bytes / GIB:g} GiB written at random, a bit cleared {mirror.dirty_s:g} s after "
-        "its last write).",
+        f"({_spread(mirror)}, a bit cleared {mirror.dirty_s:g} s after its last write).",
         f"The NBD leg: one TCP connection; a remote write takes {answer.remote_write_s * 1000:.3g} ms "
         "(round trip, the payload on the wire, the peer's volume write).",
         "",

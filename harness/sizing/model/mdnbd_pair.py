@@ -4,7 +4,7 @@
 catalog entries the DRBD model reads for the pair, so the two answers differ only in how they
 replicate: the volume's sustained rate without replication (the DRBD model's own answer for one
 node) and its low-depth write latency on both legs, the placement's RTT, the instance's network
-baseline and the catalog's single-flow limit.  The monthly price is the DRBD pair's (the same
+baseline, the catalog's single-flow limit and the TCP send buffer.  The monthly price is the DRBD pair's (the same
 instances and volumes), with the replication transfer at the mirror's rate.
 """
 
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from harness.sizing.catalog.clouds import placement_for
 from harness.sizing.catalog.loader import Catalog
+from harness.sizing.model.assemble import sndbuf_bytes
 from harness.sizing.model.cost import PairCost, pair_cost
 from harness.sizing.model.mdnbd import MDADM_WRITE_BEHIND, MdNbd, MdNbdAnswer, Mode, predict_mdnbd
 from harness.sizing.model.predict import predict
@@ -69,6 +70,7 @@ def mirror_for(
         write_behind=write_behind,
         working_set_bytes=working_set_bytes,
         sequential=not workload.rw.startswith("rand"),
+        window_bytes=sndbuf_bytes(scenario, catalog),
     )
 
 
