@@ -4,8 +4,9 @@ A figure goes stale when the provider changes it (AWS raised gp3's limits in 202
 bandwidth on 2023-05-11); before quoting, a pre-sales engineer runs ``check`` and re-reads the
 sources it names (:func:`harness.sizing.catalog.provenance.findings`).  ``audit`` lists every
 figure with the URL and date of its source and holds it to the recorded copies of the published
-tables kept beside the catalog (:func:`harness.sizing.catalog.audit.audit`): a figure a copy
-states otherwise is flagged, and the command exits 1.
+tables kept beside the catalog (:func:`harness.sizing.catalog.audit.audit`), the zone-redundant
+comparators (``catalog/zone-redundant.yaml``) with it: a figure a copy states otherwise is
+flagged, and the command exits 1.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from harness.sizing.catalog.audit import audit, audit_counts, render_audit
 from harness.sizing.catalog.loader import Catalog, load_catalog
 from harness.sizing.catalog.provenance import describe_source, findings, render_findings
 from harness.sizing.catalog.recorded import load_recorded, read_recorded_file
+from harness.sizing.model.zonal import load_zone_redundant
 from harness.userfiles.jsonsafe import dumps
 
 __all__ = ["add_catalog_commands", "run_catalog"]
@@ -89,7 +91,7 @@ def add_catalog_commands(parser: argparse.ArgumentParser) -> Any:
 
 def _run_audit(args: argparse.Namespace, catalog: Catalog, out: TextIO) -> int:
     copies = [*load_recorded(), *(read_recorded_file(path) for path in args.recorded_files)]
-    items = audit(catalog, copies)
+    items = audit(catalog, copies, load_zone_redundant())
     if args.catalog_json:
         payload = {
             "counts": audit_counts(items),

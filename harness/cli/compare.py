@@ -5,8 +5,7 @@ DataKeeper does: md RAID1 over the local volume and an NBD device on the peer, s
 write-behind) or buy it (Hyperdisk Balanced High Availability, regional Persistent Disk, ZRS
 Premium SSD).  The DRBD row is :func:`harness.sizing.model.predict.predict`'s answer for the pair;
 the md-nbd rows are :func:`harness.sizing.model.mdnbd.predict_mdnbd` fed from the same catalog
-entries (the volume's sustained rate without replication and its low-depth write latency, the
-placement's RTT, the instance's network baseline and the single-flow limit); the provider rows
+entries by :func:`harness.sizing.model.mdnbd_pair.mirror_for`; the provider rows
 are :func:`harness.sizing.model.zonal.compare` against the DRBD row's required rate.
 """
 
@@ -21,6 +20,7 @@ from harness.errors import ConfigError
 from harness.sizing.catalog.clouds import bare_name, placement_for
 from harness.sizing.catalog.loader import Catalog, load_catalog
 from harness.sizing.model.mdnbd import MDADM_WRITE_BEHIND, MdNbd, MdNbdAnswer, predict_mdnbd
+from harness.sizing.model.mdnbd_pair import mirror_for
 from harness.sizing.model.predict import predict
 from harness.sizing.model.zonal import compare
 from harness.sizing.scenario.notation import parse_placement, parse_volume, parse_workload, positive_number
@@ -69,23 +69,11 @@ def add_compare_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def _mirror(args: argparse.Namespace, catalog: Catalog, scenario: Scenario) -> MdNbd:
-    alone = predict(dataclasses.replace(scenario, replicate=False), catalog)
-    volume = catalog.volume(scenario.primary.volume.type)
-    instance = catalog.instance(scenario.primary.instance_type)
-    rtt_ms = catalog.placement(scenario.placement).rtt_ms if scenario.rtt_s is None else scenario.rtt_s * 1000
-    workload = scenario.workload
-    return MdNbd(
-        bs=workload.bs,
-        outstanding=workload.outstanding,
-        local_write_s=volume.latency.write_ms / 1000,
-        remote_write_s=volume.latency.write_ms / 1000,
-        rtt_s=rtt_ms / 1000,
-        local_bps=alone.iops * workload.bs,
-        path_bps=instance.network.baseline_gbps * 1e9 / 8,
-        single_flow_bps=catalog.defaults.single_flow_gbps.value * 1e9 / 8,
+    return mirror_for(
+        scenario,
+        catalog,
         write_behind=int(positive_number(args.write_behind, "--write-behind")),
         working_set_bytes=_size(args.working_set),
-        sequential=not workload.rw.startswith("rand"),
     )
 
 
@@ -103,6 +91,30 @@ def _md_row(name: str, answer: MdNbdAnswer) -> dict[str, Any]:
         "write_ms": answer.write_latency_s * 1000,
         "binding": f"{answer.binding}; {answer.clean_fraction:.1%} of writes set a bitmap bit",
     }
+
+
+def _regional_rows(catalog: Catalog, scenario: Scenario, family: str) -> list[dict[str, Any]]:
+    """The same workload on one VM writing the regional Persistent Disk of the zonal type the pair
+    uses (``regional-pd-ssd`` for ``pd-ssd``), when the catalog models it and the VM takes it:
+    Google replicates, so it is one VM and one disk, its price the VM's and the regional disk's."""
+    zonal = scenario.primary.volume
+    regional = f"regional-{zonal.type}"
+    disk = catalog.volume_types.get(regional)
+    if disk is None or (disk.machine_families is not None and family not in disk.machine_families):
+        return []
+    one = dataclasses.replace(
+        scenario, primary=dataclasses.replace(scenario.primary, volume=dataclasses.replace(zonal, type=regional))
+    )
+    answer = predict(dataclasses.replace(one, replicate=False), catalog)
+    cost = "" if answer.cost is None else f"; ${answer.cost.pair_month:,.0f}/month (one VM, one regional disk)"
+    return [
+        {
+            "configuration": f"{regional} (Google replicates)",
+            "mb_s": answer.iops * scenario.workload.bs / 1e6,
+            "write_ms": answer.latency_s * 1000,
+            "binding": f"{answer.binding.label}{cost}",
+        }
+    ]
 
 
 def rows(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -129,7 +141,9 @@ def rows(args: argparse.Namespace) -> list[dict[str, Any]]:
             predict_mdnbd(dataclasses.replace(mirror, mode="write-behind")),
         ),
     ]
-    for row in compare(drbd.iops, drbd.iops * workload.bs / 2**20, cloud):
+    family = catalog.instance(node.instance_type).family
+    table += _regional_rows(catalog, scenario, family)
+    for row in compare(drbd.iops, drbd.iops * workload.bs / 2**20, cloud, family):
         mark = "" if row.volume.verified else " (unverified)"
         table.append(
             {

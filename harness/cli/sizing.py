@@ -8,8 +8,9 @@ Other tools call this command, so its interface is fixed:
 
 plus ``--require 40MB/s`` (or ``3000iops``) to search the catalog, ``--catalog FILE`` for a
 user's own types, ``--peers N`` or ``--topology same-az,cross-az:diskless`` for a DRBD 9
-resource of more nodes, and calibration overrides.  This module only wires options and prints: the
-text forms are read by :mod:`harness.sizing.scenario.notation` (``--require`` by
+resource of more nodes, ``--replication md-nbd|md-nbd-write-behind`` for the pair built as SIOS
+DataKeeper builds it (:mod:`harness.cli.sizing_mdnbd`), and calibration overrides.  This module
+only wires options and prints: the text forms are read by :mod:`harness.sizing.scenario.notation` (``--require`` by
 :mod:`harness.sizing.answer.search`), the numbers come from :mod:`harness.sizing.model.predict` and
 the wording from :mod:`harness.sizing.answer.explain`.
 The main ``harness`` CLI wires :func:`add_arguments` and :func:`run` to its ``sizing`` subcommand.
@@ -26,6 +27,7 @@ from typing import TextIO, get_args
 from harness.argtypes import number
 from harness.cli.catalog import add_catalog_commands, run_catalog
 from harness.cli.compare import run_compare
+from harness.cli.sizing_mdnbd import REPLICATIONS, run_mdnbd
 from harness.cli.sizing_search import add_search_command, run_search
 from harness.errors import ConfigError
 from harness.fields import ReplicationProtocol
@@ -101,6 +103,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--protocol", choices=get_args(ReplicationProtocol), default="C", help="DRBD protocol (default C)"
     )
     parser.add_argument(
+        "--replication",
+        choices=REPLICATIONS,
+        default="drbd",
+        help="how the pair replicates: DRBD (default), or md RAID1 over an NBD device on the peer as SIOS "
+        "DataKeeper builds it, synchronous or write-behind (mdadm's 256 outstanding writes; 100 GiB "
+        "written at random for md's bitmap)",
+    )
+    parser.add_argument(
         "--peers",
         type=number(int, 1, 31, what="peers"),
         default=1,
@@ -108,10 +118,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--topology",
-        metavar="PLACEMENT[:diskless],...",
+        metavar="PLACEMENT[:diskless|:A|:B|:C],...",
         help="DRBD 9: every peer of the primary in order, each at its own placement (same-az, cross-az, "
-        "rtt=2ms), a diskless tie-breaker with :diskless (no volume, no data sent), e.g. "
-        "same-az,cross-az:diskless; instead of --placement and --peers",
+        "rtt=2ms), a diskless tie-breaker with :diskless (no volume, no data sent), a peer's own protocol "
+        "with :A, :B or :C (a DR replica under A is not waited for), e.g. same-az,cross-az:diskless or "
+        "cross-az,rtt=60ms:A; instead of --placement and --peers",
     )
     parser.add_argument(
         "--launch-credits",
@@ -250,6 +261,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     if not args.workload:
         raise ConfigError("--workload is required, e.g. --workload randwrite:4k:numjobs=8")
     scenario_for, catalog, cloud = _scenario_factory(args)
+    if args.replication != "drbd":
+        return run_mdnbd(args, scenario_for, catalog, out)
     requirement = parse_requirement(args.require) if args.require else None
     if requirement is not None and not args.instance_type:
         hits, misses = search(catalog, scenario_for, requirement, cloud=cloud)

@@ -33,12 +33,26 @@ def test_at_30_ms_write_behind_keeps_the_local_rate_and_sync_does_not(capsys: py
     assert "bitmap" in table["md-nbd synchronous"]
 
 
-def test_gcp_lists_its_zone_redundant_volumes_with_their_verdicts(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["sizing", "compare", "--instance-type", "n2-standard-4", "--volume", "pd-balanced:500GiB"]
-    table = _table(capsys, *argv, "--workload", "randwrite:4k:numjobs=8", "--placement", "cross-zone")
+def test_on_n2_hyperdisk_ha_is_refused_and_regional_pd_is_rated_and_priced(capsys: pytest.CaptureFixture[str]) -> None:
+    """n2-standard-4 + pd-ssd 500 GiB, 4 KiB random writes at QD32, across zones.  N2 attaches no
+    Hyperdisk (Balanced High Availability is for C3, C4, N4 and later).  Regional pd-ssd on one VM:
+    6,000 + 30 x 500 = 21,000 IOPS, the VM's 15,000 binds, as it does DRBD's pair (61.4 MB/s);
+    egress 10 Gbps / 2.32 = 538.8 MB/s is far off.  Price: n2-standard-4 0.194236 x 730 = $141.79,
+    regional pd-ssd 500 x 0.34 = $170: $312 a month, against DRBD's two VMs and two zonal disks."""
+    argv = ["sizing", "compare", "--instance-type", "n2-standard-4", "--volume", "pd-ssd:500GiB"]
+    table = _table(capsys, *argv, "--workload", "randwrite:4k:numjobs=8:iodepth=4", "--placement", "cross-zone")
+    assert "refused: not offered on N2" in table["gcp/hyperdisk-balanced-high-availability"]
+    regional = table["regional-pd-ssd (Google replicates)"]
+    assert " 61.4 " in regional and "VM disk cap IOPS" in regional and "$312/month" in regional
+    assert " 61.4 " in table["DRBD protocol C"]
+
+
+def test_on_c4_hyperdisk_ha_meets_and_regional_pd_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["sizing", "compare", "--instance-type", "c4-standard-8", "--volume", "hyperdisk-balanced:500GiB:20000:400"]
+    table = _table(capsys, *argv, "--workload", "randwrite:4k:numjobs=8:iodepth=4", "--placement", "cross-zone")
     assert "meets: within 100,000 IOPS" in table["gcp/hyperdisk-balanced-high-availability"]
     assert "(unverified)" in table["gcp/hyperdisk-balanced-high-availability"]
-    assert "second-generation and earlier" in table["gcp/regional-pd"]
+    assert "refused: not offered on C4" in table["gcp/regional-pd"]
 
 
 def test_a_bad_working_set_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -175,27 +175,45 @@ def test_the_search_returns_what_brute_force_returns(query: tuple[SearchRequirem
 # --- worked by hand from the catalog ----------------------------------------------------------
 
 
-def test_gcp_15k_iops_cross_zone_is_three_small_pd_ssd_on_n2_standard_2() -> None:
+def test_gcp_15k_iops_cross_zone_is_five_small_hyperdisks_on_n4_standard_2() -> None:
     """15,000 4 KiB random-write IOPS at QD32, protocol C across zones, p99 under 5 ms, on GCP.
 
-    From catalog-gcp.yaml: n2-standard-2 is $0.097118/h with a 15,000 IOPS VM disk cap; pd-ssd
-    gives 6,000 + 30 IOPS/GiB at $0.17/GiB-month, sizes from 10 GiB.  The grid's smallest pd-ssd is
-    16 GiB: 6,000 + 480 = 6,480 IOPS; two give 12,960 (short of 15,000), three 19,440, so the
-    VM cap binds at exactly 15,000 (margin 0).  Cost a month: instances 2 x 0.097118 x 730 =
-    $141.79; volumes 2 nodes x 3 x 16 GiB x 0.17 = $16.32; transfer 15,000 x 4,096 B/s =
-    61.44 MB/s x 2,628,000 s = 161,464.32 GB x $0.01 (the sender's egress only) = $1,614.64.
-    Total $1,772.76.  At the cap, 32 in flight take 32 / 15,000 = 2.13 ms each, below 5 ms.
+    From catalog-gcp.yaml: n4-standard-2 is $0.0907/h (Karpenter's recorded us-central1 table)
+    with a 15,000 IOPS per-VM Hyperdisk cap; N4 takes Hyperdisk only.  Hyperdisk Balanced
+    includes 3,000 IOPS and 140 MiB/s (the grid's floor is 3,000 IOPS at 125 MiB/s) at
+    $0.08/GiB-month; the grid's smallest size is 8 GiB.  Four give 12,000 IOPS (short), five
+    15,000, so volume and VM cap bind together at margin 0.  Cost a month: instances
+    2 x 0.0907 x 730 = $132.42; volumes 2 nodes x 5 x 8 GiB x 0.08 = $6.40 (no IOPS or MiB/s
+    above what is included); transfer 15,000 x 4,096 B/s = 61.44 MB/s x 2,628,000 s =
+    161,464.32 GB x $0.01 (the sender's egress only) = $1,614.64.  Total $1,753.46, below the
+    $1,772.76 of three 16 GiB pd-ssd on n2-standard-2, the answer before N4 was in the catalog.
+    At the cap, 32 in flight take 32 / 15,000 = 2.13 ms each, below 5 ms.
     """
     requirement = build_requirement(
         rate="15000iops", iodepth=32, placement="cross-zone", p99_latency="5ms", clouds="gcp"
     )
     best = search(catalog(), requirement, SearchSpace(), 1).hits[0]
-    assert best.candidate == Candidate("gcp", "n2-standard-2", VolumeSpec("pd-ssd", 16, None, None, 3), "C")
-    assert best.cost.instances == pytest.approx(141.79228)
-    assert best.cost.volumes == pytest.approx(16.32)
+    assert best.candidate == Candidate("gcp", "n4-standard-2", VolumeSpec("hyperdisk-balanced", 8, 3000, 125, 5), "C")
+    assert best.cost.instances == pytest.approx(132.422)
+    assert best.cost.volumes == pytest.approx(6.4)
     assert best.cost.transfer == pytest.approx(1614.6432)
     assert best.margin == pytest.approx(0.0, abs=1e-9)
     assert best.mean_latency_s == pytest.approx(32 / 15000)
+
+
+def test_gcp_15k_iops_on_n2_is_still_three_small_pd_ssd() -> None:
+    """The same requirement with N2 alone (no Hyperdisk on N2): n2-standard-2 at $0.097118/h with
+    a 15,000 IOPS VM disk cap; pd-ssd gives 6,000 + 30 IOPS/GiB at $0.17/GiB-month.  16 GiB:
+    6,480 IOPS; two give 12,960 (short), three 19,440, so the VM cap binds at 15,000.  Instances
+    2 x 0.097118 x 730 = $141.79; volumes 2 x 3 x 16 x 0.17 = $16.32."""
+    requirement = build_requirement(
+        rate="15000iops", iodepth=32, placement="cross-zone", p99_latency="5ms", clouds="gcp"
+    )
+    space = SearchSpace(instance_types=frozenset({"n2-standard-2", "n2-standard-4", "n2-standard-8", "n2-standard-16"}))
+    best = search(catalog(), requirement, space, 1).hits[0]
+    assert best.candidate == Candidate("gcp", "n2-standard-2", VolumeSpec("pd-ssd", 16, None, None, 3), "C")
+    assert best.cost.instances == pytest.approx(141.79228)
+    assert best.cost.volumes == pytest.approx(16.32)
 
 
 def test_a_stripe_of_four_gp3_volumes_gives_four_times_the_iops_and_price() -> None:
@@ -237,7 +255,7 @@ def test_the_json_answer_splits_the_cost(capsys: pytest.CaptureFixture[str]) -> 
     payload = json.loads(capsys.readouterr().out)
     assert code == 0
     best = payload["matches"][0]
-    assert best["volume"] == "3xpd-ssd:16GiB"
+    assert best["volume"] == "5xhyperdisk-balanced:8GiB:3000:125"
     parts = best["cost_usd_month"]
     assert parts["total"] == pytest.approx(parts["instances"] + parts["volumes"] + parts["transfer"])
     assert best["p99_source"].startswith("model")

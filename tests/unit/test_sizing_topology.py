@@ -55,7 +55,7 @@ def test_an_explicit_round_trip_is_a_peer_of_its_own() -> None:
     [
         ("same-az,,cross-az", "--topology 'same-az,,cross-az': peer 2 is empty; give PLACEMENT[:diskless] for each"),
         ("same-az:tiebreaker", "--topology 'same-az:tiebreaker': peer 1 'same-az:tiebreaker': after the placement only "
-         "':diskless' may follow"),
+         "':diskless', ':A', ':B' or ':C' may follow"),
         (":diskless,same-az", "--topology ':diskless,same-az': peer 1 ':diskless' names no placement"),
         ("same-az:diskless", "--topology 'same-az:diskless': every peer is diskless; at least one must hold a replica"),
         (",".join(["same-az"] * (MAX_PEERS + 1)), f"32 peers; DRBD 9 allows at most {MAX_PEERS} per resource"),

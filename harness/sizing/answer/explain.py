@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from tabulate import tabulate
 
 from harness.sizing.answer.search import Requirement, SearchHit
+from harness.sizing.model.cost import PairCost
 from harness.sizing.model.prediction import LimitValue, Phase, Prediction
 from harness.units import MIB
 
@@ -23,6 +24,7 @@ __all__ = [
     "format_bw",
     "format_iops",
     "format_seconds",
+    "pair_cost_line",
     "phase_summary",
     "render_prediction",
     "render_search",
@@ -245,7 +247,11 @@ def render_prediction(prediction: Prediction, requirement: Requirement | None = 
 
 def cost_line(prediction: Prediction) -> str:
     """``Cost: $X/month for the pair (...)`` at list prices, or why there is none."""
-    cost = prediction.cost
+    return pair_cost_line(prediction.cost)
+
+
+def pair_cost_line(cost: PairCost | None) -> str:
+    """The cost sentence of any answer that prices its nodes (DRBD's, md-nbd's)."""
     if cost is None:
         return "Cost: not known (the catalog has no price for one of the instance or volume types)."
     covered = {1: "the node", 2: "the pair"}.get(cost.nodes, f"the {cost.nodes} nodes")
@@ -259,8 +265,9 @@ def cost_line(prediction: Prediction) -> str:
             f"(${cost.transfer_month_at_rate:,.0f}/month if the predicted rate ran all month)"
         )
     if not cost.transfer_priced:
+        which = "the transfer to a peer given by a round trip" if cost.transfer_per_gb > 0 else "replication transfer"
         text += (
-            "; replication transfer is left out: a round-trip time does not say whether the peer is in "
+            f"; {which} is left out: a round-trip time does not say whether the peer is in "
             "another zone or region, which the provider prices differently (name a placement to price it)"
         )
     return text + "."

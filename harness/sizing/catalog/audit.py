@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from harness.sizing.catalog.loader import Catalog
-from harness.sizing.catalog.recorded import Claim, RecordedCopy
+from harness.sizing.catalog.recorded import Claim, RecordedCopy, resolve
 from harness.sizing.catalog.records import FigureSource
 
 __all__ = ["AuditedFigure", "Status", "audit", "audit_counts", "render_audit"]
@@ -92,14 +92,17 @@ def _provenance(entry: BaseModel, data: Mapping[str, Any], field: str) -> _Prove
     if priced is not None:
         return _Provenance(tuple(priced.sources), priced.as_of, priced.verified)
     verified = bool(getattr(entry, "verified", True)) and not estimate and not getattr(entry, "estimate", False)
-    return _Provenance(tuple(data["sources"]), dt.date.fromisoformat(data["as_of"]), verified)
+    # a comparator records the day its pages were read (``read``), a catalog entry its ``as_of``
+    as_of = dt.date.fromisoformat(data["as_of"] if "as_of" in data else data["read"])
+    return _Provenance(tuple(data["sources"]), as_of, verified)
 
 
-def _entries(catalog: Catalog) -> Iterator[tuple[str, BaseModel]]:
+def _entries(catalog: Catalog, comparators: Mapping[str, BaseModel] | None) -> Iterator[tuple[str, BaseModel]]:
     yield from ((f"defaults.{name}", getattr(catalog.defaults, name)) for name in type(catalog.defaults).model_fields)
     yield from ((f"placements.{name}", entry) for name, entry in catalog.placements.items())
     yield from ((f"volume_types.{name}", entry) for name, entry in catalog.volume_types.items())
     yield from ((f"instance_types.{name}", entry) for name, entry in catalog.instance_types.items())
+    yield from ((f"zone_redundant.{name}", entry) for name, entry in (comparators or {}).items())
 
 
 def _same(value: float | None, claimed: float | None) -> bool:
@@ -124,19 +127,23 @@ def _figure(where: str, value: float | None, provenance: _Provenance, claims: Se
     return AuditedFigure(where, value, provenance.sources, provenance.as_of, status, disagree, agree)
 
 
-def audit(catalog: Catalog, copies: Sequence[RecordedCopy]) -> list[AuditedFigure]:
-    """Every figure of ``catalog`` in catalog order, each with its status against ``copies``.
+def audit(
+    catalog: Catalog, copies: Sequence[RecordedCopy], comparators: Mapping[str, BaseModel] | None = None
+) -> list[AuditedFigure]:
+    """Every figure of ``catalog`` in catalog order (then of ``comparators``, the zone-redundant
+    volumes the sizing compares with, as ``zone_redundant.NAME``), each with its status against ``copies``.
 
     A copy's figure the catalog leaves empty (a published burst the entry lacks) is listed too,
     flagged, so a dropped figure is found as a changed one is; copies of types the catalog does
     not hold are ignored.
     """
+    entries = list(_entries(catalog, comparators))
     by_figure: dict[tuple[str, str], list[Claim]] = {}
     for copy in copies:
-        for claim in copy.claims:
+        for claim in resolve(copy.claims, (name for name, _ in entries)):
             by_figure.setdefault((claim.entry, claim.field), []).append(claim)
     result: list[AuditedFigure] = []
-    for name, entry in _entries(catalog):
+    for name, entry in entries:
         data = entry.model_dump(mode="json")
         fields = dict(_numbers(data, ""))
         claimed = {field for entry_name, field in by_figure if entry_name == name}

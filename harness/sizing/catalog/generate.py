@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.errors import ConfigError
-from harness.sizing.catalog.recorded import RecordedCopy, load_recorded
+from harness.sizing.catalog.recorded import RecordedCopy, load_recorded, resolve
 
 __all__ = ["instance_row", "instance_rows_yaml"]
 
@@ -36,7 +36,7 @@ def _stated(copies: Sequence[RecordedCopy], name: str) -> tuple[dict[str, float 
     values: dict[str, float | None] = {}
     references: dict[str, str] = {}
     for copy in copies:
-        for claim in copy.claims:
+        for claim in resolve(copy.claims, [f"instance_types.{name}"]):
             if claim.entry == f"instance_types.{name}" and claim.field not in values:
                 values[claim.field] = claim.value
                 references[claim.field] = claim.reference

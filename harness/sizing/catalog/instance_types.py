@@ -39,8 +39,11 @@ class Ebs(CatalogRecord):
     baseline_iops: PositiveFloat | None = None
     burst_minutes: PositiveFloat | None = None
     #: a volume type whose instance-level IOPS cap differs from ``max_iops`` (Google: pd-ssd's
-    #: per-VM cap is above pd-balanced's at 16-31 vCPUs); no burst applies to it
+    #: per-VM cap is above pd-balanced's at 16-31 vCPUs; a C3 VM caps Hyperdisk apart from
+    #: Persistent Disk); no burst applies to it
     max_iops_by_volume: dict[str, PositiveFloat] = Field(default_factory=dict)
+    #: likewise for bandwidth (Mbps): a C3 VM's Hyperdisk limit is not its Persistent Disk limit
+    max_mbps_by_volume: dict[str, PositiveFloat] = Field(default_factory=dict)
     estimate: bool = False
     note: str = ""
 
@@ -79,6 +82,13 @@ class Ebs(CatalogRecord):
             cap = self.max_iops_by_volume[volume_type]
             return cap, cap
         return self.sustained_iops, self.max_iops or self.sustained_iops
+
+    def mbps_caps(self, volume_type: str) -> tuple[float, float]:
+        """(sustained, maximum) Mbps of the instance's cap for a volume of ``volume_type``."""
+        if volume_type in self.max_mbps_by_volume:
+            cap = self.max_mbps_by_volume[volume_type]
+            return cap, cap
+        return self.sustained_mbps, self.max_mbps or self.sustained_mbps
 
 
 class CpuCredits(CatalogRecord):

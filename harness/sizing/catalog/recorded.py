@@ -6,24 +6,29 @@ table: a header naming the catalog reference it copies, the URL and the date it 
 reader that turns its lines into figures; then the lines, each ``N: text`` with the source's own
 line number.  :func:`load_recorded` reads every copy into :class:`Claim` s, one per figure a line
 states (``instance_types.c6g.large`` ``network.baseline_gbps`` = 0.75), which the audit holds the
-catalog to.  Three readers exist: ``aws-guide`` (the rows of AWS's Instance Types guide: hardware,
+catalog to.  The readers: ``aws-guide`` (the rows of AWS's Instance Types guide: hardware,
 network, EBS and instance-store tables, told apart by their shape), ``azure-sizes`` (the rows of
-a Microsoft size page's tables, each under a ``# table: basics|remote|network`` line) and
-``price-map`` (a generated ``"type": price`` map such as Karpenter's on-demand tables).
+a Microsoft size page's tables, each under a ``# table: basics|remote|network`` line),
+``price-map`` (a generated ``"type": price`` map such as Karpenter's on-demand tables),
+``gcloud-csv`` (``gcloud compute machine-types list`` / ``disk-types list`` rows exported as
+``;``-separated CSV: a machine type's vCPUs and memory, a disk type's size range) and
+``like-sql`` (``UPDATE ... SET bandwidth = 'N' WHERE name LIKE 'n4-%-2'`` lines giving a
+machine series' egress bandwidth by name pattern; :func:`resolve` turns a pattern into the
+entries it names, the last matching line winning as the statements run in order).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from harness.errors import ConfigError
 
-__all__ = ["Claim", "RecordedCopy", "load_recorded", "parse_recorded", "read_recorded_file"]
+__all__ = ["Claim", "RecordedCopy", "load_recorded", "parse_recorded", "read_recorded_file", "resolve"]
 
 _HEADER = re.compile(r"^#\s*(reference|url|read|reader):\s*(\S.*?)\s*$")
 _BODY = re.compile(r"^(\d+): (.*)$")
@@ -32,7 +37,10 @@ _NUMBER = re.compile(r"^[\d.,]+$")
 _GIGABIT = re.compile(r"^([\d.]+) Gigabit$")
 _STORE = re.compile(r"^(\d+) x (\d+) GB$")
 _FOOTNOTE = re.compile(r"(^| )1( |$)")
-_PRICE = re.compile(r'"(Standard_[A-Za-z0-9_]+|[a-z0-9-]+\.[a-z0-9]+)":\s*([\d.]+)')
+_PRICE = re.compile(r'"(Standard_[A-Za-z0-9_]+|[a-z0-9-]+\.[a-z0-9]+|[a-z][a-z0-9]*-[a-z]+-\d+)":\s*([\d.]+)')
+_GCLOUD_MACHINE = re.compile(r"^([a-z][a-z0-9]*-[a-z]+-\d+);(\d+);(True|False);([\d.]+);")
+_GCLOUD_DISK = re.compile(r"^([a-z][a-z0-9-]*);(\d+)GB-(\d+)GB;")
+_LIKE_SQL = re.compile(r"^UPDATE instances SET bandwidth = '([\d.]+)'\s+WHERE name LIKE '([a-z0-9%_-]+)';$")
 _TABLE = re.compile(r"^#\s*table:\s*(\S+)\s*$")
 _CHECK_MARKS = frozenset({"✓", "✗"})
 
@@ -159,11 +167,60 @@ def _azure_sizes(reference: str, number: str, text: str, table: str) -> Iterator
         yield Claim(f"instance_types.{cells[0]}", field, value, reference, f"{number}: {text}")
 
 
+def _gcloud_csv(reference: str, number: str, text: str, table: str) -> Iterator[Claim]:
+    """A ``gcloud compute machine-types list`` row (name;CPUS;shared;MEMORY_GB;...) or a
+    ``disk-types list`` row (name;10GB-65536GB;description): gcloud's GB are GiB."""
+    line = f"{number}: {text}"
+    machine = _GCLOUD_MACHINE.match(text)
+    if machine is not None:
+        entry = f"instance_types.{machine.group(1)}"
+        yield Claim(entry, "vcpu", _number(machine.group(2)), reference, line)
+        yield Claim(entry, "memory_gib", _number(machine.group(4)), reference, line)
+        return
+    disk = _GCLOUD_DISK.match(text)
+    if disk is not None:
+        entry = f"volume_types.{disk.group(1)}"
+        yield Claim(entry, "min_size_gib", _number(disk.group(2)), reference, line)
+        yield Claim(entry, "max_size_gib", _number(disk.group(3)), reference, line)
+
+
+def _like_sql(reference: str, number: str, text: str, table: str) -> Iterator[Claim]:
+    """``UPDATE instances SET bandwidth = '23' WHERE name LIKE 'c3-%-4%';``: egress Gbps by pattern."""
+    match = _LIKE_SQL.match(text.strip())
+    if match is not None:
+        entry = f"instance_types.{match.group(2)}"
+        yield Claim(entry, "network.baseline_gbps", _number(match.group(1)), reference, f"{number}: {text}")
+
+
 _READERS: dict[str, Callable[[str, str, str, str], Iterator[Claim]]] = {
     "aws-guide": _aws_guide,
     "azure-sizes": _azure_sizes,
     "price-map": _price_map,
+    "gcloud-csv": _gcloud_csv,
+    "like-sql": _like_sql,
 }
+
+
+def _like(pattern: str) -> re.Pattern[str]:
+    """SQL LIKE as a regular expression: ``%`` any run of characters, ``_`` one character."""
+    return re.compile("".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern) + r"\Z")
+
+
+def resolve(claims: Sequence[Claim], entries: Iterable[str]) -> list[Claim]:
+    """``claims`` with each LIKE pattern (an entry with ``%``; ``_`` in it matches one character)
+    replaced by the ``entries`` it matches; of one copy's pattern claims on one entry and field, the last
+    holds, as later UPDATE statements overwrite earlier ones.  Plain claims pass through."""
+    plain = [claim for claim in claims if "%" not in claim.entry]
+    latest: dict[tuple[str, str], Claim] = {}
+    names = list(entries)
+    for claim in claims:
+        if "%" not in claim.entry:
+            continue
+        pattern = _like(claim.entry)
+        for name in names:
+            if pattern.match(name):
+                latest[(name, claim.field)] = Claim(name, claim.field, claim.value, claim.reference, claim.line)
+    return plain + list(latest.values())
 
 
 def _header(text: str, origin: str) -> dict[str, str]:

@@ -131,13 +131,16 @@ def add_ebs_limits(build: Build, node: Node, bs: int) -> None:
     minutes = ebs.burst_minutes if ebs.burst_minutes is not None else defaults.ebs_burst_minutes.value
     sources = tuple(node.instance.sources)
     link = _link(node)
-    base_bytes = ebs.sustained_mbps * 1e6 / 8
-    max_bytes = (ebs.max_mbps or ebs.sustained_mbps) * 1e6 / 8
+    sustained_mbps, max_mbps = ebs.mbps_caps(node.volume.type)
+    base_bytes = sustained_mbps * 1e6 / 8
+    max_bytes = max_mbps * 1e6 / 8
     what = "dedicated EBS link" if node.instance.cloud == "aws" else link
-    detail = f"{node.name} {what}: {ebs.sustained_mbps:,.0f} Mbps"
+    detail = f"{node.name} {what}: {sustained_mbps:,.0f} Mbps"
+    if node.volume.type in ebs.max_mbps_by_volume:
+        detail += f" (for {node.volume.type})"
     bytes_burst = _timed_burst(f"{role}.ebs.byte_credits", base_bytes, max_bytes, minutes)
     if bytes_burst is not None:
-        detail += f" baseline, {ebs.max_mbps:,.0f} Mbps {_burst_rule(node, minutes)}"
+        detail += f" baseline, {max_mbps:,.0f} Mbps {_burst_rule(node, minutes)}"
     build.cap(
         key=f"{role}.ebs.throughput",
         label=f"{role} {node.name} {link} bandwidth",

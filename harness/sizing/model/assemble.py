@@ -91,13 +91,14 @@ def collect(scenario: Scenario, catalog: Catalog) -> tuple[Build, LatencyBound, 
         add_replication_capacities(build, calibration, workload.write_fraction, bs)
 
     rtt = _rtt(scenario, catalog, build)
-    if peer is not None and rtt is not None:
+    window_rtt = _rtt(scenario, catalog, build, waited_only=False)
+    if peer is not None and window_rtt is not None:
         read = calibration.tcp_window_bytes if calibration is not None and scenario.sndbuf_bytes is None else None
         add_window_limit(
             build,
             workload.write_fraction,
             bs,
-            rtt_s=rtt,
+            rtt_s=window_rtt,
             sndbuf=read if read is not None else sndbuf_bytes(scenario, catalog),
             explicit=scenario.sndbuf_bytes is not None,
             origin=f"{calibration.label}: the nodes' TCP buffers" if read is not None and calibration else None,
@@ -114,7 +115,7 @@ def collect(scenario: Scenario, catalog: Catalog) -> tuple[Build, LatencyBound, 
         local_read_s=primary.volume.read_latency_s,
         peer_write_s=peer.volume.write_latency_s if peer is not None else None,
         rtt_s=rtt or 0.0,
-        protocol=scenario.protocol,
+        protocol=scenario.write_protocol,
         bs=bs,
         overhead_s=(calibration.replication_overhead_s or 0.0) if calibration is not None else 0.0,
         host_latency_s=_host_latency(primary, peer),
@@ -125,7 +126,7 @@ def collect(scenario: Scenario, catalog: Catalog) -> tuple[Build, LatencyBound, 
         if calibration is None
         else []
     )
-    stations += _queue_stations(build, scenario.protocol, replicated=peer is not None)
+    stations += _queue_stations(build, scenario.write_protocol, replicated=peer is not None)
     bound = LatencyBound(
         latency=latency,
         path_limits=tuple(limit for limit in build.limits if limit.key in PATH_KEYS),
@@ -133,7 +134,7 @@ def collect(scenario: Scenario, catalog: Catalog) -> tuple[Build, LatencyBound, 
         stations=tuple(stations),
     )
     _cpu_notes(build, nodes)
-    if peer is not None and scenario.protocol == "A":
+    if peer is not None and any(scenario.protocol_of(slot) == "A" for slot in scenario.data_peers):
         build.note(
             "Protocol A acknowledges after the local write, but DRBD's buffers fill at the "
             "network or peer-disk rate, so those limits still cap sustained throughput (LINBIT); "
@@ -177,6 +178,13 @@ def _replace_latency(perf: VolumePerformance, write_s: float, read_s: float) -> 
 
 
 def _peers_note(scenario: Scenario) -> str:
+    note = _peers_sentence(scenario)
+    if len(scenario.waited_peers) < len(scenario.data_peers):
+        note += " A replica under protocol A is not waited for, but its connection still carries every write."
+    return note
+
+
+def _peers_sentence(scenario: Scenario) -> str:
     peers, data = len(scenario.peer_slots), len(scenario.data_peers)
     if data == peers:
         return (
@@ -194,15 +202,19 @@ def _peers_note(scenario: Scenario) -> str:
     )
 
 
-def _rtt(scenario: Scenario, catalog: Catalog, build: Build) -> float | None:
+def _rtt(scenario: Scenario, catalog: Catalog, build: Build, *, waited_only: bool = True) -> float | None:
     """The round trip a replicated write waits for: the measured one, else the longest of the
-    peers that hold a replica (a tie-breaker is never waited for)."""
+    replicas it waits for (a tie-breaker never, a protocol A replica not for completion; when
+    every replica is under A, the longest of them).  With ``waited_only`` false, the longest of
+    every replica: each connection keeps at most its send buffer in flight per round trip, so
+    the farthest one's window caps the rate whatever its protocol."""
     if not scenario.replicate:
         return None
     if scenario.calibration is not None and scenario.calibration.rtt_s is not None:
         return scenario.calibration.rtt_s
     cloud = catalog.instance(scenario.primary.instance_type).cloud
-    return max(_slot_rtt(slot, cloud, catalog, build) for slot in dict.fromkeys(scenario.data_peers))
+    slots = (scenario.waited_peers if waited_only else ()) or scenario.data_peers
+    return max(_slot_rtt(slot, cloud, catalog, build) for slot in dict.fromkeys(slots))
 
 
 def _slot_rtt(slot: PeerSlot, cloud: str, catalog: Catalog, build: Build) -> float:

@@ -89,12 +89,16 @@ def predict(scenario: Scenario, catalog: Catalog) -> Prediction:
     if workload.write_fraction > 0:
         per_io_budget = workload.outstanding / iops
         budget = (per_io_budget - workload.read_fraction * latency.local_read_s) / workload.write_fraction
-        if peer is not None and scenario.protocol != "A":
+        if peer is not None and scenario.write_protocol != "A":
             serialization = bs / final_path if final_path else 0.0
-            remote = peer.volume.write_latency_s if scenario.protocol == "C" else 0.0
+            remote = peer.volume.write_latency_s if scenario.write_protocol == "C" else 0.0
             break_even = budget - serialization - remote - latency.overhead_s
     lag = None
-    if peer is not None and scenario.protocol == "A" and workload.write_fraction > 0:
+    if (
+        peer is not None
+        and workload.write_fraction > 0
+        and any(scenario.protocol_of(slot) == "A" for slot in scenario.data_peers)
+    ):
         lag = protocol_a_lag(sndbuf_bytes(scenario, catalog), bs, iops * bs * workload.write_fraction)
         build.note(
             f"Protocol A: the peer may trail by the send buffer, {lag.bytes / MIB:g} MiB "
@@ -132,7 +136,9 @@ def _over_basis(
     """(basis, IOPS, binding limit, value per limit) in the steady state or over the run.
 
     Over a run the binding limit is the one that binds for the longest time (the later one on a
-    tie), and each limit's value is its time-weighted mean, so the mean rate never exceeds it.
+    tie).  A limit with credits allows on average what its credits fund over the run (its budget,
+    :func:`_budget_values`); any other its time-weighted mean.  Either way the mean rate never
+    exceeds it.
     """
     if scenario.duration_s is None:
         final = phases[-1]
@@ -146,7 +152,30 @@ def _over_basis(
     longest = max(time_bound.values())
     bottleneck = next(phase.bottleneck for phase, _ in reversed(weights) if time_bound[phase.bottleneck] == longest)
     values = {key: sum(phase.limits[key] * weight for phase, weight in weights) for key in phases[0].limits}
+    values.update(_budget_values(build, total))
     return "mean over run", iops, bottleneck, values
+
+
+def _budget_values(build: Build, duration_s: float) -> dict[str, float]:
+    """What each limit with a credit bucket can carry on average over ``duration_s``.
+
+    A bucket starts full with ``capacity`` units and earns ``earn`` a second, so over the run it
+    funds ``(earn x duration + capacity) / units_per_io`` I/Os whichever limit draws on it; the
+    limit allows that on average, never more than its burst nor less than its baseline.  The
+    time-weighted mean of the allowance would say more: t3.medium's network allows 5 Gbps while
+    its credits last and 0.256 Gbps after, but 2 h of it carry 0.256 + 1,423 Gb / 7,200 s =
+    0.454 Gbps on average, not the 0.89 Gbps the allowance averages when the credits last 16 min.
+    """
+    buckets = {bucket.key: bucket for bucket in build.buckets}
+    values: dict[str, float] = {}
+    for limit in build.limits:
+        bucket = buckets.get(limit.bucket) if limit.bucket is not None else None
+        if bucket is None or limit.burst is None:
+            continue
+        funded = (bucket.earn * duration_s + bucket.capacity) / (bucket.units_per_io * duration_s)
+        baseline = limit.baseline / limit.units_per_io
+        values[limit.key] = min(limit.burst / limit.units_per_io, max(baseline, funded))
+    return values
 
 
 def _steady_limit_values(limits: Sequence[Limit], buckets: Sequence[Bucket], final: Phase) -> dict[str, float]:

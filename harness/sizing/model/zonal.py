@@ -33,6 +33,8 @@ class ZoneRedundant(CatalogRecord):
     max_iops: PositiveFloat | None = None
     max_mib_s: PositiveFloat | None = None
     machines: str
+    #: the machine series that attach it (``None``: any that takes the zonal type)
+    machine_families: list[str] | None = None
     exists: bool
     verified: bool
     note: str
@@ -66,9 +68,16 @@ def load_zone_redundant() -> dict[str, ZoneRedundant]:
         raise ConfigError(f"{origin}: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
 
 
-def _verdict(volume: ZoneRedundant, iops: float, mib_s: float) -> tuple[Literal["meets", "refused", "unknown"], str]:
+def _verdict(
+    volume: ZoneRedundant, iops: float, mib_s: float, family: str | None
+) -> tuple[Literal["meets", "refused", "unknown"], str]:
     if not volume.exists:
         return "refused", "not offered by the provider"
+    if family is not None and volume.machine_families is not None and family not in volume.machine_families:
+        return (
+            "refused",
+            f"not offered on {family.upper()} (only {', '.join(f.upper() for f in volume.machine_families)})",
+        )
     if volume.max_iops is None or volume.max_mib_s is None:
         return "unknown", "per-volume limits are the zonal type's; size it as that type"
     if iops > volume.max_iops:
@@ -78,13 +87,14 @@ def _verdict(volume: ZoneRedundant, iops: float, mib_s: float) -> tuple[Literal[
     return "meets", f"within {volume.max_iops:,.0f} IOPS and {volume.max_mib_s:,.0f} MiB/s per volume"
 
 
-def compare(iops: float, mib_s: float, cloud: str | None = None) -> list[Comparison]:
-    """Every zone-redundant volume (of ``cloud``, or all) against a write rate of ``iops`` and ``mib_s``."""
+def compare(iops: float, mib_s: float, cloud: str | None = None, family: str | None = None) -> list[Comparison]:
+    """Every zone-redundant volume (of ``cloud``, or all) against a write rate of ``iops`` and
+    ``mib_s`` on a machine of ``family`` (``None``: whatever machine takes it)."""
     if iops < 0 or mib_s < 0:
         raise ConfigError(f"a required rate must not be negative, got {iops} IOPS and {mib_s} MiB/s")
     rows = []
     for name, volume in load_zone_redundant().items():
         if cloud is None or volume.cloud == cloud:
-            verdict, reason = _verdict(volume, iops, mib_s)
+            verdict, reason = _verdict(volume, iops, mib_s, family)
             rows.append(Comparison(name, volume, verdict, reason))
     return rows

@@ -238,6 +238,23 @@ class Scenario:
         """The peers that hold a replica: every write goes to each, and waits for the slowest."""
         return tuple(slot for slot in self.peer_slots if not slot.diskless)
 
+    def protocol_of(self, slot: PeerSlot) -> ReplicationProtocol:
+        """The DRBD protocol of the connection to ``slot``: its own, else the resource's."""
+        return slot.protocol if slot.protocol is not None else self.protocol
+
+    @property
+    def waited_peers(self) -> tuple[PeerSlot, ...]:
+        """The replicas a write waits for: every one but those under protocol A."""
+        return tuple(slot for slot in self.data_peers if self.protocol_of(slot) != "A")
+
+    @property
+    def write_protocol(self) -> ReplicationProtocol:
+        """The protocol a write's completion follows: the strictest of the replicas' (C waits for
+        a peer's disk, B for its receipt, A for neither), or the resource's without replication."""
+        protocols = {self.protocol_of(slot) for slot in self.data_peers}
+        strictest: tuple[ReplicationProtocol, ...] = ("C", "B", "A")
+        return next((p for p in strictest if p in protocols), self.protocol)
+
     @property
     def peer_node(self) -> SizedNode | None:
         """The peer actually modelled: ``None`` without replication, else ``peer`` or ``primary``."""

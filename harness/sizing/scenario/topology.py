@@ -3,16 +3,20 @@
 A resource of more than two nodes has its primary's peers each at a placement of its own (a
 second replica in the same AZ, a third across), and some of them may be diskless tie-breakers:
 they vote for quorum but hold no replica, so the primary sends them no data, their writes cost
-no time, and they need no volume.  ``--topology same-az,cross-az:diskless`` names them in order,
-one entry per peer, each a catalog placement or ``rtt=2ms``, optionally ``:diskless``.
+no time, and they need no volume.  A peer may also have its own DRBD protocol (DRBD 9 sets it per
+connection): a DR replica across a region under protocol A beside a synchronous one in the next
+zone.  ``--topology same-az,cross-az:diskless`` or ``cross-az,rtt=60ms:A`` names them in order,
+one entry per peer, each a catalog placement or ``rtt=2ms``, optionally ``:diskless`` or
+``:A``/``:B``/``:C``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, get_args
 
 from harness.errors import ConfigError
+from harness.fields import ReplicationProtocol
 from harness.units import UnitError, parse_duration
 
 __all__ = ["DISKLESS", "MAX_PEERS", "PeerSlot", "check_topology", "parse_topology"]
@@ -25,16 +29,23 @@ DISKLESS: Final = "diskless"
 
 @dataclass(frozen=True)
 class PeerSlot:
-    """One peer of the primary: its placement (a catalog name, or ``custom`` with ``rtt_s``)
-    and whether it is diskless."""
+    """One peer of the primary: its placement (a catalog name, or ``custom`` with ``rtt_s``),
+    whether it is diskless, and its own protocol (``None``: the resource's)."""
 
     placement: str
     rtt_s: float | None = None
     diskless: bool = False
+    protocol: ReplicationProtocol | None = None
 
     def describe(self) -> str:
         where = self.placement if self.rtt_s is None else f"rtt={self.rtt_s * 1000:g}ms"
-        return f"{where}:{DISKLESS}" if self.diskless else where
+        if self.diskless:
+            return f"{where}:{DISKLESS}"
+        return f"{where}:{self.protocol}" if self.protocol is not None else where
+
+
+_PROTOCOLS: dict[str, ReplicationProtocol] = {p: p for p in get_args(ReplicationProtocol)}
+_SUFFIXES = (DISKLESS, *_PROTOCOLS)
 
 
 def _slot(entry: str, where: str, index: int) -> PeerSlot:
@@ -42,21 +53,25 @@ def _slot(entry: str, where: str, index: int) -> PeerSlot:
     if not text:
         raise ConfigError(f"{where}: peer {index} is empty; give PLACEMENT[:{DISKLESS}] for each peer")
     place, sep, suffix = text.partition(":")
-    if sep and suffix != DISKLESS:
-        raise ConfigError(f"{where}: peer {index} {text!r}: after the placement only ':{DISKLESS}' may follow")
+    if sep and suffix not in _SUFFIXES:
+        raise ConfigError(
+            f"{where}: peer {index} {text!r}: after the placement only ':{DISKLESS}', ':A', ':B' or ':C' may follow"
+        )
+    diskless = suffix == DISKLESS
+    protocol = _PROTOCOLS.get(suffix)
     if place.startswith("rtt="):
         try:
             rtt = parse_duration(place[4:])
         except UnitError as exc:
             raise ConfigError(f"{where}: peer {index} {text!r}: {exc}") from None
-        return PeerSlot("custom", rtt, bool(sep))
+        return PeerSlot("custom", rtt, diskless, protocol)
     if not place:
         raise ConfigError(f"{where}: peer {index} {text!r} names no placement")
-    return PeerSlot(place, None, bool(sep))
+    return PeerSlot(place, None, diskless, protocol)
 
 
 def parse_topology(text: str, option: str = "--topology") -> tuple[PeerSlot, ...]:
-    """``PLACEMENT[:diskless][,PLACEMENT[:diskless]...]``, one entry per peer of the primary."""
+    """``PLACEMENT[:diskless|:A|:B|:C][,...]``, one entry per peer of the primary."""
     where = f"{option} {text!r}"
     slots = tuple(_slot(entry, where, i) for i, entry in enumerate(text.split(","), 1))
     check_topology(slots, where)
