@@ -112,11 +112,12 @@ def load_ansible_mapping(
             raise ConfigError(f"{path}: name the Ansible inventory (ansible_inventory: hosts.yaml)")
         ansible_inventory = path.parent / mapping.ansible_inventory
     ansible = load_ansible_inventory(ansible_inventory)
+    # a value refused here may stand in either file (a host's ansible_port, a pair's group): name both
+    source = f"{path} (converted from {ansible_inventory})"
     try:
         conversion = convert(mapping, ansible)
     except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-    source = f"{path} (converted from {ansible_inventory})"
+        raise ConfigError(f"{source}: {exc}") from None
     return conversion, _validate(LoadedYaml(data=conversion.data, source=source))
 
 
