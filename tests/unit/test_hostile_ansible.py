@@ -113,14 +113,14 @@ def test_ports_are_1_to_65535_whatever_is_written(tmp_path: Path, hosts: str, na
     ],
 )
 def test_a_nul_in_an_ansible_file_is_refused(tmp_path: Path, hosts: str | bytes, message: str) -> None:
-    assert message in run_cli(_convert(tmp_path, hosts)).refused()
+    assert message in run_cli(_convert(tmp_path, hosts)).refusal()
 
 
 @pytest.mark.parametrize("variable", ["root_pw", "db_pw", "pgpass", "mysql_root_pwd", "api_token", "vault_cred"])
 def test_a_field_mapped_to_a_secret_named_variable_is_refused(tmp_path: Path, variable: str) -> None:
     mapping = MAPPING.replace("host_vars: {", f"host_vars: {{hostname: {variable}, ")
     hosts = GOOD.replace("db1 ", f"db1 {variable}=hunter2 ")
-    line = run_cli(_convert(tmp_path, hosts, mapping)).refused()
+    line = run_cli(_convert(tmp_path, hosts, mapping)).refusal()
     assert f"mapping.yaml:3: host_vars.hostname: {variable} is a secret variable" in line
     assert "hunter2" not in line
 
