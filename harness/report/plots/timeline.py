@@ -53,8 +53,8 @@ def plot_bandwidth_series(series: CellSeries) -> bytes | None:
         ax.stairs(values, edges, baseline=None, color=CURRENT_COLOUR, linewidth=1.5, label="bandwidth (all jobs)")
         # One shape and one legend entry per distinct label: a repeated fault is one kind of window.
         for label, spans in _by_label(series.windows).items():
-            shade = {"color": _FAULT_COLOUR, "alpha": 0.15, "label": label}
-            ax.broken_barh(spans, (0, 1), transform=ax.get_xaxis_transform(), linewidth=0, **shade)
+            shade = ax.get_xaxis_transform()  # x in seconds, y the whole height
+            ax.broken_barh(spans, (0, 1), transform=shade, color=_FAULT_COLOUR, alpha=0.15, linewidth=0, label=label)
         ax.set_xlim(x_min, x_max)
         ax.set_ylim(0, max(values) * 1.15 or 1.0)
         ax.set_xlabel("time since fio started (s)")
