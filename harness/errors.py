@@ -48,6 +48,14 @@ def clip(text: str) -> str:
     return "\n".join(_cut_line(line) for line in _LONG_VALUE.sub(_cut_value, text).split("\n"))
 
 
+def invalid(what: str, problems: list[str]) -> str:
+    """``invalid WHAT: PROBLEM`` on one line when a schema finds one problem; several are a list,
+    one problem (``file:line: key: what is wrong``) a line."""
+    if len(problems) == 1:
+        return f"invalid {what}: {problems[0]}"
+    return f"invalid {what}:\n  " + "\n  ".join(problems)
+
+
 class HarnessError(Exception):
     """Base class: a failure the harness can explain in one message.
 

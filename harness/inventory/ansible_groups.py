@@ -118,7 +118,7 @@ class GroupTree:
             group.priority = _priority(group.vars.pop(PRIORITY), where)
         for key, host_vars in _as_mapping(data.get("hosts"), f"{where} hosts").items():
             own = _as_mapping(host_vars, f"{where} host {key!r}")
-            for host in expand_host_range(str(key), MAX_HOSTS - len(self.host_vars)):  # `node[1:3]`, as Ansible
+            for host in self._expanded(str(key), f"{where} hosts"):
                 group.hosts[host] = None
                 self.host_vars.setdefault(host, {}).update(own)
                 self.host_groups.setdefault(host, {})[name] = None
@@ -126,6 +126,13 @@ class GroupTree:
                 raise ConfigError(f"{where}: more than {MAX_HOSTS} hosts in the file; the harness refuses it")
         for child, child_body in _as_mapping(data.get("children"), f"{where} children").items():
             self.add(str(child), child_body, name)
+
+    def _expanded(self, key: str, where: str) -> list[str]:
+        """The hosts a key stands for (``node[1:3]``, as Ansible), refused naming the file and group."""
+        try:
+            return expand_host_range(key, MAX_HOSTS - len(self.host_vars))
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
 
     def _cycle(self, left: set[str]) -> str:
         # every group left over has a parent left over: walking up from one closes a cycle

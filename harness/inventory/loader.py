@@ -10,7 +10,7 @@ from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from harness.errors import ConfigError
+from harness.errors import ConfigError, invalid
 from harness.inventory.ansible import AnsibleMapping, Conversion, convert, is_ansible_mapping, load_ansible_inventory
 from harness.inventory.models import Inventory
 from harness.userfiles.jsonsafe import dumps
@@ -65,7 +65,7 @@ def _format_errors(loaded: LoadedYaml, exc: ValidationError, what: str = "invent
             # our own validators' sentences, without pydantic's "Value error, " in front
             msg = str(err.get("ctx", {}).get("error", msg))
         lines.append(f"{where}: {key}: {msg}")
-    return f"invalid {what}:\n  " + "\n  ".join(lines)
+    return invalid(what, lines)
 
 
 def _validate(loaded: LoadedYaml) -> Inventory:
@@ -112,11 +112,12 @@ def load_ansible_mapping(
             raise ConfigError(f"{path}: name the Ansible inventory (ansible_inventory: hosts.yaml)")
         ansible_inventory = path.parent / mapping.ansible_inventory
     ansible = load_ansible_inventory(ansible_inventory)
+    # a value refused here may stand in either file (a host's ansible_port, a pair's group): name both
+    source = f"{path} (converted from {ansible_inventory})"
     try:
         conversion = convert(mapping, ansible)
     except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-    source = f"{path} (converted from {ansible_inventory})"
+        raise ConfigError(f"{source}: {exc}") from None
     return conversion, _validate(LoadedYaml(data=conversion.data, source=source))
 
 

@@ -69,11 +69,6 @@ class Outcome:
             assert first.startswith(("error: ", "harness ")), self.stderr
         return self
 
-    def refused(self) -> str:
-        """The refusal (exit 2) as printed: one line, or a schema's list of one line per key."""
-        self.clean((2,))
-        return self.stderr
-
     def refusal(self) -> str:
         """The one-line refusal (exit 2) the command printed; asserts it is one line."""
         self.clean((2,))

@@ -61,6 +61,13 @@ def test_nested_ranges_multiply_and_are_refused(tmp_path: Path) -> None:
     assert "names 1000000 hosts" in line
 
 
+@pytest.mark.parametrize("pattern", ["h[0:30000000]", "h[0:999]-[0:999]", "h[1:" + "9" * 400 + "]", "h[3:1:x]"])
+def test_a_range_in_a_yaml_inventory_is_refused_naming_the_file_and_group(tmp_path: Path, pattern: str) -> None:
+    hosts = f"all:\n  children:\n    g:\n      hosts:\n        {pattern}:\n"
+    line = run_cli(_convert(tmp_path, hosts, MAPPING.replace("hosts.ini", "hosts.yaml"), "hosts.yaml")).refusal()
+    assert line.startswith(f"error: {tmp_path / 'hosts.yaml'}: group 'g' hosts: host range '{pattern[:40]}")
+
+
 def test_a_range_with_a_400_digit_bound_is_refused(tmp_path: Path) -> None:
     line = run_cli(_convert(tmp_path, f"[g]\nh[1:{'9' * 400}]\n")).refusal()
     assert "a bound has more than 30 digits" in line
@@ -92,7 +99,8 @@ def test_more_hosts_than_the_limit_is_refused(tmp_path: Path) -> None:
 )  # fmt: skip
 def test_ports_are_1_to_65535_whatever_is_written(tmp_path: Path, hosts: str, name: str, message: str) -> None:
     mapping = MAPPING.replace("hosts.ini", name)
-    assert message in run_cli(_convert(tmp_path, hosts, mapping, name)).refusal()
+    line = run_cli(_convert(tmp_path, hosts, mapping, name)).refusal()
+    assert message in line and str(tmp_path / name) in line  # the file the port is written in
 
 
 @pytest.mark.parametrize(
@@ -105,14 +113,14 @@ def test_ports_are_1_to_65535_whatever_is_written(tmp_path: Path, hosts: str, na
     ],
 )
 def test_a_nul_in_an_ansible_file_is_refused(tmp_path: Path, hosts: str | bytes, message: str) -> None:
-    assert message in run_cli(_convert(tmp_path, hosts)).refused()
+    assert message in run_cli(_convert(tmp_path, hosts)).refusal()
 
 
 @pytest.mark.parametrize("variable", ["root_pw", "db_pw", "pgpass", "mysql_root_pwd", "api_token", "vault_cred"])
 def test_a_field_mapped_to_a_secret_named_variable_is_refused(tmp_path: Path, variable: str) -> None:
     mapping = MAPPING.replace("host_vars: {", f"host_vars: {{hostname: {variable}, ")
     hosts = GOOD.replace("db1 ", f"db1 {variable}=hunter2 ")
-    line = run_cli(_convert(tmp_path, hosts, mapping)).refused()
+    line = run_cli(_convert(tmp_path, hosts, mapping)).refusal()
     assert f"mapping.yaml:3: host_vars.hostname: {variable} is a secret variable" in line
     assert "hunter2" not in line
 

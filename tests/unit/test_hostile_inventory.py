@@ -69,12 +69,12 @@ def test_a_megabyte_value_is_quoted_by_its_start_and_length(tmp_path: Path) -> N
     ],
 )
 def test_numbers_of_hundreds_of_digits_are_refused(tmp_path: Path, old: str, new: str, message: str) -> None:
-    assert message in run_cli(_check(tmp_path, _replaced(old, new))).refused()
+    assert message in run_cli(_check(tmp_path, _replaced(old, new))).refusal()
 
 
 def test_a_400_digit_workload_size_is_refused(tmp_path: Path) -> None:
     text = SINGLE_AZ + f"workloads:\n  big: {{rw: write, bs: 4k, size: {'9' * 400}G}}\n"
-    assert "workload 'big': workload size: " in run_cli(_check(tmp_path, text)).refused()
+    assert "workload 'big': workload size: " in run_cli(_check(tmp_path, text)).refusal()
 
 
 def test_sizing_refuses_a_400_digit_volume_and_iodepth() -> None:
@@ -112,7 +112,7 @@ def test_collection_with_a_400_digit_volume_is_a_usage_error(tmp_path: Path) -> 
 def test_names_that_are_paths_empty_pins_and_non_text_are_refused(
     tmp_path: Path, old: str, new: str, message: str
 ) -> None:
-    assert message in run_cli(_check(tmp_path, _replaced(old, new))).refused()
+    assert message in run_cli(_check(tmp_path, _replaced(old, new))).refusal()
 
 
 # -- the fuzz target ----------------------------------------------------------------------------

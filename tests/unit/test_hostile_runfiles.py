@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.unit.hostile_inputs import FUZZ, run_cli, unchanged
+from tests.unit.hostile_inputs import FUZZ, GUARD_S, run_cli, unchanged
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 RUN = DATA / "runs" / "20261121-110501-f674"
@@ -61,6 +61,36 @@ def test_a_sample_that_no_file_can_hold_is_refused(tmp_path: Path, field: str, r
     with unchanged(run):
         line = run_cli(["report", str(run)]).refusal()
     assert "samples.ndjson:1: not a sample record: " in line and message in line
+
+
+#: One cell of the recorded run as series.ndjson holds it (the writer's own format).
+SERIES = {
+    "test_id": "t1", "scenario": "failover_integrity", "pair": "single-az", "workload": "failover-randwrite-4k",
+    "impairment": "crash", "mode": "replicated", "repeat": 0, "interval_s": 1.0, "bw_mib_s": [41.0, 40.2, 0.0, 39.0],
+    "windows": [{"start_s": 2.5, "end_s": 6.0, "label": "primary crashed"}],
+}  # fmt: skip
+
+
+def _with_series(run: Path, **changes: object) -> Path:
+    (run / "series.ndjson").write_text(json.dumps({**SERIES, **changes}) + "\n")
+    return run
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"scenario": "x" * 5000},  # its plot's name: was a file name too long (an internal error)
+        {"bw_mib_s": [float(i % 50) for i in range(500_000)]},  # drawn step by step: 13 s
+        {"windows": [{"start_s": i, "end_s": i + 0.5, "label": "f"} for i in range(20_000)]},  # shaded one by one
+    ],
+    ids=["a 5,000-character cell", "500,000 seconds", "20,000 fault windows"],
+)
+def test_a_series_of_any_size_renders_in_seconds(tmp_path: Path, changes: dict[str, object]) -> None:
+    run = _with_series(_run(tmp_path), **changes)
+    outcome = run_cli(["report", str(run)]).clean((0,))
+    assert outcome.seconds < GUARD_S / 2, f"{outcome.seconds:.1f} s"
+    (plot,) = [p for p in (run / "plots").iterdir() if p.name.startswith("series-")]
+    assert len(plot.name) <= 204 and plot.read_bytes().startswith(b"\x89PNG")
 
 
 def test_a_surrogate_in_run_json_is_refused(tmp_path: Path) -> None:

@@ -18,6 +18,10 @@ __all__ = ["run_plots"]
 
 
 _SLUG: Final = re.compile(r"[^a-z0-9]+")
+#: A series plot's name is built from its cell's key, which a run's data may make any length:
+#: cut so that ``<name>.png`` and the ``.<name>.png.<pid>.tmp`` it is written through stay
+#: within the 255 bytes of a file name (the number in front keeps cut names apart).
+_MAX_PLOT_NAME: Final = 200
 
 
 def _slug(text: str) -> str:
@@ -41,7 +45,7 @@ def run_plots(cells: Sequence[Cell], series: Sequence[CellSeries] = ()) -> list[
     ]
     candidates += [
         (
-            f"series-{i}-{_slug(s.key)}",
+            f"series-{i}-{_slug(s.key)}"[:_MAX_PLOT_NAME].rstrip("-"),
             f"Bandwidth over time: {s.key} (repeat {s.repeat})",
             plot_bandwidth_series(s),
         )

@@ -22,7 +22,7 @@ from typing import Any, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from harness.errors import ConfigError
+from harness.errors import ConfigError, invalid
 from harness.sizing.catalog.clouds import bare_name
 from harness.sizing.catalog.instance_types import InstanceType
 from harness.sizing.catalog.records import CatalogRecord, Defaults, DefaultsOverlay, Figure, PlacementEntry, Reference
@@ -187,7 +187,7 @@ def _validate(model: type[_M], data: dict[str, Any], text: str, origin: str) -> 
             where = f"{origin}:{line}" if line is not None else origin
             path = ".".join(str(part) for part in loc)
             lines.append(f"{where}: {path}: {error['msg']}")
-        raise ConfigError("invalid sizing catalog:\n  " + "\n  ".join(lines)) from exc
+        raise ConfigError(invalid("sizing catalog", lines)) from exc
 
 
 @functools.cache  # a third of a second to validate, and the same for the whole process
