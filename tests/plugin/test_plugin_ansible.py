@@ -36,4 +36,6 @@ def test_a_broken_mapping_is_a_usage_error(pytester: pytest.Pytester) -> None:
     project(pytester, (EXAMPLE / "mapping.yaml").read_text().replace("group: drbd_cross_az", "group: drbd"))
     result = pytester.runpytest("--inventory", "mapping.yaml", "--collect-only", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*mapping.yaml: pair 't3-multi-az': group 'drbd' has 4 hosts*exactly two*"])
+    result.stderr.fnmatch_lines(
+        ["*mapping.yaml (converted from hosts.yaml): pair 't3-multi-az': group 'drbd' has 4 hosts*exactly two*"]
+    )
