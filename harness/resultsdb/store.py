@@ -25,6 +25,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.redact import redact_url
 from harness.resultsdb.cursor import Cursor
 from harness.resultsdb.records import RunRecord, StoredRun
 from harness.resultsdb.sampledata import joined, split
@@ -63,7 +64,7 @@ def _checked(sample: Sample) -> Sample:
 def _text_or_none(value: object, what: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise ValueError(f"{what} {value!r} is not text")
-    return value
+    return None if value is None else redact_url(value)  # another writer's row may hold a URL's password
 
 
 def _stored_run(where: str, row: Sequence[Any]) -> StoredRun:

@@ -145,6 +145,14 @@ class RunInfo:
         # report.html, a saved baseline and the results database all get the clean text.
         object.__setattr__(self, "argv", tuple(redact_url(a) for a in self.argv))
         object.__setattr__(self, "extra", MappingProxyType(redact_obj(dict(self.extra))))
+        # ... and so is every other text of it: a run.json from elsewhere may name its inventory
+        # (or anything) with a URL that holds a password, which history would print
+        for name in ("inventory_path", "inventory_name", "profile", "interrupted"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, redact_url(value))
+        object.__setattr__(self, "versions", MappingProxyType(redact_obj(dict(self.versions))))
+        object.__setattr__(self, "clock_offsets", MappingProxyType(redact_obj(dict(self.clock_offsets))))
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -20,7 +20,7 @@ from typing import Any
 
 from harness.errors import ConfigError
 from harness.limits import MAX_TIMESTAMP
-from harness.redact import redact_obj
+from harness.redact import redact, redact_obj
 from harness.runfiles.ndjson import NdjsonFile, read_ndjson
 from harness.userfiles.jsonsafe import dumps, loads
 
@@ -161,6 +161,8 @@ class Sample:
         # sample is made or read, so every writer downstream (NDJSON, tables, HTML, baselines)
         # gets the same clean text, and an old run's file is cleaned on its way through.
         object.__setattr__(self, "metadata", redact_obj(self.metadata))
+        object.__setattr__(self, "metric", redact(self.metric))  # a damaged file's metric may be any text
+        object.__setattr__(self, "unit", redact(self.unit))
 
     def to_json(self) -> str:
         # NaN (fio reported no such number) is written as null and read back as NaN
@@ -187,7 +189,9 @@ class Sample:
         :meth:`from_json` checks it."""
         if not isinstance(data, dict) or not isinstance(data.get("metadata") or {}, dict):
             raise ValueError("expected an object with metric, value, unit and metadata")
-        metric, unit = str(data["metric"]), str(data["unit"])
+        metric, unit = data["metric"], data["unit"]
+        if not (isinstance(metric, str) and isinstance(unit, str)):
+            raise ValueError(f"metric and unit must be text, not {type(metric).__name__} and {type(unit).__name__}")
         return cls(
             metric=metric,
             value=measured_value(metric, unit, data["value"]),

@@ -14,7 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.limits import MAX_HOSTS
-from tests.unit.hostile_inputs import FUZZ, GUARD_S, run_cli, unchanged
+from tests.unit.fuzz_tally import surface
+from tests.unit.hostile_inputs import FUZZ, GUARD_S, no_sentinel, run_cli, secret_forms, unchanged
 
 MAPPING = """\
 ansible_inventory: hosts.ini
@@ -157,8 +158,10 @@ def _host(draw: st.DrawFn) -> str:
 
 @st.composite
 def ini_inventory(draw: st.DrawFn) -> str:
-    """An INI inventory: sections of hosts, vars and children, with hostile ranges and values."""
-    lines = [GOOD.rstrip("\n")] if draw(st.booleans()) else []
+    """An INI inventory: sections of hosts, vars and children, with hostile ranges and values,
+    and the sentinel password in a variable of a host the mapping converts."""
+    good = GOOD.replace("db1 ", f"db1 {draw(_WORD | st.just('ec2_type'))}={draw(secret_forms())} ", 1)
+    lines = [good.rstrip("\n")] if draw(st.booleans()) else []
     for _ in range(draw(st.integers(0, 5))):
         group = draw(st.sampled_from(["g", "h", "all"]) | _WORD)
         kind = draw(st.sampled_from(["", ":vars", ":children", ":bogus"]))
@@ -175,9 +178,12 @@ def ini_inventory(draw: st.DrawFn) -> str:
 
 @FUZZ
 @given(hosts=ini_inventory())
+@surface("Ansible INI inventory")
 def test_fuzz_ansible_ini(tmp_path_factory: pytest.TempPathFactory, hosts: str) -> None:
-    """Whatever the INI holds: exit 0 or one clear refusal, no hang, no blow-up, nothing written."""
+    """Whatever the INI holds: exit 0 or one clear refusal, no hang, no blow-up, nothing written,
+    no password copied or quoted."""
     tmp = tmp_path_factory.mktemp("ini")
-    argv = _convert(tmp, hosts)
+    argv = _convert(tmp, hosts, MAPPING.replace("host_vars: {", "host_vars: {instance_type: ec2_type, "))
     with unchanged(tmp):
-        run_cli(argv).clean()
+        outcome = run_cli(argv).clean()
+    no_sentinel([hosts], [outcome.stdout, outcome.stderr])

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.unit.hostile_inputs import FUZZ, run_cli, unchanged
+from tests.unit.fuzz_tally import surface
+from tests.unit.hostile_inputs import FUZZ, no_sentinel, run_cli, secret_forms, unchanged
 
 RUNS = Path(__file__).resolve().parents[1] / "data" / "runs" / "history-lab4"
 
@@ -83,13 +84,20 @@ def test_the_default_plot_is_never_written_through_a_link(tmp_path: Path) -> Non
 
 
 @FUZZ
-@given(name=st.text(min_size=1, max_size=80) | st.sampled_from(["..", "../..", "/etc/x", "a" * 65, "x/../../y"]))
+@given(
+    name=st.text(min_size=1, max_size=80)
+    | st.sampled_from(["..", "../..", "/etc/x", "a" * 65, "x/../../y"])
+    | secret_forms()
+)
+@surface("history: inventory names from run.json")
 def test_fuzz_history_inventory_names(tmp_path_factory: pytest.TempPathFactory, name: str) -> None:
-    """Any inventory name: a plot in the reports root or a refusal; nothing written outside it."""
+    """Any inventory name: a plot in the reports root or a refusal; nothing written outside it,
+    no password quoted or stored."""
     tmp = tmp_path_factory.mktemp("history")
     reports = _reports(tmp, name)
     with unchanged(tmp / "outside"):
         outcome = run_cli(_history(reports)).clean()
+    no_sentinel([name], [outcome.stdout, outcome.stderr])
     assert sorted(p.name for p in tmp.iterdir()) == ["outside", "reports"]
     made = {p.relative_to(reports) for p in reports.iterdir()} - {p.relative_to(RUNS) for p in RUNS.iterdir()}
     assert made <= {Path("results.sqlite"), Path("results.sqlite-wal"), Path("results.sqlite-shm"),

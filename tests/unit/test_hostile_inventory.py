@@ -16,7 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.limits import MAX_ECHO_CHARS, MAX_ERROR_LINE_CHARS, MAX_EXPANDED_CHARS
-from tests.unit.hostile_inputs import FUZZ, GUARD_S, run_cli, unchanged
+from tests.unit.fuzz_tally import surface
+from tests.unit.hostile_inputs import FUZZ, GUARD_S, no_sentinel, run_cli, secret_forms, unchanged
 
 ROOT = Path(__file__).resolve().parents[2]
 SINGLE_AZ = (ROOT / "inventories/single_az.yaml").read_text(encoding="utf-8")
@@ -126,6 +127,7 @@ _HOSTILE = st.one_of(
     st.text(min_size=1, max_size=30).map(lambda t: yaml.safe_dump(t, default_style='"').strip()),
     st.integers().map(str),
     st.floats().map(repr),
+    secret_forms().map(lambda t: f'"{t}"'),  # a password where a value goes: never quoted back
 )  # fmt: skip
 
 
@@ -141,9 +143,12 @@ def hostile_inventory(draw: st.DrawFn) -> str:
 
 @FUZZ
 @given(text=hostile_inventory())
+@surface("inventory (harness YAML)")
 def test_fuzz_inventory_values(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
-    """Whatever value stands anywhere: exit 0 or a refusal, no hang or blow-up, nothing written."""
+    """Whatever value stands anywhere: exit 0 or a refusal, no hang or blow-up, nothing written,
+    no password quoted."""
     tmp = tmp_path_factory.mktemp("inventory")
     argv = _check(tmp, text)
     with unchanged(tmp):
-        run_cli(argv).clean()
+        outcome = run_cli(argv).clean()
+    no_sentinel([text], [outcome.stdout, outcome.stderr])

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.unit.hostile_inputs import FUZZ, GUARD_S, run_cli, unchanged
+from tests.unit.fuzz_tally import surface
+from tests.unit.hostile_inputs import FUZZ, GUARD_S, no_secret, no_sentinel, run_cli, secret_forms, unchanged
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 RUN = DATA / "runs" / "20261121-110501-f674"
@@ -51,6 +52,8 @@ def test_the_recorded_run_renders(tmp_path: Path) -> None:
         ("timestamp", "1e300", "timestamp 1e+300 is no time between 1970 and 9999"),
         ("timestamp", "-5", "timestamp -5 is no time between 1970 and 9999"),
         ("value", "-3", "is negative"),
+        ("metric", '{"pair": "x"}', "metric and unit must be text, not dict and str"),
+        ("unit", "7", "metric and unit must be text, not str and int"),
     ],
 )
 def test_a_sample_that_no_file_can_hold_is_refused(tmp_path: Path, field: str, raw: str, message: str) -> None:
@@ -91,6 +94,18 @@ def test_a_series_of_any_size_renders_in_seconds(tmp_path: Path, changes: dict[s
     assert outcome.seconds < GUARD_S / 2, f"{outcome.seconds:.1f} s"
     (plot,) = [p for p in (run / "plots").iterdir() if p.name.startswith("series-")]
     assert len(plot.name) <= 204 and plot.read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_password_in_a_samples_text_never_reaches_the_report(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    secret = "Qs3cr3tPassw0rd"
+    lines = (run / "samples.ndjson").read_text().splitlines()
+    for field in ("metric", "unit"):
+        _with_raw(lines, 0, field, json.dumps(f"postgresql://ci:{secret}@db/h"))
+    (run / "samples.ndjson").write_text("\n".join(lines) + "\n")
+    outcome = run_cli(["report", str(run)]).clean((0, 2))
+    written = [p for p in run.rglob("*") if p.name != "samples.ndjson"]
+    no_secret(secret, [outcome.stdout, outcome.stderr], written)
 
 
 def test_a_surrogate_in_run_json_is_refused(tmp_path: Path) -> None:
@@ -146,7 +161,9 @@ _JSON = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
     max_leaves=8,
 )
-_RAW = st.sampled_from(["NaN", "Infinity", "1e400", "1" + "0" * 400, '"\\ud800"', "[" * 50, "-1", '"\\u0000"'])
+_RAW = st.sampled_from(["NaN", "Infinity", "1e400", "1" + "0" * 400, '"\\ud800"', "[" * 50, "-1", '"\\u0000"']) | (
+    secret_forms().map(lambda form: json.dumps({"pair": form, "verdict_reason": form}))
+)
 _FIELDS = ["metric", "value", "unit", "timestamp", "metadata"]
 
 
@@ -158,11 +175,13 @@ def broken_record(draw: st.DrawFn) -> tuple[int, str, str]:
 
 
 @FUZZ
-@given(breaks=st.lists(broken_record(), min_size=1, max_size=3), info=st.none() | _JSON)
+@given(breaks=st.lists(broken_record(), min_size=1, max_size=3), info=st.none() | _JSON | secret_forms())
+@surface("run directory: samples.ndjson, run.json")
 def test_fuzz_run_files(
     tmp_path_factory: pytest.TempPathFactory, breaks: list[tuple[int, str, str]], info: object
 ) -> None:
-    """Whatever a record holds: the report is written or refused; nothing outside the run changes."""
+    """Whatever a record holds: the report is written or refused; nothing outside the run changes,
+    no password reaches the report."""
     tmp = tmp_path_factory.mktemp("run")
     run = _run(tmp)
     lines = (run / "samples.ndjson").read_text().splitlines()
@@ -170,6 +189,8 @@ def test_fuzz_run_files(
         _with_raw(lines, number, field, raw)
     (run / "samples.ndjson").write_text("\n".join(lines) + "\n")
     if info is not None:
-        (run / "run.json").write_text(json.dumps(info))
+        (run / "run.json").write_text(json.dumps({"run_id": "r", "profile": info} if isinstance(info, str) else info))
     with unchanged(tmp / "outside"):
-        run_cli(["report", str(run)]).clean()
+        outcome = run_cli(["report", str(run)]).clean()
+    written = [p for p in run.rglob("*") if p.name not in ("samples.ndjson", "run.json")]
+    no_sentinel([raw for _, _, raw in breaks] + [json.dumps(info)], [outcome.stdout, outcome.stderr], written)

@@ -83,6 +83,23 @@ def test_the_command_line_is_redacted_in_every_file_written_from_it(tmp_path: Pa
     )
 
 
+def test_a_password_anywhere_in_run_json_never_reaches_history_nor_the_database(tmp_path: Path) -> None:
+    """Not only the command line: a run.json from elsewhere may name its inventory (or its
+    profile, a tool version) with a URL holding a password; history prints the name."""
+    run = tmp_path / "reports" / RUN.name
+    shutil.copytree(RUN, run)
+    url = f"postgresql://ci:{SECRET}@db.example.com/harness"
+    info = json.loads((run / "run.json").read_text())
+    info.update(inventory_name=url, profile=url, versions={"harness": url})
+    (run / "run.json").write_text(json.dumps(info))
+    db = tmp_path / "results.sqlite"
+    run_cli(["results", "import", str(run.parent), "--results-db", str(db)]).clean((0,))
+    outcome = run_cli(["history", "--results-db", str(db), "--no-plot"]).clean((0,))
+    assert f"inventory postgresql://ci:{REDACTED}@db.example.com/harness" in outcome.stdout
+    (run / "run.json").unlink()
+    no_secret(SECRET, [outcome.stdout, outcome.stderr], [db])
+
+
 @pytest.mark.parametrize(
     "argv",
     [
