@@ -21,6 +21,7 @@ One transport per process; a recording is one process's, so neither option runs 
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
@@ -37,6 +38,7 @@ from harness.remote.replay import Recording, ReplayPool
 from harness.remote.replayclock import ReplayClock
 from harness.remote.spec import SshSpec
 from harness.safety.lock import LockOwner, local_owner
+from harness.userfiles.outfile import check_output
 
 __all__ = ["LiveTransport", "RecordTransport", "ReplayTransport", "Transport", "session_transport"]
 
@@ -173,6 +175,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def _record_path(path: Path) -> Path:
+    """``path`` if a recording can be written there at the end; refused before any node is asked
+    (a recording is never written over another file)."""
+    if os.path.lexists(path):
+        raise pytest.UsageError(f"--record-session {path}: the file exists; choose another file")
+    try:
+        check_output(path, {}, force=False, option="--record-session")
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return path
+
+
 def session_transport(config: pytest.Config) -> Transport:
     """The transport the options ask for; a replay's run id is the recorded one."""
     record, replay = config.getoption("--record-session"), config.getoption("--replay-session")
@@ -181,7 +195,7 @@ def session_transport(config: pytest.Config) -> Transport:
     if (record or replay) and (hasattr(config, "workerinput") or getattr(config.option, "numprocesses", None)):
         raise pytest.UsageError("--record-session and --replay-session record one process: run without -n")
     if record:
-        return RecordTransport(Path(record))
+        return RecordTransport(_record_path(Path(record)))
     if not replay:
         return LiveTransport()
     try:

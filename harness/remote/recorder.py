@@ -26,6 +26,7 @@ from harness.remote.command import TIMEOUT_EXIT_CODES, CommandResult, Runner
 from harness.remote.pool import NodePool
 from harness.remote.replay import FORMAT
 from harness.userfiles.jsonsafe import dumps
+from harness.userfiles.outfile import write_replacing
 
 __all__ = ["INLINE_LIMIT", "Capture", "RecordingNode", "RecordingPool", "keep_outputs_beside"]
 
@@ -76,7 +77,7 @@ class Capture:
         if inline_limit is not None:
             keep_outputs_beside(entries, path, inline_limit)
         data = {"format": FORMAT, "session": dict(self.session), "commands": entries}
-        path.write_text(dumps(data, indent=1) + "\n")
+        write_replacing(path, dumps(data, indent=1) + "\n", option="--record-session")
 
 
 def keep_outputs_beside(entries: list[dict[str, Any]], path: Path, limit: int) -> None:

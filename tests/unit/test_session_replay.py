@@ -101,3 +101,22 @@ def test_a_file_that_is_no_session_recording_is_a_one_line_usage_error(tmp_path:
     assert said == [
         f"ERROR: --replay-session: {bare}: session must give the recorded run's run_id and started (its start time)"
     ], done.stderr
+
+
+@pytest.mark.parametrize(
+    ("where", "said"),
+    [("exists.json", "the file exists; choose another file"), ("no/such/r.json", "does not exist")],
+    ids=["existing-file", "missing-directory"],
+)
+def test_a_recording_that_cannot_be_written_is_refused_before_any_test(tmp_path: Path, where: str, said: str) -> None:
+    (tmp_path / "exists.json").write_text("kept\n")
+    target = tmp_path / where
+    argv = [sys.executable, "-m", "pytest", "scenarios/", "--record-session", str(target), "-p", "no:cacheprovider"]
+    argv += ["--reports", str(tmp_path / "reports"), "-q"]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    lines = [line for line in done.stderr.splitlines() if "--record-session" in line]
+    assert len(lines) == 1 and lines[0].startswith(f"ERROR: --record-session {target}: "), done.stderr
+    assert lines[0].endswith(said), lines[0]
+    assert (tmp_path / "exists.json").read_text() == "kept\n"
+    assert not (tmp_path / "reports").exists()
