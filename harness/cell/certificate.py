@@ -154,12 +154,19 @@ def cell_certificate(
 ) -> CellCertificate:
     """The certificate of the window between ``start`` and ``end``."""
     windows, problems = _node_windows(start, end)
-    host_window, shares = None, None
+    host = None
     if start.host is not None and end.host is not None:
         try:
-            host_window, shares = host_figures(start.host, end.host)
+            host = host_figures(start.host, end.host)
         except InfraError as exc:
             problems.append(str(exc))
-    certificate = certify(windows, thresholds, rtt=rtt, host=host_window, guest_cpu_shares=shares)
+    certificate = certify(
+        windows,
+        thresholds,
+        rtt=rtt,
+        host=host.window if host else None,
+        guest_cpu_shares=host.guest_shares if host else None,
+        other_cpu_share=host.other_share if host else None,
+    )
     unread = dict.fromkeys((*start.problems, *end.problems, *problems))
     return CellCertificate(certificate, tuple(unread))

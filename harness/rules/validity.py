@@ -9,8 +9,9 @@
   ``NodeWindow``;
 * the replication path's RTT before and after fio against its calibration;
 * each volume's burst balance, where the cloud exposes one;
-* on the embedded lab, the host's own CPU pressure and each guest's share of its CPU
-  (recorded only: a guest using its CPU is the measurement, not a disturbance).
+* on the embedded lab, the host's own pressure, each guest's share of its CPU (recorded only:
+  a guest using its CPU is the measurement, not a disturbance) and the share other programs
+  took (judged: it is the disturbance the guests' own kernels cannot see).
 
 The result is a :class:`Certificate`: every figure with its threshold, its source and
 whether it crossed the threshold; ``clean`` or ``disturbed`` with a short reason ("cpu pressure
@@ -227,13 +228,15 @@ def certify(
     burst_balance_pct: Mapping[str, float] | None = None,
     host: NodeFigures | None = None,
     guest_cpu_shares: Mapping[str, float] | None = None,
+    other_cpu_share: float | None = None,
 ) -> Certificate:
     """The certificate of one cell's window.
 
     ``windows``: each node's window (both ends of the pair); ``rtt``: the replication path;
     ``burst_balance_pct``: node → its volume's burst balance (0–100) at the end of the window;
     ``host``: the embedded lab's host window; ``guest_cpu_shares``: guest → its share (0–1) of
-    the host's CPU time over the window.
+    the host's CPU time over the window; ``other_cpu_share``: the share (0–1) every other
+    program on the host took meanwhile.
     """
     t = thresholds
     fields: list[ValidityField] = []
@@ -259,5 +262,17 @@ def certify(
     for guest, share in (guest_cpu_shares or {}).items():
         fields.append(
             ValidityField(f"guest_{guest}_cpu_pct", "host", _pct(share), "host /proc/PID/stat", f"{guest} cpu")
+        )
+    if other_cpu_share is not None:
+        fields.append(
+            ValidityField(
+                "other_cpu_pct",
+                "host",
+                _pct(other_cpu_share),
+                "host /proc/PID/stat, neither guest nor harness",
+                "other programs' cpu",
+                "%",
+                t.max_host_other_cpu_pct,
+            )
         )
     return Certificate(tuple(fields))

@@ -80,7 +80,12 @@ class ValidityThresholds(FrozenModel):
     """Where each figure of the certificate starts to say the measurement was disturbed."""
 
     max_cpu_pressure_pct: Percent = Field(10.0, description="PSI cpu some on a node, % of the window")
-    max_host_cpu_pressure_pct: Percent = Field(10.0, description="PSI cpu some on the lab's host, % of the window")
+    max_host_cpu_pressure_pct: Percent = Field(
+        None, description="PSI cpu some on the lab's host, % of the window (off: the guests' own demand)"
+    )
+    max_host_other_cpu_pct: Percent = Field(
+        5.0, description="CPU the lab host's other programs took, % of all its CPU time"
+    )
     max_memory_pressure_pct: Percent = Field(5.0, description="PSI memory some on a node, % of the window")
     max_io_pressure_pct: Percent = Field(None, description="PSI io some on a node, % (off: fio's own I/O waits)")
     max_steal_pct: Percent = Field(5.0, description="CPU steal on a node, % of all CPU time")

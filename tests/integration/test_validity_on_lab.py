@@ -126,6 +126,7 @@ def test_a_cpu_hog_on_the_host_fails_no_cell(lab_inventory: Inventory, tmp_path:
         assert result.certificate is not None
         host = [f for f in result.certificate.fields if f.where == "host" and f.name == "cpu_pressure_pct"]
         assert host, f"no host pressure read: {line}"
+        assert any(f.name == "other_cpu_pct" for f in result.certificate.fields), f"no other programs read: {line}"
         if result.verdict.verdict == "inconclusive" and result.validity.passed:
             assert result.verdict.reason.startswith("disturbed: "), line
 

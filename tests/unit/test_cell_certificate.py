@@ -72,7 +72,7 @@ def test_the_lab_guests_without_psi_are_judged_by_their_run_queue() -> None:
     assert cell_certificate(start, end, DEFAULT_THRESHOLDS).certificate.reason == "run queue per cpu 2 on a2 > 1.75"
 
 
-def test_the_lab_host_is_judged_and_each_guests_share_recorded() -> None:
+def test_the_lab_host_psi_is_recorded_and_each_guests_share_too() -> None:
     start, end = ends(a1="no-psi/quiet", a2="no-psi/quiet")
     # a1's guest: its kernel process used 300 ticks, a stub that started meanwhile 100, one that
     # ended meanwhile nothing; a2's guest 40 ticks; b1 was not running at the start
@@ -81,7 +81,10 @@ def test_the_lab_host_is_judged_and_each_guests_share_recorded() -> None:
     hog = "psi/r3-hog-cpu2-load100-nice"
     start = Readings(start.nodes, host_reading(hog, "before", before))
     end = Readings(end.nodes, host_reading(hog, "after", after))
-    cert = cell_certificate(start, end, DEFAULT_THRESHOLDS).certificate
+    # the host's PSI counts the guests' own demand: recorded, judged only when an inventory asks
+    assert cell_certificate(start, end, DEFAULT_THRESHOLDS).certificate.status == "clean"
+    strict = ValidityThresholds(max_host_cpu_pressure_pct=10)
+    cert = cell_certificate(start, end, strict).certificate
     assert cert.reason == "cpu pressure 71 % on host > 10 %"
     shares = {f.name: f for f in cert.fields if f.name.startswith("guest_")}
     assert set(shares) == {"guest_a1_cpu_pct", "guest_a2_cpu_pct"}
@@ -90,9 +93,32 @@ def test_the_lab_host_is_judged_and_each_guests_share_recorded() -> None:
     assert shares["guest_a1_cpu_pct"].figure == pytest.approx(100 * 400 / jiffies)
     assert shares["guest_a2_cpu_pct"].figure == pytest.approx(100 * 40 / jiffies)
     assert all(f.threshold is None and f.source == "host /proc/PID/stat" for f in shares.values())
-    # the lab's own threshold for its host, from the inventory
     loose = ValidityThresholds(max_host_cpu_pressure_pct=80)
     assert cell_certificate(start, end, loose).certificate.status == "clean"
+
+
+def test_the_other_programs_cpu_on_the_lab_host_is_judged() -> None:
+    """The hog's own processes (not a guest's, not the harness's) took the host's CPU: that is
+    the disturbance, whatever the host's PSI says."""
+    start, end = ends(a1="no-psi/quiet", a2="no-psi/quiet")
+    hog = "psi/r3-hog-cpu2-load100-nice"
+    snap_before = parse_snapshot((DATA / f"{hog}-before.txt").read_text(), "host")
+    snap_after = parse_snapshot((DATA / f"{hog}-after.txt").read_text(), "host")
+    jiffies = snap_after.cpu.total - snap_before.cpu.total
+    guests = {"a1": {10: 5000}}, {"a1": {10: 5000 + jiffies // 4}}
+    # the stress-ng workers: one that ran through the window, one that started meanwhile
+    others = {700: 100}, {700: 100 + jiffies // 5, 701: jiffies // 10}
+    first = Readings(start.nodes, HostReading(snap_before, guests[0], others[0]))
+    last = Readings(end.nodes, HostReading(snap_after, guests[1], others[1]))
+    cert = cell_certificate(first, last, DEFAULT_THRESHOLDS).certificate
+    other = next(f for f in cert.fields if f.name == "other_cpu_pct")
+    assert other.figure == pytest.approx(100 * (jiffies // 5 + jiffies // 10) / jiffies)
+    assert cert.reason == f"other programs' cpu {other.figure:.0f} % on host > 5 %"
+    quiet = Readings(end.nodes, HostReading(snap_after, guests[1], {700: 101}))
+    assert cell_certificate(first, quiet, DEFAULT_THRESHOLDS).certificate.status == "clean"
+    # not read at one end: no figure, never a guess
+    unread = Readings(end.nodes, HostReading(snap_after, guests[1], None))
+    assert all(f.name != "other_cpu_pct" for f in cell_certificate(first, unread, DEFAULT_THRESHOLDS).certificate.fields)
 
 
 def test_what_could_not_be_read_costs_its_figures_and_is_named() -> None:
@@ -114,6 +140,7 @@ def test_the_snippet_and_the_host_probe_run_for_real_on_this_machine() -> None:
     second = read_ends([LocalRunner("a1"), LocalRunner("a2")], LabHostProbe("hlab-none", Path("/run/no-such-lab")))
     assert first.problems == () and set(first.nodes) == {"a1", "a2"}
     assert first.host is not None and first.host.guest_ticks == {}  # no lab of that name runs
+    assert first.host.other_ticks is not None and os.getpid() not in first.host.other_ticks
     cell = cell_certificate(first, second, DEFAULT_THRESHOLDS)
     assert cell.unread == ()
     assert {f.where for f in cell.certificate.fields} == {"a1", "a2", "host"}
@@ -147,8 +174,9 @@ def test_a_guests_share_never_goes_below_zero_or_above_the_host(start: dict[int,
     snap = parse_snapshot((DATA / "psi/r2-quiet1-before.txt").read_text(), "host")
     later = parse_snapshot((DATA / "psi/r2-quiet1-after.txt").read_text(), "host")
     after = {pid: max(0, start.get(pid, 0) + delta) for pid, delta in grown.items()}
-    _, shares = host_figures(HostReading(snap, {"g": start}), HostReading(later, {"g": after}))
-    assert 0.0 <= shares["g"] <= 1.0
+    figures = host_figures(HostReading(snap, {"g": start}, start), HostReading(later, {"g": after}, after))
+    assert 0.0 <= figures.guest_shares["g"] <= 1.0
+    assert figures.other_share is not None and 0.0 <= figures.other_share <= 1.0
 
 
 # -- the replication path's pings against the calibration -----------------------------------------
@@ -204,11 +232,13 @@ LAB_YAML = Path(__file__).resolve().parents[2] / "inventories" / "lab.yaml"
 
 def test_the_inventory_sets_the_thresholds_and_names_a_bad_one() -> None:
     text = LAB_YAML.read_text()
-    # the lab states the defaults but for the run queue of its one-cpu guests
-    assert parse_inventory(text).validity == DEFAULT_THRESHOLDS.model_copy(update={"max_runnable_per_cpu": 3.25})
-    looser = parse_inventory(text.replace("  max_host_cpu_pressure_pct: 10\n", "  max_host_cpu_pressure_pct: 40\n"))
+    # the lab states the defaults but for the run queue of its one-cpu guests and its same-AZ pings
+    lab = {"max_runnable_per_cpu": 3.25, "min_rtt_excess_ms": 0.25}
+    assert parse_inventory(text).validity == DEFAULT_THRESHOLDS.model_copy(update=lab)
+    stated = "  max_host_cpu_pressure_pct: off\n"
+    looser = parse_inventory(text.replace(stated, "  max_host_cpu_pressure_pct: 40\n"))
     assert looser.validity.max_host_cpu_pressure_pct == 40
-    off = parse_inventory(text.replace("  max_host_cpu_pressure_pct: 10\n", "  max_host_cpu_pressure_pct: off\n"))
-    assert off.validity.max_host_cpu_pressure_pct is None
+    other = parse_inventory(text.replace(stated, stated + "  max_host_other_cpu_pct: 12\n"))
+    assert other.validity.max_host_other_cpu_pct == 12
     with pytest.raises(ConfigError, match=r"validity\.max_steal_pct: Input should be less than or equal to 100"):
-        parse_inventory(text.replace("  max_host_cpu_pressure_pct: 10\n", "  max_steal_pct: 250\n"))
+        parse_inventory(text.replace(stated, "  max_steal_pct: 250\n"))

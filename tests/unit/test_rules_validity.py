@@ -75,7 +75,11 @@ def test_the_replication_path_rtt_against_its_calibration() -> None:
 def test_burst_balance_host_pressure_and_guest_shares() -> None:
     node = window("r2-quiet1", "a1")
     host = window("r1-hog-cpu2-load100", "host")
-    cert = certify([node], burst_balance_pct={"a1": 12.0}, host=host, guest_cpu_shares={"a1": 0.31})
+    shares = {"a1": 0.31}
+    cert = certify([node], burst_balance_pct={"a1": 12.0}, host=host, guest_cpu_shares=shares, other_cpu_share=0.4)
+    assert cert.reason == "burst balance 12 % on a1 < 20 %; other programs' cpu 40 % on host > 5 %"
+    strict = ValidityThresholds(max_host_cpu_pressure_pct=10)
+    cert = certify([node], strict, burst_balance_pct={"a1": 12.0}, host=host, guest_cpu_shares=shares)
     assert cert.reason == "burst balance 12 % on a1 < 20 %; cpu pressure 98 % on host > 10 %"
     props = cert.properties()
     assert props["validity.a1.burst_balance_pct.min"] == "20"
