@@ -118,7 +118,8 @@ def test_the_other_programs_cpu_on_the_lab_host_is_judged() -> None:
     assert cell_certificate(first, quiet, DEFAULT_THRESHOLDS).certificate.status == "clean"
     # not read at one end: no figure, never a guess
     unread = Readings(end.nodes, HostReading(snap_after, guests[1], None))
-    assert all(f.name != "other_cpu_pct" for f in cell_certificate(first, unread, DEFAULT_THRESHOLDS).certificate.fields)
+    fields = cell_certificate(first, unread, DEFAULT_THRESHOLDS).certificate.fields
+    assert all(f.name != "other_cpu_pct" for f in fields)
 
 
 def test_what_could_not_be_read_costs_its_figures_and_is_named() -> None:
