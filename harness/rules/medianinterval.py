@@ -78,7 +78,7 @@ def coverage(n: int, rank: int) -> float:
     return 1.0 - 2.0 * below / 2.0**n
 
 
-def min_runs(confidence: float = DEFAULT_CONFIDENCE, method: IntervalMethod = "order") -> int:
+def min_runs(confidence: float = DEFAULT_CONFIDENCE, method: IntervalMethod = DEFAULT_METHOD) -> int:
     """The fewest repeats with which ``method`` gives an interval at ``confidence``: 2 for the
     lognormal one (a spread needs two); for the order-statistic one the smallest ``n`` whose
     widest interval covers it, ``1 − 2·½ⁿ ≥ confidence``."""

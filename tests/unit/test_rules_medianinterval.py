@@ -44,7 +44,7 @@ def test_a_t_quantile_outside_its_domain_is_refused(p: float, df: int, message: 
 
 def test_the_default_is_lognormal_and_it_exists_from_two_repeats() -> None:
     assert DEFAULT_METHOD == "lognormal" and INTERVAL_METHODS == ("lognormal", "order")
-    assert min_runs(0.95, "lognormal") == 2 and min_runs(0.999, "lognormal") == 2
+    assert min_runs(0.95) == 2 and min_runs(0.999, "lognormal") == 2
     assert median_interval([10.0]) is None
     two = median_interval([10.0, 11.0])
     # t_{0.975,1} = 12.7: two repeats 10 % apart give an interval far wider than the tolerance
@@ -103,7 +103,7 @@ def test_a_higher_confidence_never_gives_a_narrower_interval(
     low, high = sorted((low, high))
     narrow, wide = median_interval(data, low, method), median_interval(data, high, method)
     if wide is None:  # the order-statistic interval may exist at the lower confidence only
-        assert method == "order" and len(data) < min_runs(high)
+        assert method == "order" and len(data) < min_runs(high, "order")
         return
     assert narrow is not None
     assert wide.low <= narrow.low * (1 + 1e-12) and narrow.high <= wide.high * (1 + 1e-12)
@@ -151,11 +151,11 @@ def test_an_unknown_method_or_confidence_is_refused() -> None:
 
 
 def test_a_95_percent_order_statistic_interval_needs_six_repeats() -> None:
-    assert min_runs(0.95) == 6
+    assert min_runs(0.95, "order") == 6
     assert coverage(5, 1) == 1 - 2 / 32  # 93.75 %: five repeats fall short
     assert coverage(6, 1) == 1 - 2 / 64
     assert median_interval([1, 2, 3, 4, 5], method="order") is None
-    assert [min_runs(c) for c in (0.5, 0.75, 0.9, 0.99, 0.999)] == [2, 3, 5, 8, 11]
+    assert [min_runs(c, "order") for c in (0.5, 0.75, 0.9, 0.99, 0.999)] == [2, 3, 5, 8, 11]
     ten = median_interval(range(10), method="order")
     assert ten is not None and (ten.rank, round(ten.coverage, 4)) == (2, 0.9785)
 
@@ -171,7 +171,7 @@ def test_coverage_is_the_share_of_orders_that_put_the_median_inside(n: int) -> N
 @given(data=st.lists(st.floats(0.001, 1e6), min_size=1, max_size=40), confidence=st.floats(0.5, 0.999))
 def test_the_order_statistic_interval_is_the_tightest_that_covers(data: list[float], confidence: float) -> None:
     interval = median_interval(data, confidence, "order")
-    if len(data) < min_runs(confidence):
+    if len(data) < min_runs(confidence, "order"):
         assert interval is None
         return
     assert interval is not None and interval.rank is not None and interval.method == "order"
