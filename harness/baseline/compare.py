@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Literal, get_args
 
-from harness.baseline.intervals import judge_intervals, shared_confidence
+from harness.baseline.intervals import IntervalBasis, judge_intervals, shared_basis
 from harness.report.aggregate import Cell, Stat, cell_sort_key
 from harness.report.formatting import format_number
 from harness.rules.tolerance import Tolerance, format_percent
@@ -117,9 +117,9 @@ class MetricDelta:
         return self.rule.metric
 
 
-def compare_metric(rule: Tolerance, reference: Stat, current: Stat, confidence: float | None = None) -> MetricDelta:
+def compare_metric(rule: Tolerance, reference: Stat, current: Stat, basis: IntervalBasis | None = None) -> MetricDelta:
     """Judge one metric's change against ``rule``, taking the repeats' spread into account;
-    with ``confidence`` (both sides repeated to it), their medians' intervals."""
+    with ``basis`` (both sides repeated to its confidence), their medians' intervals."""
     ratio = log_ratio(reference.median, current.median)
     if ratio is None:
         reason = "negative values cannot be compared as ratios"
@@ -129,8 +129,8 @@ def compare_metric(rule: Tolerance, reference: Stat, current: Stat, confidence: 
     within = not rule.is_regression(ratio) and not rule.is_improvement(ratio)
     judged = (
         None
-        if confidence is None
-        else judge_intervals(rule, reference, current, confidence=confidence, change_text=text, within=within)
+        if basis is None
+        else judge_intervals(rule, reference, current, basis=basis, change_text=text, within=within)
     )
     if judged is not None:
         return MetricDelta(rule, reference, current, judged.verdict, judged.reason, change, judged.note)
@@ -203,11 +203,11 @@ def _suspect(cell: Cell) -> bool:
 
 def _compare_cell(rules: Sequence[Tolerance], reference: Cell, current: Cell) -> CellDelta | None:
     deltas: list[MetricDelta] = []
-    confidence = shared_confidence(reference, current)
+    basis = shared_basis(reference, current)
     for rule in rules:
         ref, cur = reference.stats.get(rule.metric), current.stats.get(rule.metric)
         if ref is not None and cur is not None:
-            deltas.append(compare_metric(rule, ref, cur, confidence))
+            deltas.append(compare_metric(rule, ref, cur, basis))
         elif ref is not None:
             reason = "measured in the baseline, not in this run"
             deltas.append(MetricDelta(rule, ref, None, "inconclusive", reason, note="not measured in this run"))

@@ -3,11 +3,12 @@
 A fixed ``--repeat N`` is a collection-time parametrization (N test items); how many repeats a
 cell needs is only known while it runs, so here one test runs its cell again and again
 (:func:`run_until_tight`) until :func:`harness.rules.repeats.next_step` says stop: the
-distribution-free interval of the median is within the tolerance, or the cap is reached.
-Every repeat records its own samples under its own repeat index, as a fixed repeat does; the
-decision is recorded beside them (:func:`interval_samples`): the repeats needed, the
-confidence asked for and the interval of the median bandwidth, so the report, JUnit and the
-baseline gate read the same figures.
+interval of the median (lognormal, or order-statistic with ``--interval order``) is within the
+tolerance, or the cap is reached.  Every repeat records its own samples under its own repeat
+index, as a fixed repeat does; the decision is recorded beside them (:func:`interval_samples`):
+the repeats needed, the confidence asked for, the method (``interval_lognormal``: 1, or 0 for
+the order-statistic interval) and the interval of the median bandwidth, so the report, JUnit
+and the baseline gate read the same figures.
 
 A repeat that does not pass ends the loop: a failed bound fails the cell as one run would, and
 an inconclusive repeat (a disturbed window, a resync) is not a figure to narrow an interval with.
@@ -24,10 +25,12 @@ from harness.cell.spec import CellSpec
 from harness.rules.repeats import RepeatPlan, Step, next_step
 from harness.runfiles.samples import METRICS, Sample
 
-__all__ = ["INTERVAL_METRIC", "Repeated", "fio_seconds", "interval_samples", "run_until_tight"]
+__all__ = ["INTERVAL_METRIC", "METHOD_METRIC", "Repeated", "fio_seconds", "interval_samples", "run_until_tight"]
 
 #: the metric whose median's interval decides when to stop
 INTERVAL_METRIC = "bw"
+#: the sample that says which interval the cell was repeated to: 1 lognormal, 0 order-statistic
+METHOD_METRIC = "interval_lognormal"
 
 
 @dataclass(frozen=True)
@@ -74,10 +77,16 @@ def run_until_tight(run_once: Callable[[CellSpec], CellResult], spec: CellSpec, 
 
 def interval_samples(repeated: Repeated, plan: RepeatPlan) -> list[Sample]:
     """What the loop decided, as samples of the cell's last repeat (its metadata): the repeats
-    needed, the confidence, and the interval of the median bandwidth when there is one."""
+    needed, the confidence, the interval's method, and the interval of the median bandwidth
+    when there is one."""
     meta = repeated.last.metadata
-    values = {"repeats_needed": float(len(repeated.results)), "interval_confidence": plan.confidence}
     interval = repeated.step.interval
+    method = plan.method if interval is None else interval.method
+    values = {
+        "repeats_needed": float(len(repeated.results)),
+        "interval_confidence": plan.confidence,
+        METHOD_METRIC: 1.0 if method == "lognormal" else 0.0,
+    }
     if interval is not None:
         values.update(interval_low=interval.low, interval_high=interval.high)
     return [Sample(metric, value, METRICS[metric], meta) for metric, value in values.items()]

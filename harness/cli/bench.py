@@ -14,6 +14,7 @@ from pathlib import Path
 from harness.argtypes import number
 from harness.errors import ConfigError
 from harness.progress import Progress
+from harness.rules.medianinterval import DEFAULT_METHOD, INTERVAL_METHODS, METHOD_HELP
 from harness.rules.repeats import DEFAULT_CAP, DEFAULT_CONFIDENCE, DEFAULT_TOLERANCE, RepeatPlan
 
 __all__ = ["BENCHMARKS", "add_bench_arguments", "run_bench_command"]
@@ -31,6 +32,12 @@ def add_bench_arguments(bench: argparse.ArgumentParser) -> None:
     bench.add_argument("--confidence", type=fraction, default=DEFAULT_CONFIDENCE, help="repeats: of the interval")
     bench.add_argument("--tolerance", type=share, default=DEFAULT_TOLERANCE, help="repeats: auto stops within it")
     bench.add_argument("--repeat-cap", type=repeats, default=DEFAULT_CAP, help="repeats: the most repeats of a cell")
+    bench.add_argument(
+        "--interval",
+        choices=INTERVAL_METHODS,
+        default=DEFAULT_METHOD,
+        help=f"repeats: {METHOD_HELP}; auto and the fixed count both get it (default: %(default)s)",
+    )
     bench.add_argument("--results-db", metavar="URL|PATH", default=None, help="changes: the results database")
     bench.add_argument("--reports", default="reports", help="changes: reports root holding results.sqlite")
     bench.add_argument("--metric", default="bw", help="changes: the metric scored (default: %(default)s)")
@@ -40,7 +47,7 @@ def add_bench_arguments(bench: argparse.ArgumentParser) -> None:
 
 def _plan(args: argparse.Namespace) -> RepeatPlan:
     try:
-        return RepeatPlan(args.confidence, args.tolerance, args.repeat_cap)
+        return RepeatPlan(args.confidence, args.tolerance, args.repeat_cap, args.interval)
     except ValueError as exc:
         raise ConfigError(f"bench repeats: {exc}") from None
 

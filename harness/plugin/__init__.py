@@ -80,7 +80,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--repeat",
         type=repeat_count,
         default=1,
-        help="run every cell N times (tables show median and spread), or auto: until the interval of its "
+        help="run every cell N times (tables show median and spread), or auto: until the --interval of its "
         "median is within --tolerance at --confidence, at most --repeat-cap times",
     )
     group.addoption("--keep-lab", action="store_true", help="leave a lab this run booted running at the end")

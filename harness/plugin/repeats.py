@@ -1,11 +1,12 @@
-"""``--repeat auto`` and its ``--confidence``, ``--tolerance`` and ``--repeat-cap``.
+"""``--repeat auto`` and its ``--confidence``, ``--tolerance``, ``--repeat-cap`` and ``--interval``.
 
 ``--repeat N`` makes N test items per cell when the tests are collected; ``--repeat auto`` makes
 one, whose ``measure`` runs the cell until the interval of its median is tight
 (:mod:`harness.cell.autorepeat`).  The three numbers are checked together when the run is
 configured (:class:`~harness.rules.repeats.RepeatPlan`): a cap below the fewest repeats that
 give an interval at the confidence asked for is a usage error, not a loop that never stops
-early.
+early.  ``--interval`` picks the interval of the median (:mod:`harness.rules.medianinterval`):
+``lognormal`` by default, ``order`` for the distribution-free one.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Final, Literal
 import pytest
 
 from harness.argtypes import number
+from harness.rules.medianinterval import DEFAULT_METHOD, INTERVAL_METHODS, METHOD_HELP
 from harness.rules.repeats import DEFAULT_CAP, DEFAULT_CONFIDENCE, DEFAULT_TOLERANCE, RepeatPlan
 
 __all__ = ["AUTO", "repeat_count", "repeat_plan"]
@@ -54,6 +56,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=DEFAULT_CAP,
         help="--repeat auto: the most repeats of one cell (default: %(default)s)",
     )
+    group.addoption(
+        "--interval",
+        choices=INTERVAL_METHODS,
+        default=DEFAULT_METHOD,
+        help=f"--repeat auto: {METHOD_HELP} (default: %(default)s)",
+    )
 
 
 def repeat_plan(config: pytest.Config) -> RepeatPlan | None:
@@ -66,6 +74,7 @@ def repeat_plan(config: pytest.Config) -> RepeatPlan | None:
             float(config.getoption("--confidence")),
             float(config.getoption("--tolerance")),
             int(config.getoption("--repeat-cap")),
+            config.getoption("--interval"),
         )
     except ValueError as exc:
         raise pytest.UsageError(f"--repeat auto: {exc}") from None

@@ -1,142 +1,85 @@
-"""How many repeats a cell needs: the confidence interval of its median, and when to stop.
+"""How many repeats a cell needs: when ``--repeat auto`` stops, and two cells' intervals compared.
 
-The interval is distribution-free (no normal noise assumed: fio's figures on a shared host are
-skewed, with a long slow tail).  With ``n`` repeats sorted, the true median lies between the
-``l``-th smallest and the ``l``-th largest with probability ``1 − 2·P(B ≤ l − 1)``, ``B`` the
-number of repeats below the median, binomial ``(n, ½)``; :func:`median_interval` takes the
-tightest ``l`` whose coverage still reaches the confidence asked for.  Even the widest
-interval, from the smallest repeat to the largest, covers only ``1 − 2·½ⁿ``, so a 95 % interval
-needs at least 6 repeats (5 give 93.75 %; :func:`min_runs`).
-
-``--repeat auto`` (:func:`next_step`) repeats a cell until that interval's half-width is within
-``tolerance`` of its median, or ``cap`` repeats were run.  Two cells' intervals are compared
-for the baseline gate by :func:`compare_intervals`: a regression only when even the most
-favourable ends of the two intervals differ by more than the tolerance rule allows.  Pure.
+``--repeat auto`` (:func:`next_step`) repeats a cell until the interval of its median
+(:mod:`harness.rules.medianinterval`: lognormal by default, or the distribution-free
+order-statistic one) has a half-width within ``tolerance`` of the median, or ``cap`` repeats
+were run.  Two cells' intervals are compared for the baseline gate by :func:`compare_intervals`:
+a regression only when even the most favourable ends of the two intervals differ by more than
+the tolerance rule allows.  Pure.
 """
 
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from harness.rules.medianinterval import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_METHOD,
+    IntervalMethod,
+    MedianInterval,
+    check_confidence,
+    check_method,
+    fitting_method,
+    median_interval,
+    min_runs,
+)
 from harness.rules.tolerance import Tolerance
 
 __all__ = [
     "DEFAULT_CAP",
     "DEFAULT_CONFIDENCE",
+    "DEFAULT_METHOD",
     "DEFAULT_TOLERANCE",
+    "LOGNORMAL_FIRST_LOOK",
     "IntervalChange",
-    "MedianInterval",
     "RepeatPlan",
     "Step",
     "compare_intervals",
-    "coverage",
-    "median_interval",
-    "min_runs",
     "next_step",
 ]
 
-#: The usual 95 %: one cell in twenty may have its true median outside its interval.
-DEFAULT_CONFIDENCE: Final = 0.95
 #: ±5 %: the baseline gate's default bandwidth and IOPS tolerance, so an interval this tight can
 #: tell a change the gate would flag from noise.
 DEFAULT_TOLERANCE: Final = 0.05
-#: Ten repeats: a 95 % interval from the 2nd smallest to the 2nd largest (97.9 % coverage); a cell
-#: that has not settled by then is noisy, not under-sampled.
+#: Ten repeats: a 95 % order-statistic interval from the 2nd smallest to the 2nd largest (97.9 %
+#: coverage); a cell that has not settled by then is noisy, not under-sampled.
 DEFAULT_CAP: Final = 10
-
-
-def coverage(n: int, rank: int) -> float:
-    """Probability that the median lies between the ``rank``-th smallest and the ``rank``-th
-    largest of ``n`` independent repeats (``1 ≤ rank ≤ (n + 1) / 2``)."""
-    if not 1 <= rank <= (n + 1) // 2:
-        raise ValueError(f"rank must be 1..{(n + 1) // 2} for {n} repeats, got {rank}")
-    below = sum(math.comb(n, k) for k in range(rank))
-    return 1.0 - 2.0 * below / 2.0**n
-
-
-def _check_confidence(confidence: float) -> None:
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be between 0 and 1 (0.95 is 95 %), got {confidence!r}")
-
-
-def min_runs(confidence: float = DEFAULT_CONFIDENCE) -> int:
-    """The fewest repeats whose widest interval (smallest to largest) covers ``confidence``:
-    the smallest ``n`` with ``1 − 2·½ⁿ ≥ confidence``."""
-    _check_confidence(confidence)
-    n = max(1, math.ceil(math.log2(2.0 / (1.0 - confidence))))
-    while coverage(n, 1) < confidence:  # guards the float rounding of the logarithm
-        n += 1
-    return n
-
-
-@dataclass(frozen=True)
-class MedianInterval:
-    """The median of ``n`` repeats and its distribution-free interval."""
-
-    n: int
-    median: float
-    low: float
-    high: float
-    #: The interval's exact coverage (at least the confidence asked for).
-    coverage: float
-    #: ``low`` is the ``rank``-th smallest repeat, ``high`` the ``rank``-th largest.
-    rank: int
-
-    @property
-    def half_width(self) -> float:
-        return (self.high - self.low) / 2
-
-    @property
-    def relative_half_width(self) -> float:
-        """Half-width over ``|median|``; 0 for a point interval, inf around a zero median."""
-        if self.half_width == 0:
-            return 0.0
-        return self.half_width / abs(self.median) if self.median else math.inf
-
-
-def median_interval(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE) -> MedianInterval | None:
-    """The tightest order-statistic interval of the median covering ``confidence``; ``None``
-    with fewer than :func:`min_runs` repeats (no interval reaches it)."""
-    _check_confidence(confidence)
-    data = sorted(float(v) for v in values)
-    if any(not math.isfinite(v) for v in data):
-        raise ValueError("repeats hold finite numbers only")
-    n = len(data)
-    if n == 0 or coverage(n, 1) < confidence:
-        return None
-    rank = 1
-    while rank + 1 <= (n + 1) // 2 and coverage(n, rank + 1) >= confidence:
-        rank += 1
-    return MedianInterval(n, statistics.median(data), data[rank - 1], data[n - rank], coverage(n, rank), rank)
+#: The lognormal interval exists from 2 repeats, but two that agree by chance (fio reports whole
+#: KiB/s) give it zero width whatever the noise: the first look waits for a third.
+LOGNORMAL_FIRST_LOOK: Final = 3
 
 
 @dataclass(frozen=True)
 class RepeatPlan:
-    """``--repeat auto``: its ``--confidence``, ``--tolerance`` and the cap."""
+    """``--repeat auto``: its ``--confidence``, ``--tolerance``, the cap and ``--interval``."""
 
     confidence: float = DEFAULT_CONFIDENCE
     tolerance: float = DEFAULT_TOLERANCE
     cap: int = DEFAULT_CAP
+    method: IntervalMethod = DEFAULT_METHOD
 
     def __post_init__(self) -> None:
-        _check_confidence(self.confidence)
+        check_confidence(self.confidence)
+        check_method(self.method)
         if not 0 < self.tolerance < 1:
             raise ValueError(f"tolerance must be a fraction between 0 and 1 (0.05 is ±5 %), got {self.tolerance!r}")
-        fewest = min_runs(self.confidence)
-        if self.cap < fewest:
-            raise ValueError(
-                f"cap {self.cap} < {fewest} repeats, the fewest with which a "
-                f"{self.confidence:.0%} interval of the median exists"
+        if self.cap < self.first:
+            why = (
+                f"the fewest with which a {self.confidence:.0%} order-statistic interval of the median exists"
+                if self.method == "order"
+                else "the fewest the lognormal interval of the median is judged on"
             )
+            raise ValueError(f"cap {self.cap} < {self.first} repeats, {why}")
 
     @property
     def first(self) -> int:
         """Repeats to run before the first look: none of them can stop earlier."""
-        return min_runs(self.confidence)
+        if self.method == "lognormal":
+            return LOGNORMAL_FIRST_LOOK
+        return min_runs(self.confidence, "order")
 
 
 @dataclass(frozen=True)
@@ -151,9 +94,11 @@ class Step:
 
 
 def next_step(values: Sequence[float], plan: RepeatPlan) -> Step:
-    """Stop when the median's interval is within ``plan.tolerance`` of it, or at the cap."""
-    interval = median_interval(values, plan.confidence)
-    if interval is not None and interval.relative_half_width <= plan.tolerance:
+    """Stop when the median's interval is within ``plan.tolerance`` of it, from ``plan.first``
+    repeats on, or at the cap.  A repeat of 0 MiB/s, which the lognormal interval cannot take,
+    turns the cell to the order-statistic one (its interval says so)."""
+    interval = median_interval(values, plan.confidence, fitting_method(plan.method, values))
+    if len(values) >= plan.first and interval is not None and interval.relative_half_width <= plan.tolerance:
         return Step(True, "tight", interval)
     if len(values) >= plan.cap:
         return Step(True, "cap", interval)

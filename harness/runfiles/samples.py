@@ -56,9 +56,11 @@ METRICS: dict[str, str] = {
     "model_ratio": "×",  # measured / predicted bandwidth
     "ss_attained": "0/1",  # fio's steady-state criterion met (precondition cells)
     # --repeat auto (harness.cell.autorepeat): the repeats a cell needed, the confidence asked
-    # for, and the distribution-free interval of its median bandwidth at that confidence
+    # for, the interval's method (1 lognormal, 0 order-statistic) and the interval of its median
+    # bandwidth at that confidence
     "repeats_needed": "runs",
     "interval_confidence": "0-1",
+    "interval_lognormal": "0/1",
     "interval_low": "MiB/s",
     "interval_high": "MiB/s",
     # the test's own assertion failed after its cell had passed (harness.plugin.verdicts)

@@ -55,11 +55,30 @@ def test_repeat_auto_collects_each_cell_once(project: pytest.Pytester) -> None:
     assert "-r0]" not in result.stdout.str()
 
 
-def test_repeat_auto_with_a_cap_too_low_for_its_confidence_is_a_usage_error(project: pytest.Pytester) -> None:
-    # 5 repeats cover the median with 93.75 % at best: a 95 % interval needs 6
-    result = project.runpytest("--inventory", "inv.yaml", "--collect-only", "-q", "--repeat=auto", "--repeat-cap=5")
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        # 5 repeats cover the median with 93.75 % at best: a 95 % order-statistic interval needs 6
+        (["--repeat-cap=5", "--interval=order"], "cap 5 < 6 repeats, the fewest with which a 95% order-statistic"),
+        (["--repeat-cap=2"], "cap 2 < 3 repeats, the fewest the lognormal interval of the median is judged on"),
+    ],
+)
+def test_repeat_auto_with_a_cap_too_low_for_its_interval_is_a_usage_error(
+    project: pytest.Pytester, options: list[str], message: str
+) -> None:
+    result = project.runpytest("--inventory", "inv.yaml", "--collect-only", "-q", "--repeat=auto", *options)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--repeat auto: cap 5 < 6 repeats, the fewest with which a 95% interval*"])
+    result.stderr.fnmatch_lines([f"*--repeat auto: {message}*"])
+
+
+def test_repeat_auto_takes_five_repeats_on_the_lognormal_interval_and_no_other_interval(
+    project: pytest.Pytester,
+) -> None:
+    ok = project.runpytest("--inventory", "inv.yaml", "--collect-only", "-q", "--repeat=auto", "--repeat-cap=5")
+    assert ok.ret == pytest.ExitCode.OK
+    bad = project.runpytest("--inventory", "inv.yaml", "--collect-only", "-q", "--repeat=auto", "--interval=normal")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["*argument --interval: invalid choice: 'normal' (choose from*lognormal*order*"])
 
 
 @pytest.mark.parametrize(("option", "value"), [("--confidence", "1"), ("--confidence", "95"), ("--tolerance", "0")])

@@ -66,3 +66,14 @@ def write_run(reports: Path, run_id: str, samples: Iterable[Sample], run_json_fr
         info = json.loads((DATA / run_json_from / "run.json").read_text())
         (path / "run.json").write_text(json.dumps({**info, "run_id": run_id}))
     return path
+
+
+def replicated_write_bw(names: Iterable[str] = (REPEATS_A, REPEATS_B, LATER)) -> dict[str, list[float]]:
+    """Each recorded replicated_write cell's bandwidth (MiB/s) over the runs ``names``, in run
+    order, keyed ``pair/workload``: by default the seven runs of 21 Nov 2026."""
+    cells: dict[str, list[float]] = {}
+    for name in names:
+        for s in load(name):
+            if s.metric == "bw" and s.metadata.get("scenario") == "replicated_write":
+                cells.setdefault(f"{s.metadata['pair']}/{s.metadata['workload']}", []).append(s.value)
+    return cells

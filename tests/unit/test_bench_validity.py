@@ -14,6 +14,7 @@ from harness.bench.repeatbench import RepeatBench, repeat_rows
 from harness.cell.certificate import Readings, cell_certificate
 from harness.cli import main
 from harness.prediction.undisturbed import UndisturbedCells
+from harness.rules.medianinterval import IntervalMethod
 from harness.rules.repeats import RepeatPlan
 from harness.rules.validitythresholds import DEFAULT_THRESHOLDS
 from tests.unit.baseline_runs import REPEATS_A, REPEATS_B, load
@@ -36,27 +37,76 @@ def recorded_repeats() -> dict[str, list[tuple[float, float]]]:
 
 def test_on_the_noisy_lab_repeats_auto_runs_to_the_cap_and_says_it() -> None:
     runs = recorded_repeats()
-    rows = repeat_rows(runs, RepeatPlan(0.95, 0.05, 6), fixed=5)
+    plan = RepeatPlan(0.95, 0.05, 6, "order")
+    rows = repeat_rows(runs, plan, fixed=5)
     assert len(rows) == 12
     # the lab's run-to-run spread (up to 9x, tests/data/runs/README.md) keeps every interval wide
     assert {r.why for r in rows} == {"cap"} and all(r.auto.repeats == 6 for r in rows)
     assert all(r.fixed.repeats == 5 and r.fixed.interval is None for r in rows)
     assert rows[0].fixed.describe() == "none (n=5 covers 93.75% at most)"
-    bench = RepeatBench(rows, RepeatPlan(0.95, 0.05, 6), 5)
+    bench = RepeatBench(rows, plan, 5)
     totals = bench.totals()
     assert totals["auto_fio_s"] == pytest.approx(12 * 6 * 5.0) and totals["fixed_fio_s"] == pytest.approx(12 * 5 * 5.0)
-    assert totals["auto_vs_fixed"] == pytest.approx(totals["auto_fio_s"] / totals["fixed_fio_s"] - 1)
+    assert totals["fio_time_saved"] == pytest.approx(1 - 6 / 5)
+    assert totals["fixed_widest_half_width"] is None
     assert not totals["all_tight"] and totals["same_interval_fixed_repeats"] == 6
     text = bench.render()
-    assert "against --repeat 5" in text and "some cells reached the cap" in text
+    assert "against --repeat 5" in text and "some cells reached the cap" in text and "auto takes 20% more" in text
+    # the distribution-free interval needs six repeats, and a check needs more than it looks at
+    assert "the order interval is not checked: no cell has more than 6 repeats (raise --fixed)" in text
     assert json.loads(json.dumps(bench.to_json()))["cells"][0]["fixed"]["interval"] is None
 
 
-def test_a_loose_tolerance_lets_auto_stop_at_the_fewest_repeats() -> None:
-    rows = repeat_rows(recorded_repeats(), RepeatPlan(0.95, 0.6, 10), fixed=5)
+def test_under_the_lognormal_interval_fixed_five_gets_the_same_interval_and_auto_stops_where_it_can() -> None:
+    plan = RepeatPlan(0.95, 0.05, 6)
+    rows = repeat_rows(recorded_repeats(), plan, fixed=5)
+    tight = {r.cell: r.auto.repeats for r in rows if r.why == "tight"}
+    # 6.34, 6.12, 6.23 MiB/s: the one cell whose first three agree within ±5 %
+    assert tight == {"multi-az/randwrite-4k-nj8-qd1": 3}
+    assert all(r.fixed.interval is not None and r.fixed.interval.coverage == 0.95 for r in rows)
+    assert all(r.fixed.interval.method == "lognormal" for r in rows if r.fixed.interval is not None)
+    bench = RepeatBench(rows, plan, 5)
+    totals = bench.totals()
+    assert totals["auto_fio_s"] == pytest.approx((11 * 6 + 3) * 5.0)
+    assert totals["fio_time_saved"] == pytest.approx(1 - 69 / 60)
+    assert totals["fixed_widest_half_width"] > totals["auto_widest_half_width"] > 0.05
+    text = bench.render()
+    assert (
+        "95% lognormal interval of the median within ±5%, cap 6) against --repeat 5, the same interval for both" in text
+    )
+    assert "auto takes 15% more" in text
+    checks = bench.to_json()["coverage_check"]
+    assert [c["k"] for c in checks] == [3, 4, 5] and all(c["cells"] == 12 for c in checks)
+    assert [c["subsets"] for c in checks] == [12 * 20, 12 * 15, 12 * 6]
+
+
+@pytest.mark.parametrize(("method", "first"), [("lognormal", 3), ("order", 6)])
+def test_a_loose_tolerance_lets_auto_stop_from_the_first_look(method: IntervalMethod, first: int) -> None:
+    rows = repeat_rows(recorded_repeats(), RepeatPlan(0.95, 0.6, 10, method), fixed=5)
     tight = [r for r in rows if r.why == "tight"]
-    assert tight and all(r.auto.repeats == 6 and r.auto.interval is not None for r in tight)
+    assert any(r.auto.repeats == first for r in tight) and all(r.auto.repeats >= first for r in tight)
     assert all(r.auto.interval is not None and r.auto.interval.relative_half_width <= 0.6 for r in tight)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--repeat-cap", "2"], "bench repeats: cap 2 < 3 repeats, the fewest the lognormal interval of the median"),
+        (["--repeat-cap", "5", "--interval", "order"], "bench repeats: cap 5 < 6 repeats, the fewest with which"),
+        (["--interval", "normal"], "argument --interval: invalid choice: 'normal'"),
+    ],
+)
+def test_bench_repeats_refuses_a_plan_that_cannot_work_before_any_node_is_asked(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code: int | str | None
+    try:
+        code = main(["bench", "repeats", "--inventory", "/nonexistent/inventory.yaml", *args])
+    except SystemExit as exc:  # argparse's own refusal of a choice
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
 
 
 def test_bench_changes_scores_both_detectors_on_the_databases_history(

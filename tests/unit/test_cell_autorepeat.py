@@ -1,6 +1,6 @@
 """``--repeat auto`` on the lab's real repeats: the loop over a cell until its median's interval is
 tight (each repeat's bandwidth from the recorded runs tests/data/runs/repeats3-a and -b), what it
-records, and where it stops early."""
+records, and where it stops early, under either interval."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from harness.fio.report import parse_fio_json
 from harness.fio.spec import WorkloadSpec
 from harness.probes.rtt import RttStats
 from harness.rules.bounds import BoundResult
+from harness.rules.medianinterval import IntervalMethod, median_interval
 from harness.rules.repeats import RepeatPlan
 from harness.runfiles.samples import METRICS, Sample
 from harness.units import MIB
@@ -75,7 +76,7 @@ class Cell:
 
 def test_a_noisy_lab_cell_runs_to_the_cap_and_says_so() -> None:
     cell = Cell(recorded())
-    repeated = run_until_tight(cell, SPEC, RepeatPlan(0.95, 0.05, 6))
+    repeated = run_until_tight(cell, SPEC, RepeatPlan(0.95, 0.05, 6, "order"))
     assert [s.repeat for s in cell.specs] == [0, 1, 2, 3, 4, 5]
     # six repeats give an interval from the smallest to the largest (96.9 %): 0.82-1.35 MiB/s,
     # ±21 % of the median, not within ±5 %
@@ -84,27 +85,57 @@ def test_a_noisy_lab_cell_runs_to_the_cap_and_says_so() -> None:
     assert repeated.fio_s == pytest.approx(6 * 6.0)
 
 
-def test_a_cell_within_the_tolerance_stops_at_the_fewest_repeats() -> None:
+def test_under_the_lognormal_interval_the_noisy_cell_runs_to_the_cap_too() -> None:
     cell = Cell(recorded())
-    repeated = run_until_tight(cell, SPEC, RepeatPlan(0.95, 0.25, 10))
-    assert len(cell.specs) == 6 and repeated.step.why == "tight"
-    values = {s.metric: s.value for s in interval_samples(repeated, RepeatPlan(0.95, 0.25, 10))}
+    plan = RepeatPlan(0.95, 0.05, 6)
+    repeated = run_until_tight(cell, SPEC, plan)
+    # 1.20, 1.30, 1.35 MiB/s are ±8.4 % at the first look, and the 0.81 of the fifth widens it
+    assert len(cell.specs) == 6 and repeated.step.why == "cap"
+    interval = repeated.step.interval
+    assert interval is not None and interval.method == "lognormal" and interval.relative_half_width > 0.1
+    values = {s.metric: s.value for s in interval_samples(repeated, plan)}
     assert values == {
         "repeats_needed": 6.0,
         "interval_confidence": 0.95,
-        "interval_low": min(recorded()),
-        "interval_high": max(recorded()),
+        "interval_lognormal": 1.0,
+        "interval_low": interval.low,
+        "interval_high": interval.high,
     }
 
 
-def test_a_repeat_that_does_not_pass_ends_the_cell() -> None:
+@pytest.mark.parametrize(("method", "fewest", "flag"), [("lognormal", 3, 1.0), ("order", 6, 0.0)])
+def test_a_cell_within_the_tolerance_stops_at_the_first_look(method: IntervalMethod, fewest: int, flag: float) -> None:
+    cell = Cell(recorded())
+    plan = RepeatPlan(0.95, 0.25, 10, method)
+    repeated = run_until_tight(cell, SPEC, plan)
+    assert len(cell.specs) == fewest and repeated.step.why == "tight"
+    values = {s.metric: s.value for s in interval_samples(repeated, plan)}
+    assert (values["repeats_needed"], values["interval_confidence"], values["interval_lognormal"]) == (
+        fewest,
+        0.95,
+        flag,
+    )
+    if method == "order":
+        assert (values["interval_low"], values["interval_high"]) == (min(recorded()), max(recorded()))
+
+
+@pytest.mark.parametrize("method", ["lognormal", "order"])
+def test_a_repeat_that_does_not_pass_ends_the_cell(method: IntervalMethod) -> None:
     cell = Cell(recorded(), ["pass", "pass", "fail"])
-    repeated = run_until_tight(cell, SPEC, RepeatPlan())
+    plan = RepeatPlan(method=method)
+    repeated = run_until_tight(cell, SPEC, plan)
     assert len(repeated.results) == 3 and repeated.last.verdict.verdict == "fail"
-    samples = interval_samples(repeated, RepeatPlan())
-    # too few repeats for an interval: the count and the confidence only, on the last repeat
-    assert {s.metric: s.value for s in samples} == {"repeats_needed": 3.0, "interval_confidence": 0.95}
+    samples = interval_samples(repeated, plan)
     assert all(s.metadata["repeat"] == 2 and s.metadata["verdict"] == "fail" for s in samples)
+    values = {s.metric: s.value for s in samples}
+    if method == "order":
+        # too few repeats for an interval: the count, the confidence and the method only
+        assert values == {"repeats_needed": 3.0, "interval_confidence": 0.95, "interval_lognormal": 0.0}
+    else:
+        # the two that passed have a (wide: t = 12.7) lognormal interval, recorded as it was
+        interval = median_interval(recorded()[:2], 0.95)
+        assert interval is not None
+        assert (values["interval_low"], values["interval_high"]) == (interval.low, interval.high)
 
 
 def test_fio_time_falls_back_to_its_runtime_without_the_nodes_stamps() -> None:
