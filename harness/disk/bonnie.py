@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from harness.bonnie import BONNIE_ENGINE, BonnieResult, bonnie_values, job_for_memory, meminfo_total_kib
 from harness.bonnie.result import parse_bonnie_csv
+from harness.cell.certificate import CellCertificate, cell_certificate, read_ends
 from harness.cell.outcome import CellOutcome, junit_properties, property_name
 from harness.disk.cell import DiskCellRunner
 from harness.disk.layout import DiskLayout
@@ -97,16 +98,22 @@ class BonnieCellRunner:
             self.cells.ledger.record("bonnie-start", {"node": spec.node, "directory": job.directory})
             deadline = _FILE_PHASES_S + 5 * plan.size_mib * MIB / _FLOOR_BYTES_PER_S
             self.cells.progress(f"{spec.id}: bonnie++ -s {job.size_mib} MiB -n {job.files_k} (up to {deadline:.0f} s)")
+            opened = read_ends([node], self.cells.host_probe)
             out = node.run_script(job.script(), timeout=deadline, check=False)
+            certificate = cell_certificate(
+                opened, read_ends([node], self.cells.host_probe), self.cells.inventory.validity
+            )
             if out.exit_code != 0:
                 raise InfraError(
                     f"{spec.node}: bonnie++ exited {out.exit_code}: {out.stderr.strip()[-400:] or '(no message)'}"
                 )
             result = parse_bonnie_csv(out.stdout)[-1]
             wall = time.monotonic() - ready.started
-        return self._finish(spec, result, wall, test_id)
+        return self._finish(spec, result, wall, test_id, certificate)
 
-    def _finish(self, spec: BonnieCellSpec, result: BonnieResult, wall: float, test_id: str) -> BonnieCellResult:
+    def _finish(
+        self, spec: BonnieCellSpec, result: BonnieResult, wall: float, test_id: str, certificate: CellCertificate
+    ) -> BonnieCellResult:
         verdict = BoundResult("pass", f"bonnie++ on {spec.layout.label} on {spec.layout.devices[0]}")
         base: dict[str, Any] = {
             **self.disk.study_metadata(spec, test_id),
@@ -117,8 +124,8 @@ class BonnieCellRunner:
             "bonnie_too_fast": [p.name for p in result.phases if p.too_fast],
             "verdict": verdict.verdict,
             "verdict_reason": verdict.reason,
-            "validity": "disk study (no replication)",
             "wall_s": wall,
+            **certificate.properties(),
         }
         samples = [
             Sample(metric, value, METRICS[metric], {**base, "workload": row})

@@ -8,7 +8,9 @@ The life of a cell (each change has its undo registered first, undone on every e
    partitions or signatures, backing no DRBD resource, big enough) — reads included;
 3. build the layout: ``mdadm --create`` an md RAID0, or ``mkfs`` + mount + pre-allocate a file;
 4. precondition: fill the target to a percentage with sequential writes (when asked);
-5. run fio detached under its node-side deadline, collect its JSON in the same round trip;
+5. run fio detached under its node-side deadline, collect its JSON in the same round trip, the
+   node's (and on the lab the host's) pressure read just before and after it: the cell's
+   validity certificate, recorded beside its figures (a study has no bound for it to void);
 6. tear the layout down (stop and wipe the array; unmount and wipe the filesystem) and
    record the samples: columns of the study tables are the layout labels (``raw``,
    ``raid0x2``, ``xfs``, ``raw-fill99``), rows the workloads.
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness.cell import CellRunner
+from harness.cell.certificate import CellCertificate, cell_certificate, read_ends
 from harness.cell.outcome import CellOutcome, MeasuredRates
 from harness.disk.layout import DiskLayout, fill_argv
 from harness.errors import ConfigError, InfraError
@@ -143,12 +146,15 @@ class DiskCellRunner:
             steady = None
             if spec.fill_pct is not None:
                 self._fill(ready.node, spec, ready.target, ready.sizes)
+            opened = read_ends([ready.node], self.cells.host_probe)
             outcome = self._fio(ready.node, spec, ready.target, ready.kind, ready.undo)
+            closed = read_ends([ready.node], self.cells.host_probe)
+            certificate = cell_certificate(opened, closed, self.cells.inventory.validity)
             states = [g.steady_state for g in outcome.result.groups if g.steady_state is not None]
             if states:
                 steady = all(state.attained for state in states)
         wall = time.monotonic() - ready.started
-        result = self._finish(spec, outcome, wall=wall, steady=steady, test_id=test_id)
+        result = self._finish(spec, outcome, wall=wall, steady=steady, test_id=test_id, certificate=certificate)
         self.cells.record_series(result.metadata, outcome.bw_logs, [])
         return result
 
@@ -292,6 +298,7 @@ class DiskCellRunner:
         wall: float,
         steady: bool | None,
         test_id: str,
+        certificate: CellCertificate,
     ) -> DiskCellResult:
         facts = self.cells.facts(spec.node)
         w = spec.workload
@@ -319,7 +326,7 @@ class DiskCellRunner:
         verdict = BoundResult("pass", reason)
         meta["verdict"] = verdict.verdict
         meta["verdict_reason"] = verdict.reason
-        meta["validity"] = "disk study (no replication)"
+        meta.update(certificate.properties())
         samples = [Sample(metric, value, METRICS[metric], meta) for metric, value in values.items()]
         self.cells.store.append(samples)
         self.cells.ledger.record("cell-done", {"cell": spec.id, "verdict": verdict.verdict})
