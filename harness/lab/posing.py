@@ -34,8 +34,10 @@ KEY_ENV: Final = "HARNESS_SSH_KEY"
 _USER: Final = "harness"
 _INSTANCE: Final = "t3.medium"
 _VOLUME: Final = "gp3:100GiB"
-# settings of the lab inventory that describe the cluster's expectations, kept as they are
-_KEPT: Final = ("network_profiles", "workloads", "thresholds", "baseline_tolerances")
+# settings of the lab inventory that describe the cluster's expectations, kept as they are; its
+# validity thresholds are its one-CPU guests' (their run queue, their same-AZ pings), which the
+# posing nodes are
+_KEPT: Final = ("network_profiles", "workloads", "thresholds", "baseline_tolerances", "validity")
 
 
 def _cloud_azs(lab_azs: list[str]) -> dict[str, str]:

@@ -35,6 +35,7 @@ from harness.plugin.metrics import export_run_metrics
 from harness.plugin.relative import relative_verdicts
 from harness.plugin.resultsdb import results_db_of
 from harness.plugin.session import HarnessSession, fail_session
+from harness.plugin.uncelled import uncelled_failures
 from harness.report.firstscreen import FirstScreen, first_screen, judgement_lines
 from harness.report.modelfit import model_fit
 from harness.report.publish import write_atomic, write_report
@@ -119,9 +120,11 @@ class RunEnd:
             problems += [] if self.baseline.error is None else [self.baseline.error]
             if gate is not None:
                 baseline = f"baseline {self.baseline.compare_with}: {verdict_line(gate.comparison)}"
+        recorded = {test_id for cell in results.comparison.cells for test_id in cell.test_ids}
         return first_screen(
             results.comparison,
             verdicts,
+            uncelled=uncelled_failures(self.config, recorded),
             baseline=baseline,
             regressed=self.baseline is not None and self.baseline.regressed,
             regressions=[] if gate is None else regressed_cells(gate.comparison),

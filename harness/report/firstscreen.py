@@ -35,7 +35,8 @@ class FirstScreen:
 
     #: ``17 cells; 16 pass, 1 fail, 0 inconclusive``
     result: str
-    #: (verdict, what, why) of every cell or relative bound that did not pass, failures first
+    #: (verdict, what, why) of every cell, test without a cell or relative bound that did not
+    #: pass, failures first
     failed: tuple[tuple[str, str, str], ...]
     #: the baseline comparison's one line (``baseline main: REGRESSED: ...``), when asked for
     baseline: str | None
@@ -54,8 +55,10 @@ class FirstScreen:
     @property
     def title(self) -> str:
         fails = sum(1 for verdict, *_ in self.failed if verdict.startswith("FAIL"))
-        others = len(self.failed) - fails
+        errors = sum(1 for verdict, *_ in self.failed if verdict.startswith("ERROR"))
+        others = len(self.failed) - fails - errors
         parts = [f"{fails} failed"] if fails else []
+        parts += [f"{errors} error{'s' if errors > 1 else ''}"] if errors else []
         parts += [f"{others} inconclusive"] if others else []
         parts += ["regressed against the baseline"] if self.regressed else []
         parts += (
@@ -102,18 +105,20 @@ def first_screen(
     comparison: Comparison,
     judged: Sequence[tuple[str, BoundResult]],
     *,
+    uncelled: Sequence[tuple[str, str, str]] = (),
     baseline: str | None = None,
     regressed: bool = False,
     regressions: Sequence[tuple[str, str]] = (),
     problems: Sequence[str] = (),
     files: Sequence[tuple[str, str]] = (),
 ) -> FirstScreen:
-    """The first screen of a run whose cells are ``comparison`` and relative bounds ``judged``."""
+    """The first screen of a run whose cells are ``comparison`` and relative bounds ``judged``;
+    ``uncelled``: tests that failed without a cell, ``(ERROR|FAIL, test id, message)``."""
     failed = [
         (verdict_text(c).upper(), c.key, c.verdict_reason or "(no reason recorded)") for c in comparison.not_passed
     ]
     bounds = [(r.verdict.upper(), label, r.reason) for label, r in judged if not r.passed]
-    ordered = sorted([*failed, *bounds], key=lambda item: not item[0].startswith("FAIL"))
+    ordered = sorted([*failed, *uncelled, *bounds], key=lambda item: not item[0].startswith(("FAIL", "ERROR")))
     return FirstScreen(
         result_summary(comparison),
         tuple(ordered),

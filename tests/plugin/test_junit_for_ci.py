@@ -126,3 +126,34 @@ def test_a_junit_file_of_a_run_without_a_run_directory_gets_its_own_strict_copy(
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--junitxml", "out/nightly.xml", timeout=60)
     result.assert_outcomes(passed=1)
     assert sorted(p.name for p in (pytester.path / "out").iterdir()) == ["nightly-strict.xml", "nightly.xml"]
+
+
+MEASURED = """\
+import json
+from pathlib import Path
+from harness.plugin.session import SESSION_KEY
+
+def test_measured(request):
+    # one cell of a recorded lab run stands for the cells a real scenario measures
+    line = Path({sample!r}).read_text().splitlines()[0]
+    with open(request.config.stash[SESSION_KEY].run.samples_ndjson, "a") as out:
+        out.write(line + "\\n")
+"""
+
+
+def test_the_first_screen_names_the_tests_that_failed_without_a_cell(project: pytest.Pytester) -> None:
+    """Only one test measured a cell: the summary says what the others' failures were all the
+    same, a tool's exception as an error and a verdict or an assertion as a failure, as the JUnit
+    file does, and not "every cell passed"."""
+    sample = Path(__file__).parents[1] / "data" / "runs" / "20261121-110501-f674" / "samples.ndjson"
+    project.makepyfile(test_measured=MEASURED.format(sample=str(sample)))
+    result = _run(project, "r1", "-n", "2")
+    summary = (Path(project.path) / "reports" / "r1" / "summary.md").read_text()
+    assert "## Storage gate: failed (exit 1)" in summary
+    listed = summary.split("### What did not pass")[1].split("###")[0]
+    assert "- **ERROR** `test_scenario.py::test_tool_broke[p-two]`: harness.errors.InfraError: iperf3 -c" in listed
+    assert "- **FAIL** `test_scenario.py::test_regressed[p-one-C]`: Failed: p-one: 145 IOPS < min 150 IOPS" in listed
+    assert "`test_scenario.py::test_checked[p-one]`: AssertionError: the failover check did not hold" in listed
+    assert "@" not in listed and "test_measured" not in listed
+    assert (listed.count("**FAIL**"), listed.count("**ERROR**")) == (8, 4)
+    result.stdout.fnmatch_lines(["*harness: 8 failed, 4 errors*"])

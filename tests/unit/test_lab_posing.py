@@ -29,6 +29,8 @@ def test_every_shape_is_a_valid_cloud_inventory(shape: str) -> None:
         assert str(node.ssh.known_hosts) == KNOWN_HOSTS
         assert node.ssh.netns is None
         assert node.instance_type == "t3.medium"
+    # the posing nodes are the lab's one-CPU guests: their validity thresholds are the lab's
+    assert inv.validity == parse_inventory(LAB.read_text()).validity
     placements = {inv.placement(p) for p in inv.pairs}
     expected = {"multi-az": {"same-az", "cross-az"}, "cross-az-only": {"cross-az"}, "same-az-only": {"same-az"}}
     assert placements == expected[shape]
