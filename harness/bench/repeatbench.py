@@ -218,7 +218,15 @@ class RepeatBench:
         p = self.plan
         headers = ["cell", "auto n", "auto fio s", "auto interval", "stop", f"fixed {self.fixed} fio s", "interval"]
         rows = [
-            [r.cell, r.auto.repeats, r.auto.fio_s, r.auto.describe(), r.why, r.fixed.fio_s, r.fixed.describe()]
+            [
+                r.cell,
+                r.auto.repeats,
+                f"{r.auto.fio_s:.1f}",
+                r.auto.describe(),
+                r.why,
+                f"{r.fixed.fio_s:.1f}",
+                r.fixed.describe(),
+            ]
             for r in self.rows
         ]
         lines = [
