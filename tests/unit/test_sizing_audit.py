@@ -232,3 +232,16 @@ def test_the_zone_redundant_comparators_are_audited_with_the_catalog(capsys: pyt
     assert (zrs.value, zrs.status, zrs.as_of) == (3, "cited", dt.date(2026, 12, 7))
     assert main(["sizing", "catalog", "audit", "--all"]) == 0
     assert "zone_redundant.gcp/regional-pd.zones = 2" in capsys.readouterr().out
+
+
+def test_an_unverified_hyperdisk_limit_says_why_no_copy_confirms_it(capsys: pytest.CaptureFixture[str]) -> None:
+    # Google's per-machine-type Hyperdisk table: no stored copy keeps it, so n4-standard-16's
+    # 80,000 IOPS stays unverified, and the audit prints the note that says what was searched
+    items = {item.where: item for item in audit(CATALOG, COPIES)}
+    limit = items["instance_types.n4-standard-16.ebs.max_iops"]
+    assert (limit.value, limit.status) == (80000, "unverified")
+    assert main(["sizing", "catalog", "audit"]) == 0
+    out = capsys.readouterr().out
+    entry = out[out.index("UNVERIFIED instance_types.n4-standard-16.ebs.max_iops") :].split("\n", 3)
+    assert entry[1].startswith("    source: https://cloud.google.com/compute/docs/disks/hyperdisk-perf-limits")
+    assert entry[2].startswith("    why: n4-*-16: 80,000 IOPS, 1,200 MiB/s;") and "not confirmed" in entry[2]
