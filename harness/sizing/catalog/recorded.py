@@ -7,7 +7,8 @@ reader that turns its lines into figures; then the lines, each ``N: text`` with 
 line number.  :func:`load_recorded` reads every copy into :class:`Claim` s, one per figure a line
 states (``instance_types.c6g.large`` ``network.baseline_gbps`` = 0.75), which the audit holds the
 catalog to.  The readers: ``aws-guide`` (the rows of AWS's Instance Types guide: hardware,
-network, EBS and instance-store tables, told apart by their shape), ``azure-sizes`` (the rows of
+network, EBS and instance-store tables, told apart by their shape, and each family's platform
+summary, whose hypervisor says ``nitro`` of every size: 1 for Nitro, 0 for Xen), ``azure-sizes`` (the rows of
 a Microsoft size page's tables, each under a ``# table: basics|remote|network`` line),
 ``price-map`` (a generated ``"type": price`` map such as Karpenter's on-demand tables),
 ``gcloud-csv`` (``gcloud compute machine-types list`` / ``disk-types list`` rows exported as
@@ -36,6 +37,7 @@ _PAIR = re.compile(r"^([\d.,]+) / ([\d.,]+)$")
 _NUMBER = re.compile(r"^[\d.,]+$")
 _GIGABIT = re.compile(r"^([\d.]+) Gigabit$")
 _STORE = re.compile(r"^(\d+) x (\d+) GB$")
+_HYPERVISOR = re.compile(r"^(Nitro v\d+|Xen)( \*)?$")
 _FOOTNOTE = re.compile(r"(^| )1( |$)")
 _PRICE = re.compile(r'"(Standard_[A-Za-z0-9_]+|[a-z0-9-]+\.[a-z0-9]+|[a-z][a-z0-9]*-[a-z]+-\d+)":\s*([\d.]+)')
 _GCLOUD_MACHINE = re.compile(r"^([a-z][a-z0-9]*-[a-z]+-\d+);(\d+);(True|False);([\d.]+);")
@@ -115,8 +117,15 @@ def _store(cells: list[str]) -> Iterator[tuple[str, float | None]]:
         yield "instance_store.write_iops_4k", _number(iops.group(2))
 
 
+def _platform(cells: list[str]) -> Iterator[tuple[str, float | None]]:
+    """A family's platform summary (9 cells, 8 where it runs Linux alone): 1 for a Nitro hypervisor, 0 for Xen."""
+    yield "nitro", 1.0 if cells[1].startswith("Nitro") else 0.0
+
+
 def _row_shape(cells: list[str]) -> Callable[[list[str]], Iterator[tuple[str, float | None]]] | None:
     """Which table of the guide a row belongs to, told by its columns."""
+    if len(cells) in (8, 9) and _HYPERVISOR.match(cells[1]):
+        return _platform
     if len(cells) == 9 and cells[1] in _CHECK_MARKS and _NUMBER.match(cells[2]) and cells[4].isdigit():
         return _hardware
     if len(cells) == 9 and (_PAIR.match(cells[1]) or _GIGABIT.match(cells[1])):
@@ -133,7 +142,9 @@ def _aws_guide(reference: str, number: str, text: str, table: str) -> Iterator[C
     reader = _row_shape(cells)
     if reader is None:
         return
-    entry = f"instance_types.{_type_name(cells[0])}"
+    # a platform row names a family (``M5``): its figure holds for every size, ``m5.%``
+    name = f"{cells[0].strip().lower()}.%" if reader is _platform else _type_name(cells[0])
+    entry = f"instance_types.{name}"
     for field, value in reader(cells):
         yield Claim(entry, field, value, reference, f"{number}: {text}")
 
