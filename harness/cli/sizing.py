@@ -3,7 +3,7 @@
 Other tools call this command, so its interface is fixed:
 
     harness sizing --instance-type T [--peer-instance-type T2] [--volume TYPE:SIZE[:IOPS[:MiBps]]]
-        [--placement same-az|cross-az|rtt=2ms] [--no-replication]
+        [--placement same-az|cross-az|region:SRC/DST|rtt=2ms] [--no-replication]
         --workload RW:BS[:numjobs=N][:iodepth=D] [--protocol A|B|C] [--duration 60m] [--json]
 
 plus ``--require 40MB/s`` (or ``3000iops``) to search the catalog, ``--catalog FILE`` for a
@@ -33,7 +33,7 @@ from harness.errors import ConfigError
 from harness.fields import ReplicationProtocol
 from harness.sizing.answer.explain import explain, render_prediction, render_search
 from harness.sizing.answer.search import parse_requirement, search
-from harness.sizing.catalog.clouds import CLOUDS, DEFAULT_VOLUMES, bare_name, placement_for
+from harness.sizing.catalog.clouds import CLOUDS, DEFAULT_VOLUMES, bare_name
 from harness.sizing.catalog.loader import Catalog, load_catalog
 from harness.sizing.model.predict import predict
 from harness.sizing.scenario.notation import parse_placement, parse_volume, parse_workload
@@ -90,8 +90,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--placement",
         default=None,
-        metavar="same-az|cross-az|rtt=2ms",
-        help="where the peer is: a catalog placement or an explicit round-trip time (default same-az)",
+        metavar="same-az|cross-az|region:SRC/DST|rtt=2ms",
+        help="where the peer is: a catalog placement, a region pair (region:us-east-1/us-west-2: the primary "
+        "in the first, the peer in the second, its recorded round trip and transfer price) or an explicit "
+        "round-trip time (default same-az)",
     )
     parser.add_argument("--no-replication", action="store_true", help="model the volume alone, without a peer")
     parser.add_argument(
@@ -120,9 +122,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--topology",
         metavar="PLACEMENT[:diskless|:A|:B|:C],...",
         help="DRBD 9: every peer of the primary in order, each at its own placement (same-az, cross-az, "
-        "rtt=2ms), a diskless tie-breaker with :diskless (no volume, no data sent), a peer's own protocol "
-        "with :A, :B or :C (a DR replica under A is not waited for), e.g. same-az,cross-az:diskless or "
-        "cross-az,rtt=60ms:A; instead of --placement and --peers",
+        "region:us-east-1/us-west-2, rtt=2ms), a diskless tie-breaker with :diskless (no volume, no data "
+        "sent), a peer's own protocol with :A, :B or :C (a DR replica under A is not waited for), e.g. "
+        "same-az,cross-az:diskless or cross-az,region:us-east-1/us-west-2:A; instead of --placement and --peers",
     )
     parser.add_argument(
         "--launch-credits",
@@ -215,7 +217,7 @@ def _scenario_factory(args: argparse.Namespace) -> tuple[Callable[[str], Scenari
     replicate = not args.no_replication
     for slot in topology or ((PeerSlot(placement, rtt),) if replicate else ()):
         if slot.rtt_s is None:  # fail early on a typo, before any search
-            catalog.placement(placement_for(slot.placement, cloud))
+            catalog.placement_on(slot.placement, cloud)
 
     def scenario_for(qualified: str) -> Scenario:
         instance_type = (

@@ -15,7 +15,8 @@ a Microsoft size page's tables, each under a ``# table: basics|remote|network`` 
 ``;``-separated CSV: a machine type's vCPUs and memory, a disk type's size range) and
 ``like-sql`` (``UPDATE ... SET bandwidth = 'N' WHERE name LIKE 'n4-%-2'`` lines giving a
 machine series' egress bandwidth by name pattern; :func:`resolve` turns a pattern into the
-entries it names, the last matching line winning as the statements run in order).
+entries it names, the last matching line winning as the statements run in order); the readers
+of region pairs' round trips and transfer prices are :mod:`~harness.sizing.catalog.region_readers`'.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from importlib import resources
 from pathlib import Path
 
 from harness.errors import ConfigError
+from harness.sizing.catalog.claim import Claim, Reader
+from harness.sizing.catalog.region_readers import REGION_READERS
 
 __all__ = ["Claim", "RecordedCopy", "load_recorded", "parse_recorded", "read_recorded_file", "resolve"]
 
@@ -43,20 +46,8 @@ _PRICE = re.compile(r'"(Standard_[A-Za-z0-9_]+|[a-z0-9-]+\.[a-z0-9]+|[a-z][a-z0-
 _GCLOUD_MACHINE = re.compile(r"^([a-z][a-z0-9]*-[a-z]+-\d+);(\d+);(True|False);([\d.]+);")
 _GCLOUD_DISK = re.compile(r"^([a-z][a-z0-9-]*);(\d+)GB-(\d+)GB;")
 _LIKE_SQL = re.compile(r"^UPDATE instances SET bandwidth = '([\d.]+)'\s+WHERE name LIKE '([a-z0-9%_-]+)';$")
-_TABLE = re.compile(r"^#\s*table:\s*(\S+)\s*$")
+_TABLE = re.compile(r"^#\s*table:\s*(\S.*?)\s*$")
 _CHECK_MARKS = frozenset({"✓", "✗"})
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One figure a recorded line states: ``value`` None means the source says there is none
-    (a "10 Gigabit" row has no burst)."""
-
-    entry: str
-    field: str
-    value: float | None
-    reference: str
-    line: str
 
 
 @dataclass(frozen=True)
@@ -203,12 +194,13 @@ def _like_sql(reference: str, number: str, text: str, table: str) -> Iterator[Cl
         yield Claim(entry, "network.baseline_gbps", _number(match.group(1)), reference, f"{number}: {text}")
 
 
-_READERS: dict[str, Callable[[str, str, str, str], Iterator[Claim]]] = {
+_READERS: dict[str, Reader] = {
     "aws-guide": _aws_guide,
     "azure-sizes": _azure_sizes,
     "price-map": _price_map,
     "gcloud-csv": _gcloud_csv,
     "like-sql": _like_sql,
+    **REGION_READERS,
 }
 
 
@@ -220,8 +212,11 @@ def _like(pattern: str) -> re.Pattern[str]:
 def resolve(claims: Sequence[Claim], entries: Iterable[str]) -> list[Claim]:
     """``claims`` with each LIKE pattern (an entry with ``%``; ``_`` in it matches one character)
     replaced by the ``entries`` it matches; of one copy's pattern claims on one entry and field, the last
-    holds, as later UPDATE statements overwrite earlier ones.  Plain claims pass through."""
+    holds, as later UPDATE statements overwrite earlier ones, and a plain claim of the copy on that
+    entry and field holds over every pattern (a price to "US East regions" over "other regions").
+    Plain claims pass through."""
     plain = [claim for claim in claims if "%" not in claim.entry]
+    stated = {(claim.entry, claim.field) for claim in plain}
     latest: dict[tuple[str, str], Claim] = {}
     names = list(entries)
     for claim in claims:
@@ -229,7 +224,7 @@ def resolve(claims: Sequence[Claim], entries: Iterable[str]) -> list[Claim]:
             continue
         pattern = _like(claim.entry)
         for name in names:
-            if pattern.match(name):
+            if pattern.match(name) and (name, claim.field) not in stated:
                 latest[(name, claim.field)] = Claim(name, claim.field, claim.value, claim.reference, claim.line)
     return plain + list(latest.values())
 
