@@ -19,6 +19,7 @@ The main ``harness`` CLI wires :func:`add_arguments` and :func:`run` to its ``si
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -87,6 +88,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"default per cloud: {', '.join(f'{c} {v}' for c, v in DEFAULT_VOLUMES.items())})",
     )
     parser.add_argument("--peer-volume", metavar="TYPE:SIZE[:IOPS[:MiBps]]", help="the peer's volume if different")
+    parser.add_argument(
+        "--on-demand-bursting",
+        action="store_true",
+        help="Azure Premium SSD P30 and larger: enable on-demand bursting on every node's disks (30,000 IOPS, "
+        "1,000 MB/s, no time limit; its fees are counted, not priced: no stored copy states them)",
+    )
     parser.add_argument(
         "--placement",
         default=None,
@@ -201,6 +208,8 @@ def _scenario_factory(args: argparse.Namespace) -> tuple[Callable[[str], Scenari
     cloud = args.cloud or (catalog.instance(args.instance_type).cloud if args.instance_type else "aws")
     volume = parse_volume(args.volume or DEFAULT_VOLUMES.get(cloud, DEFAULT_VOLUME))
     peer_volume = parse_volume(args.peer_volume) if args.peer_volume else volume
+    if args.on_demand_bursting:
+        volume, peer_volume = (dataclasses.replace(v, on_demand_burst=True) for v in (volume, peer_volume))
     workload = parse_workload(args.workload)
     placement, rtt = parse_placement(args.placement or "same-az")
     topology = _topology(args)

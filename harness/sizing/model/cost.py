@@ -28,8 +28,8 @@ class PairCost:
     ``nodes`` is how many nodes the price covers (one without replication, 1 + peers with);
     ``unpriced`` says what no price covers and why, a clause each: replication transfer to a
     peer at a bare round-trip time, which says how far it is but not whether the traffic crosses
-    a zone or a region, or to a region pair whose price no stored copy states (empty when
-    everything is priced)."""
+    a zone or a region, or to a region pair whose price no stored copy states; on-demand bursting
+    (empty when everything is priced)."""
 
     instances_month: float
     volumes_month: float
@@ -144,4 +144,9 @@ def pair_cost(scenario: Scenario, catalog: Catalog, written_bytes_s: float) -> P
     per_gb = transfer_per_gb(scenario, catalog)
     at_rate = per_gb * written_bytes_s * HOURS_PER_MONTH * 3600 / 1e9
     unpriced = unpriced_transfer(scenario, catalog)
+    if any(node.volume.on_demand_burst for node, has_disk in nodes if has_disk):
+        unpriced += (
+            "on-demand bursting (the disks' hourly enablement fee and their burst transactions, counted in the "
+            "notes) is left out: no stored copy states either price",
+        )
     return PairCost(instances, volumes, per_gb, at_rate, ", ".join(sorted(regions)), len(nodes), unpriced)
