@@ -55,9 +55,9 @@ def _question_6(on_demand: bool) -> Scenario:
 def test_a_p30_bursting_on_demand_is_held_by_the_vm_and_its_transactions_counted() -> None:
     """D4s_v5 + P30, 4 KiB random writes at QD64 across zones for 1 h.  Without on-demand bursting
     the P30's 5,000 IOPS bind.  With it the disk takes 30,000 IOPS and the VM's uncached cap
-    binds: 20,000 IOPS for its 30-minute burst, then 6,400, on average 13,200 over the hour.  Above
-    the P30's 5,000 that is 8,200 burst transactions a second (4 KiB writes are far below 200 MB/s),
-    8,200 x 2,628,000 s = 21.55 billion a month = 2,154,960 units of 10,000."""
+    binds: its credits fund 6,400 + (20,000 - 6,400) x 1,800 / 3,600 = 13,200 IOPS on average over
+    the hour.  Above the P30's 5,000 that is 8,200 burst transactions a second (4 KiB writes are far
+    below 200 MB/s), 8,200 x 2,628,000 s = 21.55 billion a month = 2,154,960 units of 10,000."""
     assert predict(_question_6(False), CATALOG).iops == pytest.approx(5000)
     prediction = predict(_question_6(True), CATALOG)
     assert prediction.iops == pytest.approx(13200)
