@@ -3,7 +3,7 @@
 Other tools call this command, so its interface is fixed:
 
     harness sizing --instance-type T [--peer-instance-type T2] [--volume TYPE:SIZE[:IOPS[:MiBps]]]
-        [--placement same-az|cross-az|rtt=2ms] [--no-replication]
+        [--placement same-az|cross-az|region:SRC/DST|rtt=2ms] [--no-replication]
         --workload RW:BS[:numjobs=N][:iodepth=D] [--protocol A|B|C] [--duration 60m] [--json]
 
 plus ``--require 40MB/s`` (or ``3000iops``) to search the catalog, ``--catalog FILE`` for a
@@ -19,6 +19,7 @@ The main ``harness`` CLI wires :func:`add_arguments` and :func:`run` to its ``si
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -33,7 +34,7 @@ from harness.errors import ConfigError
 from harness.fields import ReplicationProtocol
 from harness.sizing.answer.explain import explain, render_prediction, render_search
 from harness.sizing.answer.search import parse_requirement, search
-from harness.sizing.catalog.clouds import CLOUDS, DEFAULT_VOLUMES, bare_name, placement_for
+from harness.sizing.catalog.clouds import CLOUDS, DEFAULT_VOLUMES, bare_name
 from harness.sizing.catalog.loader import Catalog, load_catalog
 from harness.sizing.model.predict import predict
 from harness.sizing.scenario.notation import parse_placement, parse_volume, parse_workload
@@ -88,10 +89,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--peer-volume", metavar="TYPE:SIZE[:IOPS[:MiBps]]", help="the peer's volume if different")
     parser.add_argument(
+        "--on-demand-bursting",
+        action="store_true",
+        help="Azure Premium SSD P30 and larger: enable on-demand bursting on every node's disks (30,000 IOPS, "
+        "1,000 MB/s, no time limit; its fees are counted, not priced: no stored copy states them)",
+    )
+    parser.add_argument(
         "--placement",
         default=None,
-        metavar="same-az|cross-az|rtt=2ms",
-        help="where the peer is: a catalog placement or an explicit round-trip time (default same-az)",
+        metavar="same-az|cross-az|region:SRC/DST|rtt=2ms",
+        help="where the peer is: a catalog placement, a region pair (region:us-east-1/us-west-2: the primary "
+        "in the first, the peer in the second, its recorded round trip and transfer price) or an explicit "
+        "round-trip time (default same-az)",
     )
     parser.add_argument("--no-replication", action="store_true", help="model the volume alone, without a peer")
     parser.add_argument(
@@ -120,9 +129,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--topology",
         metavar="PLACEMENT[:diskless|:A|:B|:C],...",
         help="DRBD 9: every peer of the primary in order, each at its own placement (same-az, cross-az, "
-        "rtt=2ms), a diskless tie-breaker with :diskless (no volume, no data sent), a peer's own protocol "
-        "with :A, :B or :C (a DR replica under A is not waited for), e.g. same-az,cross-az:diskless or "
-        "cross-az,rtt=60ms:A; instead of --placement and --peers",
+        "region:us-east-1/us-west-2, rtt=2ms), a diskless tie-breaker with :diskless (no volume, no data "
+        "sent), a peer's own protocol with :A, :B or :C (a DR replica under A is not waited for), e.g. "
+        "same-az,cross-az:diskless or cross-az,region:us-east-1/us-west-2:A; instead of --placement and --peers",
     )
     parser.add_argument(
         "--launch-credits",
@@ -199,6 +208,8 @@ def _scenario_factory(args: argparse.Namespace) -> tuple[Callable[[str], Scenari
     cloud = args.cloud or (catalog.instance(args.instance_type).cloud if args.instance_type else "aws")
     volume = parse_volume(args.volume or DEFAULT_VOLUMES.get(cloud, DEFAULT_VOLUME))
     peer_volume = parse_volume(args.peer_volume) if args.peer_volume else volume
+    if args.on_demand_bursting:
+        volume, peer_volume = (dataclasses.replace(v, on_demand_burst=True) for v in (volume, peer_volume))
     workload = parse_workload(args.workload)
     placement, rtt = parse_placement(args.placement or "same-az")
     topology = _topology(args)
@@ -215,7 +226,7 @@ def _scenario_factory(args: argparse.Namespace) -> tuple[Callable[[str], Scenari
     replicate = not args.no_replication
     for slot in topology or ((PeerSlot(placement, rtt),) if replicate else ()):
         if slot.rtt_s is None:  # fail early on a typo, before any search
-            catalog.placement(placement_for(slot.placement, cloud))
+            catalog.placement_on(slot.placement, cloud)
 
     def scenario_for(qualified: str) -> Scenario:
         instance_type = (

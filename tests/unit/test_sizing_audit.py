@@ -9,6 +9,7 @@ header of each file names its URL and the date it was read.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -174,10 +175,46 @@ def test_the_generated_rows_are_what_the_copies_state(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", [f"i3.{size}" for size in ("large", "xlarge", "2xlarge", "4xlarge")])
-def test_the_xen_i3_rows_are_the_copies_but_for_nitro(name: str) -> None:
-    # the generator cannot tell Xen from Nitro (the guide's tables do not say); I3 is Xen
+def test_the_xen_i3_rows_are_what_the_copies_state_hypervisor_and_all(name: str) -> None:
+    # the guide's platform summary, line 8465: "|I3|Xen *|Intel (x86_64)|...": not Nitro
     row = instance_row(COPIES, name, dt.date(2026, 12, 7), dt.date(2026, 1, 19))
-    assert InstanceType.model_validate({**row, "nitro": False}) == CATALOG.instance(name)
+    assert row["nitro"] is False
+    assert InstanceType.model_validate(row) == CATALOG.instance(name)
+
+
+@pytest.mark.parametrize(
+    ("family", "nitro"), [("M5", True), ("T2", False), ("C4", False), ("Im4gn", True), ("R8g", True)]
+)
+def test_a_family_s_hypervisor_says_nitro_of_every_size(family: str, nitro: bool) -> None:
+    # the platform summary rows, e.g. line 573 "|T2|Xen|Intel (x86_64)|✗|✗|✓|✓|Windows | Linux|"
+    hypervisor = "Nitro v4" if nitro else "Xen"
+    text = "\n".join(
+        [
+            "# reference: r",
+            "# url: https://example.org/t",
+            "# read: 2026-12-07",
+            "# reader: aws-guide",
+            f"1: |{family}|{hypervisor}|Intel (x86_64)|✗|✓|✓|✓|Window | Linux|",
+        ]
+    )
+    (claim,) = parse_recorded(text, "t").claims
+    assert (claim.entry, claim.field, claim.value) == (f"instance_types.{family.lower()}.%", "nitro", float(nitro))
+    sizes = [name for name in CATALOG.instance_types if name.startswith(f"{family.lower()}.")]
+    assert sizes and all(CATALOG.instance(name).nitro is nitro for name in sizes)
+
+
+def test_a_wrong_hypervisor_is_flagged() -> None:
+    # the guide says "|T3|Nitro v2|": a t3 entered as Xen is wrong
+    xen = CATALOG.instance_types["t3.micro"].model_copy(update={"nitro": False})
+    wrong = CATALOG.model_copy(update={"instance_types": {**CATALOG.instance_types, "t3.micro": xen}})
+    flagged = [item.where for item in audit(wrong, COPIES) if item.status == "flagged"]
+    assert flagged == ["instance_types.t3.micro.nitro"]
+
+
+def test_an_aws_type_whose_hypervisor_no_copy_states_is_refused() -> None:
+    stripped = [replace(copy, claims=tuple(c for c in copy.claims if c.field != "nitro")) for copy in COPIES]
+    with pytest.raises(ConfigError, match=r"c6g.large: no recorded copy states nitro"):
+        instance_row(stripped, "c6g.large", dt.date(2026, 12, 7), dt.date(2026, 1, 19))
 
 
 def test_i3_xlarge_across_azs_at_qd64_is_held_by_its_network_baseline() -> None:
@@ -232,3 +269,16 @@ def test_the_zone_redundant_comparators_are_audited_with_the_catalog(capsys: pyt
     assert (zrs.value, zrs.status, zrs.as_of) == (3, "cited", dt.date(2026, 12, 7))
     assert main(["sizing", "catalog", "audit", "--all"]) == 0
     assert "zone_redundant.gcp/regional-pd.zones = 2" in capsys.readouterr().out
+
+
+def test_an_unverified_hyperdisk_limit_says_why_no_copy_confirms_it(capsys: pytest.CaptureFixture[str]) -> None:
+    # Google's per-machine-type Hyperdisk table: no stored copy keeps it, so n4-standard-16's
+    # 80,000 IOPS stays unverified, and the audit prints the note that says what was searched
+    items = {item.where: item for item in audit(CATALOG, COPIES)}
+    limit = items["instance_types.n4-standard-16.ebs.max_iops"]
+    assert (limit.value, limit.status) == (80000, "unverified")
+    assert main(["sizing", "catalog", "audit"]) == 0
+    out = capsys.readouterr().out
+    entry = out[out.index("UNVERIFIED instance_types.n4-standard-16.ebs.max_iops") :].split("\n", 3)
+    assert entry[1].startswith("    source: https://cloud.google.com/compute/docs/disks/hyperdisk-perf-limits")
+    assert entry[2].startswith("    why: n4-*-16: 80,000 IOPS, 1,200 MiB/s;") and "not confirmed" in entry[2]

@@ -138,7 +138,7 @@ def test_an_rtt_placement_says_replication_transfer_is_left_out(capsys: pytest.C
     ]
     assert run(parser.parse_args(argv)) == 0
     cost = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Cost:"))
-    assert "replication transfer is left out" in cost
+    assert "replication transfer to the peer at rtt=30ms is left out: a round-trip time names no region" in cost
     data = sizing_json(capsys, *argv)
     assert data["cost_usd"]["transfer_priced"] is False
     assert sizing_json(capsys, *argv[:-2], "--placement", "cross-az")["cost_usd"]["transfer_priced"] is True

@@ -261,15 +261,10 @@ def pair_cost_line(cost: PairCost | None) -> str:
     )
     if cost.transfer_per_gb > 0:
         text += (
-            f"; replication across zones adds ${cost.transfer_per_gb:.2f} per GB written "
+            f"; replication transfer adds ${cost.transfer_per_gb:.2f} per GB written "
             f"(${cost.transfer_month_at_rate:,.0f}/month if the predicted rate ran all month)"
         )
-    if not cost.transfer_priced:
-        which = "the transfer to a peer given by a round trip" if cost.transfer_per_gb > 0 else "replication transfer"
-        text += (
-            f"; {which} is left out: a round-trip time does not say whether the peer is in "
-            "another zone or region, which the provider prices differently (name a placement to price it)"
-        )
+    text += "".join(f"; {reason}" for reason in cost.unpriced)
     return text + "."
 
 

@@ -6,7 +6,8 @@ published tables (:mod:`~harness.sizing.catalog.recorded`) say of it: ``checked`
 states the same figure, ``flagged`` when a copy states another (the catalog is wrong, or the page
 changed), ``unverified`` when the entry says it was not re-read against a stored copy or is an
 estimate, and ``cited`` otherwise (a source is named but no copy here states that figure).
-``harness sizing catalog audit`` prints the list; it exits 1 when anything is flagged.
+``harness sizing catalog audit`` prints the list, an unverified figure with the note that says why
+no copy confirms it; it exits 1 when anything is flagged.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class AuditedFigure:
     status: Status
     disagreeing: tuple[Claim, ...] = ()
     agreeing: tuple[Claim, ...] = ()
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,7 @@ class _Provenance:
     sources: tuple[str, ...]
     as_of: dt.date
     trusted: bool
+    note: str = ""
 
 
 def _numbers(data: Any, prefix: str) -> Iterator[tuple[str, float | None]]:
@@ -87,7 +90,8 @@ def _provenance(entry: BaseModel, data: Mapping[str, Any], field: str) -> _Prove
     override = _override(getattr(entry, "figure_sources", {}), field)
     estimate = _estimated(data, field)
     if override is not None:
-        return _Provenance(tuple(override.sources), override.as_of, override.verified and not override.estimate)
+        trusted = override.verified and not override.estimate
+        return _Provenance(tuple(override.sources), override.as_of, trusted, override.note)
     priced = getattr(entry, "price", None) if field.startswith("price.") else None
     if priced is not None:
         return _Provenance(tuple(priced.sources), priced.as_of, priced.verified)
@@ -112,10 +116,11 @@ def _same(value: float | None, claimed: float | None) -> bool:
 
 
 def _value(data: Mapping[str, Any], field: str) -> float | None:
+    """A figure a copy states of ``field``, as the entry holds it: a flag (``nitro``) is 1 or 0."""
     node: Any = data
     for part in field.split("."):
         node = node.get(part) if isinstance(node, Mapping) else None
-    return float(node) if isinstance(node, int | float) and not isinstance(node, bool) else None
+    return float(node) if isinstance(node, int | float) else None
 
 
 def _figure(where: str, value: float | None, provenance: _Provenance, claims: Sequence[Claim]) -> AuditedFigure:
@@ -124,7 +129,7 @@ def _figure(where: str, value: float | None, provenance: _Provenance, claims: Se
     status: Status = (
         "flagged" if disagree else "unverified" if not provenance.trusted else "checked" if agree else "cited"
     )
-    return AuditedFigure(where, value, provenance.sources, provenance.as_of, status, disagree, agree)
+    return AuditedFigure(where, value, provenance.sources, provenance.as_of, status, disagree, agree, provenance.note)
 
 
 def audit(
@@ -177,6 +182,8 @@ def render_audit(catalog: Catalog, items: Sequence[AuditedFigure], *, everything
         shown = "none" if item.value is None else f"{item.value:g}"
         lines.append(f"{item.status.upper():10} {item.where} = {shown}  (as of {item.as_of.isoformat()})")
         lines.extend(f"    source: {_spell(catalog, source)}" for source in item.sources)
+        if item.status == "unverified" and item.note:
+            lines.append(f"    why: {item.note}")
         for claim in item.disagreeing:
             said = "none" if claim.value is None else f"{claim.value:g}"
             lines.append(f"    {claim.reference} says {said}: {claim.line}")

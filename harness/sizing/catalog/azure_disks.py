@@ -1,9 +1,12 @@
-"""Azure managed disks and their rules: Premium SSD v1 tiers with credit bursting.
+"""Azure managed disks and their rules: Premium SSD v1 tiers with credit or on-demand bursting.
 
 * Premium SSD (v1): the size is rounded up to a tier (P10 = 128 GiB, P20 = 512 GiB, ...), each
   with fixed IOPS and MB/s; tiers up to P20 burst on credits (3,500 IOPS, 170 MB/s) for up to
   30 minutes at full burst, credits accruing while the disk runs below its baseline; IOPS credits
   and MB/s credits are separate buckets (:class:`AzureTieredDisk`).
+* On-demand bursting (:class:`OnDemandBurst`): a Premium SSD larger than 512 GiB (P30 and up,
+  the tiers without credits) the user enables it on bursts to 30,000 IOPS and 1,000 MB/s for as
+  long as the workload needs, every I/O above its tier's target a billed burst transaction.
 * Premium SSD v2 and Ultra Disk: IOPS and throughput provisioned within per-GiB bounds (v2 with
   3,000 IOPS and 125 MB/s included), the shape AWS gp3/io2 have, so the catalog writes them as
   ``provisioned`` volumes.
@@ -22,7 +25,7 @@ from harness.errors import ConfigError
 from harness.sizing.catalog.records import CatalogRecord, NonNegativeFloat, PositiveFloat
 from harness.sizing.catalog.volume_base import VolumeBase
 
-__all__ = ["AzureTier", "AzureTieredDisk", "azure_tier"]
+__all__ = ["AzureTier", "AzureTieredDisk", "OnDemandBurst", "azure_tier"]
 
 
 class AzureTier(CatalogRecord):
@@ -37,12 +40,21 @@ class AzureTier(CatalogRecord):
     usd_month: NonNegativeFloat | None = None
 
 
+class OnDemandBurst(CatalogRecord):
+    """What a tier without credit bursting reaches with on-demand bursting enabled, indefinitely."""
+
+    iops: PositiveFloat
+    mb_s: PositiveFloat
+
+
 class AzureTieredDisk(VolumeBase):
-    """A disk billed and performing by tier; credit bursting for tiers that have a burst."""
+    """A disk billed and performing by tier; credit bursting for tiers that have a burst, on-demand
+    bursting (when ``on_demand_burst`` is given and the user enables it) for the tiers that do not."""
 
     model: Literal["azure_tiered"]
     tiers: Annotated[list[AzureTier], Field(min_length=1)]
     burst_minutes: PositiveFloat = 30
+    on_demand_burst: OnDemandBurst | None = None
 
     @model_validator(mode="after")
     def _tiers_ascend(self) -> AzureTieredDisk:

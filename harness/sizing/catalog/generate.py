@@ -1,6 +1,6 @@
 """Catalog rows made from the recorded copies rather than typed by hand.
 
-An instance type whose vCPUs, memory, network, EBS link, instance store and price all appear in
+An instance type whose vCPUs, memory, network, EBS link, instance store, hypervisor and price all appear in
 the recorded copies (:mod:`~harness.sizing.catalog.recorded`) gets its catalog entry from them:
 :func:`instance_row` builds the entry's data, :func:`instance_rows_yaml` the YAML lines the
 built-in catalog holds (``python -m harness.sizing.catalog.generate READ PRICED c6g.large ...`` prints them).
@@ -89,18 +89,21 @@ def _azure_parts(name: str, values: dict[str, float | None]) -> dict[str, Any]:
 def instance_row(copies: Sequence[RecordedCopy], name: str, as_of: dt.date, priced: dt.date) -> dict[str, Any]:
     """The catalog entry of ``name`` from what the copies state, read on ``as_of``, its price list
     generated on ``priced``; a figure no copy states is a ConfigError.  An Azure size
-    (``Standard_...``) is priced in eastus, an AWS type in us-east-1."""
+    (``Standard_...``) is priced in eastus, an AWS type in us-east-1.  An AWS type's ``nitro`` is
+    its family's hypervisor in the guide's platform summary (Xen: false); an Azure size has no
+    AWS hypervisor to say, and no cap that only a Xen instance has applies to it: true."""
     values, references = _stated(copies, name)
-    missing = [field for field in _NEEDED if values.get(field) is None]
+    azure = name.startswith("Standard_")
+    needed = _NEEDED if azure else (*_NEEDED, "nitro")
+    missing = [field for field in needed if values.get(field) is None]
     if missing:
         raise ConfigError(f"{name}: no recorded copy states {', '.join(missing)}; enter it by hand, marked unverified")
-    azure = name.startswith("Standard_")
     parts = _azure_parts(name, values) if azure else _aws_parts(name, values)
     row: dict[str, Any] = {
         **{key: parts[key] for key in parts if key not in ("network", "ebs")},
         "vcpu": _compact(values["vcpu"] or 0),
         "memory_gib": _compact(values["memory_gib"] or 0),
-        "nitro": True,
+        "nitro": azure or values["nitro"] == 1,
         "network": parts["network"],
         "ebs": parts["ebs"],
     }

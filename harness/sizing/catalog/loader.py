@@ -23,7 +23,7 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from harness.errors import ConfigError, invalid
-from harness.sizing.catalog.clouds import bare_name
+from harness.sizing.catalog.clouds import bare_name, placement_for, same_cloud
 from harness.sizing.catalog.instance_types import InstanceType
 from harness.sizing.catalog.records import CatalogRecord, Defaults, DefaultsOverlay, Figure, PlacementEntry, Reference
 from harness.sizing.catalog.volume_types import VolumeType
@@ -82,6 +82,13 @@ class Catalog(CatalogRecord):
     def placement(self, name: str) -> PlacementEntry:
         """The placement called ``name``, or a ConfigError listing the known ones."""
         return _lookup(self.placements, name, "placement")
+
+    def placement_on(self, name: str, cloud: str) -> PlacementEntry:
+        """The placement ``name`` means for a pair on ``cloud`` (a zone word is that cloud's own),
+        refused when it is another cloud's (a region pair of AWS for an Azure pair)."""
+        entry = self.placement(placement_for(name, cloud))
+        same_cloud("placement", name, entry.cloud, cloud)
+        return entry
 
 
 class CatalogOverlay(CatalogRecord):

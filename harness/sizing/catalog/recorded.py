@@ -7,14 +7,16 @@ reader that turns its lines into figures; then the lines, each ``N: text`` with 
 line number.  :func:`load_recorded` reads every copy into :class:`Claim` s, one per figure a line
 states (``instance_types.c6g.large`` ``network.baseline_gbps`` = 0.75), which the audit holds the
 catalog to.  The readers: ``aws-guide`` (the rows of AWS's Instance Types guide: hardware,
-network, EBS and instance-store tables, told apart by their shape), ``azure-sizes`` (the rows of
+network, EBS and instance-store tables, told apart by their shape, and each family's platform
+summary, whose hypervisor says ``nitro`` of every size: 1 for Nitro, 0 for Xen), ``azure-sizes`` (the rows of
 a Microsoft size page's tables, each under a ``# table: basics|remote|network`` line),
 ``price-map`` (a generated ``"type": price`` map such as Karpenter's on-demand tables),
 ``gcloud-csv`` (``gcloud compute machine-types list`` / ``disk-types list`` rows exported as
 ``;``-separated CSV: a machine type's vCPUs and memory, a disk type's size range) and
 ``like-sql`` (``UPDATE ... SET bandwidth = 'N' WHERE name LIKE 'n4-%-2'`` lines giving a
 machine series' egress bandwidth by name pattern; :func:`resolve` turns a pattern into the
-entries it names, the last matching line winning as the statements run in order).
+entries it names, the last matching line winning as the statements run in order); the readers
+of region pairs' round trips and transfer prices are :mod:`~harness.sizing.catalog.region_readers`'.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from importlib import resources
 from pathlib import Path
 
 from harness.errors import ConfigError
+from harness.sizing.catalog.claim import Claim, Reader
+from harness.sizing.catalog.region_readers import REGION_READERS
 
 __all__ = ["Claim", "RecordedCopy", "load_recorded", "parse_recorded", "read_recorded_file", "resolve"]
 
@@ -36,25 +40,14 @@ _PAIR = re.compile(r"^([\d.,]+) / ([\d.,]+)$")
 _NUMBER = re.compile(r"^[\d.,]+$")
 _GIGABIT = re.compile(r"^([\d.]+) Gigabit$")
 _STORE = re.compile(r"^(\d+) x (\d+) GB$")
+_HYPERVISOR = re.compile(r"^(Nitro v\d+|Xen)( \*)?$")
 _FOOTNOTE = re.compile(r"(^| )1( |$)")
 _PRICE = re.compile(r'"(Standard_[A-Za-z0-9_]+|[a-z0-9-]+\.[a-z0-9]+|[a-z][a-z0-9]*-[a-z]+-\d+)":\s*([\d.]+)')
 _GCLOUD_MACHINE = re.compile(r"^([a-z][a-z0-9]*-[a-z]+-\d+);(\d+);(True|False);([\d.]+);")
 _GCLOUD_DISK = re.compile(r"^([a-z][a-z0-9-]*);(\d+)GB-(\d+)GB;")
 _LIKE_SQL = re.compile(r"^UPDATE instances SET bandwidth = '([\d.]+)'\s+WHERE name LIKE '([a-z0-9%_-]+)';$")
-_TABLE = re.compile(r"^#\s*table:\s*(\S+)\s*$")
+_TABLE = re.compile(r"^#\s*table:\s*(\S.*?)\s*$")
 _CHECK_MARKS = frozenset({"✓", "✗"})
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One figure a recorded line states: ``value`` None means the source says there is none
-    (a "10 Gigabit" row has no burst)."""
-
-    entry: str
-    field: str
-    value: float | None
-    reference: str
-    line: str
 
 
 @dataclass(frozen=True)
@@ -115,8 +108,15 @@ def _store(cells: list[str]) -> Iterator[tuple[str, float | None]]:
         yield "instance_store.write_iops_4k", _number(iops.group(2))
 
 
+def _platform(cells: list[str]) -> Iterator[tuple[str, float | None]]:
+    """A family's platform summary (9 cells, 8 where it runs Linux alone): 1 for a Nitro hypervisor, 0 for Xen."""
+    yield "nitro", 1.0 if cells[1].startswith("Nitro") else 0.0
+
+
 def _row_shape(cells: list[str]) -> Callable[[list[str]], Iterator[tuple[str, float | None]]] | None:
     """Which table of the guide a row belongs to, told by its columns."""
+    if len(cells) in (8, 9) and _HYPERVISOR.match(cells[1]):
+        return _platform
     if len(cells) == 9 and cells[1] in _CHECK_MARKS and _NUMBER.match(cells[2]) and cells[4].isdigit():
         return _hardware
     if len(cells) == 9 and (_PAIR.match(cells[1]) or _GIGABIT.match(cells[1])):
@@ -133,7 +133,9 @@ def _aws_guide(reference: str, number: str, text: str, table: str) -> Iterator[C
     reader = _row_shape(cells)
     if reader is None:
         return
-    entry = f"instance_types.{_type_name(cells[0])}"
+    # a platform row names a family (``M5``): its figure holds for every size, ``m5.%``
+    name = f"{cells[0].strip().lower()}.%" if reader is _platform else _type_name(cells[0])
+    entry = f"instance_types.{name}"
     for field, value in reader(cells):
         yield Claim(entry, field, value, reference, f"{number}: {text}")
 
@@ -192,12 +194,13 @@ def _like_sql(reference: str, number: str, text: str, table: str) -> Iterator[Cl
         yield Claim(entry, "network.baseline_gbps", _number(match.group(1)), reference, f"{number}: {text}")
 
 
-_READERS: dict[str, Callable[[str, str, str, str], Iterator[Claim]]] = {
+_READERS: dict[str, Reader] = {
     "aws-guide": _aws_guide,
     "azure-sizes": _azure_sizes,
     "price-map": _price_map,
     "gcloud-csv": _gcloud_csv,
     "like-sql": _like_sql,
+    **REGION_READERS,
 }
 
 
@@ -209,8 +212,11 @@ def _like(pattern: str) -> re.Pattern[str]:
 def resolve(claims: Sequence[Claim], entries: Iterable[str]) -> list[Claim]:
     """``claims`` with each LIKE pattern (an entry with ``%``; ``_`` in it matches one character)
     replaced by the ``entries`` it matches; of one copy's pattern claims on one entry and field, the last
-    holds, as later UPDATE statements overwrite earlier ones.  Plain claims pass through."""
+    holds, as later UPDATE statements overwrite earlier ones, and a plain claim of the copy on that
+    entry and field holds over every pattern (a price to "US East regions" over "other regions").
+    Plain claims pass through."""
     plain = [claim for claim in claims if "%" not in claim.entry]
+    stated = {(claim.entry, claim.field) for claim in plain}
     latest: dict[tuple[str, str], Claim] = {}
     names = list(entries)
     for claim in claims:
@@ -218,7 +224,7 @@ def resolve(claims: Sequence[Claim], entries: Iterable[str]) -> list[Claim]:
             continue
         pattern = _like(claim.entry)
         for name in names:
-            if pattern.match(name):
+            if pattern.match(name) and (name, claim.field) not in stated:
                 latest[(name, claim.field)] = Claim(name, claim.field, claim.value, claim.reference, claim.line)
     return plain + list(latest.values())
 

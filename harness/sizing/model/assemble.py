@@ -221,7 +221,7 @@ def _slot_rtt(slot: PeerSlot, cloud: str, catalog: Catalog, build: Build) -> flo
     if slot.rtt_s is not None:
         return slot.rtt_s
     name = placement_for(slot.placement, cloud)
-    placement = catalog.placement(name)
+    placement = catalog.placement_on(slot.placement, cloud)
     build.latency_sources.extend(s for s in placement.sources if s not in build.latency_sources)
     if placement.estimate:
         build.latency_estimated = True

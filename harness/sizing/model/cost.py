@@ -1,4 +1,4 @@
-"""What a pair costs per month at list prices: instances, volumes, and replication across zones.
+"""What a pair costs per month at list prices: instances, volumes, and replication across zones or regions.
 
 Prices are catalog data (on-demand list price per hour of an instance; per GiB-month, per
 provisioned IOPS-month and MiB/s-month above what a volume includes; per GB that crosses a
@@ -13,12 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.sizing.catalog.azure_disks import AzureTieredDisk, azure_tier
-from harness.sizing.catalog.clouds import placement_for
 from harness.sizing.catalog.loader import Catalog
 from harness.sizing.catalog.volume_types import ProvisionedThroughput, ProvisionedVolume, VolumeType
 from harness.sizing.scenario.question import Scenario, SizedNode
 
-__all__ = ["HOURS_PER_MONTH", "PairCost", "pair_cost", "transfer_per_gb", "volume_month"]
+__all__ = ["HOURS_PER_MONTH", "PairCost", "pair_cost", "transfer_per_gb", "unpriced_transfer", "volume_month"]
 
 HOURS_PER_MONTH = 730.0
 
@@ -27,8 +26,10 @@ HOURS_PER_MONTH = 730.0
 class PairCost:
     """Monthly list price of the pair (USD), and what replication adds per GB written;
     ``nodes`` is how many nodes the price covers (one without replication, 1 + peers with);
-    ``transfer_priced`` is false when the peer sits at a bare round-trip time, which says how far
-    it is but not whether the traffic crosses a zone or a region, so no transfer price applies."""
+    ``unpriced`` says what no price covers and why, a clause each: replication transfer to a
+    peer at a bare round-trip time, which says how far it is but not whether the traffic crosses
+    a zone or a region, or to a region pair whose price no stored copy states; on-demand bursting
+    (empty when everything is priced)."""
 
     instances_month: float
     volumes_month: float
@@ -36,7 +37,12 @@ class PairCost:
     transfer_month_at_rate: float
     region: str
     nodes: int = 2
-    transfer_priced: bool = True
+    unpriced: tuple[str, ...] = ()
+
+    @property
+    def transfer_priced(self) -> bool:
+        """Whether every GB a peer holding a replica receives is priced."""
+        return not any(reason.startswith("replication transfer") for reason in self.unpriced)
 
     @property
     def pair_month(self) -> float:
@@ -52,6 +58,7 @@ class PairCost:
             "transfer_month_at_predicted_rate": self.transfer_month_at_rate,
             "region": self.region,
             "transfer_priced": self.transfer_priced,
+            "unpriced": "; ".join(self.unpriced),
         }
 
 
@@ -79,20 +86,39 @@ def _one_volume_month(volume: VolumeType, node: SizedNode) -> float | None:
     return month
 
 
-def transfer_per_gb(scenario: Scenario, catalog: Catalog) -> float | None:
+def transfer_per_gb(scenario: Scenario, catalog: Catalog) -> float:
     """What a GB written costs in traffic: each peer holding a replica receives it, and a
-    placement's price is charged on each side it bills (both zones on AWS, the sender's on GCP);
-    a tie-breaker receives no data, and a peer at an explicit round trip has no placement to price."""
+    placement's price is charged on each side it bills (both zones on AWS, the sender's on GCP
+    and across regions); a tie-breaker receives no data, and a peer :func:`unpriced_transfer`
+    names adds nothing it could price."""
     cloud = catalog.instance(scenario.primary.instance_type).cloud
     per_gb = 0.0
     for slot in scenario.data_peers:
         if slot.rtt_s is not None:
             continue
-        placement = catalog.placement(placement_for(slot.placement, cloud))
-        if placement.transfer_usd_per_gb is None:
-            return None
-        per_gb += placement.transfer_billed_sides * placement.transfer_usd_per_gb
+        placement = catalog.placement_on(slot.placement, cloud)
+        if placement.transfer_usd_per_gb is not None:
+            per_gb += placement.transfer_billed_sides * placement.transfer_usd_per_gb
     return per_gb
+
+
+def unpriced_transfer(scenario: Scenario, catalog: Catalog) -> tuple[str, ...]:
+    """The replication transfer no price covers, each a clause saying why (empty when all is priced)."""
+    cloud = catalog.instance(scenario.primary.instance_type).cloud
+    reasons: list[str] = []
+    for slot in scenario.data_peers:
+        if slot.rtt_s is not None:
+            reasons.append(
+                f"replication transfer to the peer at rtt={slot.rtt_s * 1000:g}ms is left out: a round-trip time "
+                "names no region or zone, which the provider prices differently (name the placement, e.g. "
+                "cross-az or region:us-east-1/us-west-2, to price it)"
+            )
+        elif catalog.placement_on(slot.placement, cloud).transfer_usd_per_gb is None:
+            reasons.append(
+                f"replication transfer to the peer at {slot.placement} is left out: "
+                "no stored copy states the price of transfer there"
+            )
+    return tuple(dict.fromkeys(reasons))
 
 
 def pair_cost(scenario: Scenario, catalog: Catalog, written_bytes_s: float) -> PairCost | None:
@@ -116,8 +142,11 @@ def pair_cost(scenario: Scenario, catalog: Catalog, written_bytes_s: float) -> P
             return None
         volumes += month
     per_gb = transfer_per_gb(scenario, catalog)
-    if per_gb is None:
-        return None
     at_rate = per_gb * written_bytes_s * HOURS_PER_MONTH * 3600 / 1e9
-    priced = all(slot.rtt_s is None for slot in scenario.data_peers)
-    return PairCost(instances, volumes, per_gb, at_rate, ", ".join(sorted(regions)), len(nodes), priced)
+    unpriced = unpriced_transfer(scenario, catalog)
+    if any(node.volume.on_demand_burst for node, has_disk in nodes if has_disk):
+        unpriced += (
+            "on-demand bursting (the disks' hourly enablement fee and their burst transactions, counted in the "
+            "notes) is left out: no stored copy states either price",
+        )
+    return PairCost(instances, volumes, per_gb, at_rate, ", ".join(sorted(regions)), len(nodes), unpriced)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from harness.sizing.catalog.clouds import placement_for
 from harness.sizing.catalog.loader import Catalog
 from harness.sizing.model.assemble import sndbuf_bytes
 from harness.sizing.model.cost import PairCost, pair_cost
@@ -41,7 +40,7 @@ def _rtt_s(scenario: Scenario, catalog: Catalog) -> float:
     if scenario.rtt_s is not None:
         return scenario.rtt_s
     cloud = catalog.instance(scenario.primary.instance_type).cloud
-    return catalog.placement(placement_for(scenario.placement, cloud)).rtt_ms / 1000
+    return catalog.placement_on(scenario.placement, cloud).rtt_ms / 1000
 
 
 def mirror_for(

@@ -51,6 +51,7 @@ from harness.sizing.model.assemble import collect, sndbuf_bytes
 from harness.sizing.model.cost import PairCost, pair_cost
 from harness.sizing.model.credits import simulate
 from harness.sizing.model.latency import LatencyBound
+from harness.sizing.model.ondemand import on_demand_note
 from harness.sizing.model.prediction import LimitValue, Phase, Prediction
 from harness.sizing.scenario.question import Scenario
 from harness.units import MIB
@@ -105,6 +106,9 @@ def predict(scenario: Scenario, catalog: Catalog) -> Prediction:
             f"= {lag.writes:,.0f} writes of {bs} B = {lag.seconds:.3g} s at this rate; a crash of the "
             "primary can lose that many acknowledged writes."
         )
+    bursting = on_demand_note(scenario, catalog, iops, bs)
+    if bursting is not None:
+        build.note(bursting)
     return Prediction(
         scenario=scenario,
         bs=bs,

@@ -101,7 +101,8 @@ def parse_workload(text: str) -> Workload:
 
 
 def parse_placement(text: str) -> tuple[str, float | None]:
-    """A catalog placement name, or ``rtt=2ms`` for an explicit round trip."""
+    """A catalog placement name (a region pair ``region:us-east-1/us-west-2`` too), or ``rtt=2ms``
+    for an explicit round trip."""
     if text.startswith("rtt="):
         try:
             return "custom", parse_duration(text[4:])

@@ -89,6 +89,7 @@ class VolumeSpec:
 
     ``stripes`` > 1 is a RAID0 of that many such volumes (``4xgp3:500GiB``): each one's size,
     IOPS and throughput as given, the stripe delivering their sum and costing their sum.
+    ``on_demand_burst`` enables an Azure Premium SSD's on-demand bursting (P30 and larger).
     """
 
     type: str
@@ -96,6 +97,7 @@ class VolumeSpec:
     iops: float | None = None
     mib_s: float | None = None
     stripes: int = 1
+    on_demand_burst: bool = False
 
     def __post_init__(self) -> None:
         if not 1 <= self.stripes <= MAX_STRIPES:

@@ -6,8 +6,8 @@ they vote for quorum but hold no replica, so the primary sends them no data, the
 no time, and they need no volume.  A peer may also have its own DRBD protocol (DRBD 9 sets it per
 connection): a DR replica across a region under protocol A beside a synchronous one in the next
 zone.  ``--topology same-az,cross-az:diskless`` or ``cross-az,rtt=60ms:A`` names them in order,
-one entry per peer, each a catalog placement or ``rtt=2ms``, optionally ``:diskless`` or
-``:A``/``:B``/``:C``.
+one entry per peer, each a catalog placement (a region pair ``region:us-east-1/us-west-2`` too) or
+``rtt=2ms``, optionally ``:diskless`` or ``:A``/``:B``/``:C``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Final, get_args
 
 from harness.errors import ConfigError
 from harness.fields import ReplicationProtocol
+from harness.sizing.catalog.region_readers import REGION_PREFIX
 from harness.units import UnitError, parse_duration
 
 __all__ = ["DISKLESS", "MAX_PEERS", "PeerSlot", "check_topology", "parse_topology"]
@@ -52,7 +53,10 @@ def _slot(entry: str, where: str, index: int) -> PeerSlot:
     text = entry.strip()
     if not text:
         raise ConfigError(f"{where}: peer {index} is empty; give PLACEMENT[:{DISKLESS}] for each peer")
-    place, sep, suffix = text.partition(":")
+    # a region pair's name has a colon of its own: the suffix is what follows the pair
+    prefix = REGION_PREFIX if text.startswith(REGION_PREFIX) else ""
+    place, sep, suffix = text[len(prefix) :].partition(":")
+    place = prefix + place if place else ""
     if sep and suffix not in _SUFFIXES:
         raise ConfigError(
             f"{where}: peer {index} {text!r}: after the placement only ':{DISKLESS}', ':A', ':B' or ':C' may follow"

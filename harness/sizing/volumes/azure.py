@@ -1,9 +1,11 @@
-"""What an Azure Premium SSD v1 disk delivers at a size: its tier's limits and credit bursts (the
-records and the tier lookup are :mod:`harness.sizing.catalog.azure_disks`)."""
+"""What an Azure Premium SSD v1 disk delivers at a size: its tier's limits and credit bursts, or its
+on-demand burst target when the user enables on-demand bursting (the records and the tier lookup
+are :mod:`harness.sizing.catalog.azure_disks`)."""
 
 from __future__ import annotations
 
-from harness.sizing.catalog.azure_disks import AzureTieredDisk, azure_tier
+from harness.errors import ConfigError
+from harness.sizing.catalog.azure_disks import AzureTier, AzureTieredDisk, azure_tier
 from harness.sizing.volumes.performance import Choice, VolumePerformance
 from harness.units import KIB
 
@@ -20,6 +22,8 @@ def tiered(volume: AzureTieredDisk, choice: Choice, size: float) -> VolumePerfor
     """
     choice.no_provisioning("its IOPS and throughput follow from its tier")
     tier = azure_tier(volume, size)
+    if choice.spec.on_demand_burst:
+        return _on_demand(volume, choice, size, tier)
     seconds = volume.burst_minutes * 60
     iops_bursts = tier.burst_iops is not None and tier.burst_iops > tier.iops
     bytes_bursts = tier.burst_mb_s is not None and tier.burst_mb_s > tier.mb_s
@@ -37,5 +41,31 @@ def tiered(volume: AzureTieredDisk, choice: Choice, size: float) -> VolumePerfor
         throughput_bucket="bytes" if burst_bytes is not None else None,
         bytes_bucket=(burst_bytes - tier.mb_s * 1e6) * seconds if burst_bytes is not None else None,
         notes=choice.notes,
+        **choice.latency,
+    )
+
+
+def _on_demand(volume: AzureTieredDisk, choice: Choice, size: float, tier: AzureTier) -> VolumePerformance:
+    """A tier with on-demand bursting enabled: its burst target for as long as the workload needs
+    (no credits), every I/O above the tier's own target a billed burst transaction."""
+    burst = volume.on_demand_burst
+    if burst is None or tier.burst_iops is not None:
+        raise ConfigError(
+            f"{choice.name} {tier.name} ({size:g} GiB) cannot burst on demand: Microsoft offers it on Premium SSDs "
+            "larger than 512 GiB (P30 and up); P20 and smaller burst on credits, which the model applies unasked"
+        )
+    note = (
+        f"On-demand bursting enabled: {tier.name} reaches {burst.iops:,.0f} IOPS and {burst.mb_s:,.0f} MB/s for "
+        f"as long as the workload needs, its own target {tier.iops:,.0f} IOPS and {tier.mb_s:,.0f} MB/s; every I/O "
+        "above the target is a burst transaction (MB/s above it count as 256 KiB transactions), billed per "
+        "10,000 with an hourly enablement fee."
+    )
+    return VolumePerformance(
+        type=choice.name,
+        description=f"{choice.name} {tier.name} ({size:g} GiB billed as {tier.up_to_gib:g} GiB), on-demand bursting",
+        io_unit=volume.io_unit_kib * KIB,
+        baseline_iops=burst.iops,
+        baseline_bytes_s=burst.mb_s * 1e6,
+        notes=(*choice.notes, note),
         **choice.latency,
     )

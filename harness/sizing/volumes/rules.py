@@ -47,6 +47,8 @@ def volume_performance(name: str, volume: VolumeType, spec: VolumeSpec, instance
             f"{name} is offered only on the {', '.join(f.upper() for f in families)} machine families, "
             f"not on {instance.family.upper()}"
         )
+    if spec.on_demand_burst and not (isinstance(volume, AzureTieredDisk) and volume.on_demand_burst is not None):
+        raise ConfigError(f"{name} has no on-demand bursting: it is an Azure Premium SSD's (P30 and larger)")
     choice = Choice(name, spec, instance, latency, tuple(volume.notes))
     if isinstance(volume, InstanceStoreVolume | GcpLocalSsd) and spec.stripes > 1:
         raise ConfigError(f"{name} is the instance's own disks, already striped: it takes no RAID0 count")
