@@ -61,9 +61,10 @@ def _stamps(log: io.BufferedReader, entry: LogEntry, spec: WriterSpec) -> list[t
     out = []
     for at in range(0, len(data) - SECTOR + 1, SECTOR):
         stamp = read_sector(data[at : at + SECTOR])
-        if stamp is not None and stamp.valid and stamp.trial == spec.trial and spec.offset(stamp.seq) == stamp.offset:
-            if 0 <= stamp.seq < spec.count:
-                out.append((stamp.seq, stamp.sector))
+        if stamp is None or not stamp.valid or stamp.trial != spec.trial or not 0 <= stamp.seq < spec.count:
+            continue
+        if spec.offset(stamp.seq) == stamp.offset:
+            out.append((stamp.seq, stamp.sector))
     return out
 
 
@@ -171,4 +172,3 @@ def replay_check(log_path: Path, spec: WriterSpec, *, between: int, seed: int) -
         controls=controls,
         blind=tuple(blind),
     )
-
