@@ -51,7 +51,19 @@ from harness.remote.duplex import Duplex
 from harness.replication import Replication
 from harness.units import MIB
 
-__all__ = ["REGION_START", "WINDOW", "ChannelNode", "Site", "TrialRun", "footprint", "job_specs", "run_trial"]
+__all__ = [
+    "REGION_START",
+    "WINDOW",
+    "ChannelNode",
+    "RegionImage",
+    "Site",
+    "TrialRun",
+    "crash_target",
+    "drbd_counters",
+    "footprint",
+    "job_specs",
+    "run_trial",
+]
 
 #: writes the controller sends ahead of the acknowledgements, per job
 WINDOW: Final = 4
@@ -113,6 +125,12 @@ def job_specs(trial: Trial) -> list[WriterSpec]:
     ]
 
 
+def crash_target(spec: WriterSpec, crash_at: float) -> int:
+    """The acknowledgements of the job at which the trial's fault strikes: ``crash_at`` of its
+    writes, leaving more than :data:`WINDOW` never sent for the negative control to claim."""
+    return max(1, min(int(crash_at * spec.count), spec.count - WINDOW - 1))
+
+
 def footprint(trial: Trial) -> int:
     return REGION_START + trial.workload.numjobs * REGION_BYTES
 
@@ -138,23 +156,23 @@ class _Job:
             self.sent = seq + 1
         self.duplex.close_input()
 
-    def target(self, crash_at: float) -> int:
-        # leave writes never sent, so the negative control has some to claim
-        return max(1, min(int(crash_at * self.spec.count), self.spec.count - WINDOW - 1))
 
-
-def _counters(node: Runner, minor: int) -> tuple[str, ...]:
-    """The survivor's DRBD 8.4 counters of data received and written (empty on DRBD 9)."""
-    text = node.run(["cat", "/proc/drbd"], timeout=10, sudo=False).stdout
+def drbd_counters(text: str, minor: int) -> dict[str, int]:
+    """Device ``minor``'s counters in DRBD 8.4's /proc/drbd of data received (``nr``), written
+    (``dw``), and requests in flight (``lo``, ``pe``, ``ua``); empty when it shows none (DRBD 9)."""
     block = re.search(rf"^ *{minor}: .*?\n(.*?)(?=^ *\d+: |\Z)", text, re.M | re.S)
     if block is None:
-        return ()
-    return tuple(re.findall(r"\b(nr|dw|lo|pe):(\d+)", block.group(1)))
+        return {}
+    return {key: int(value) for key, value in re.findall(r"\b(nr|dw|lo|pe|ua):(\d+)", block.group(1))}
+
+
+def _counters(node: Runner, minor: int) -> dict[str, int]:
+    return drbd_counters(node.run(["cat", "/proc/drbd"], timeout=10, sudo=False).stdout, minor)
 
 
 def _settle(node: Runner, minor: int, limit_s: float = 10.0) -> None:
     """Until the survivor has written out all it received: its counters still for a while."""
-    last: tuple[str, ...] = ()
+    last: dict[str, int] = {}
     still = 0
     deadline = time.monotonic() + limit_s
     while still < _SETTLE_POLLS and time.monotonic() < deadline:
@@ -162,7 +180,8 @@ def _settle(node: Runner, minor: int, limit_s: float = 10.0) -> None:
         if not now:
             time.sleep(2.0)  # no counters to watch: a fixed grace
             return
-        still = still + 1 if now == last else 0
+        busy = now.get("lo", 0) or now.get("ua", 0)
+        still = still + 1 if now == last and not busy else 0
         last = now
         time.sleep(_POLL_S)
 
@@ -179,7 +198,7 @@ def _read(node: Runner, device: str, spec: WriterSpec) -> bytes:
     return data
 
 
-class _Region(io.BytesIO):
+class RegionImage(io.BytesIO):
     """A job's region as read back, addressed by device offset."""
 
     def __init__(self, spec: WriterSpec, data: bytes) -> None:
@@ -197,7 +216,7 @@ def run_trial(site: Site, trial: Trial, config: ResourceConfig) -> TrialRun:
     start = time.monotonic()
     specs = job_specs(trial)
     jobs = [_Job(site.primary, spec, site.device) for spec in specs]
-    target = sum(j.target(trial.crash_at) for j in jobs)
+    target = sum(crash_target(j.spec, trial.crash_at) for j in jobs)
     deadline = time.monotonic() + 120
     while sum(j.acks() for j in jobs) < target and time.monotonic() < deadline:
         if any(j.duplex.broken for j in jobs):
@@ -207,12 +226,17 @@ def run_trial(site: Site, trial: Trial, config: ResourceConfig) -> TrialRun:
     sent = [j.sent for j in jobs]
     for j in jobs:
         j.stop.set()
+    if sum(len(log) for log in logs) < target:
+        for j in jobs:
+            j.duplex.finish(30)
+        got = ", ".join(str(len(log)) for log in logs)
+        raise InfraError(f"{site.primary.name}: trial {trial.trial_id}'s writers acknowledged {got} of {target} writes")
     written = time.monotonic() - start
     site.cut()
     try:
         survivor = site.peer if trial.fault == "primary-crash" else site.primary
         _settle(survivor, site.minor)
-        regions = [_Region(spec, _read(survivor, site.backing, spec)) for spec in specs]
+        regions = [RegionImage(spec, _read(survivor, site.backing, spec)) for spec in specs]
     finally:
         site.heal()
     healed = time.monotonic()
