@@ -8,9 +8,15 @@ log disk's contents are overwritten.
 
 from __future__ import annotations
 
+import argparse
 import base64
+import dataclasses
+import json
 import shlex
+import sys
 import tempfile
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -18,16 +24,20 @@ from typing import Final
 from harness.durability.logwrites import used_bytes
 from harness.durability.nodewriter import job_stream, parse_acks, writer_script
 from harness.durability.oracle import WriterSpec
-from harness.errors import InfraError
+from harness.errors import ConfigError, HarnessError, InfraError
+from harness.inventory import load_inventory
 from harness.remote.duplex import Duplex
 from harness.remote.ssh import SshNode
 
-__all__ = ["TARGET", "Recording", "record_log", "setup_script", "teardown_script"]
+__all__ = ["RECORDED_SPEC", "TARGET", "Recording", "main", "record_log", "setup_script", "teardown_script"]
 
 #: the device-mapper name of the target while the log records
 TARGET: Final = "harness-logw"
 #: the log's head zeroed before the target starts, and the most of it fetched
 LOG_WINDOW: Final = 4 << 20
+#: the job the recordings in tests/data/durability were written with: 96 writes of 4 KiB over
+#: 32 blocks from 1 MiB on, a log of about 450 KiB
+RECORDED_SPEC: Final = WriterSpec(trial=0x4C4F47, job=0, seed=31, bs=4096, first_block=256, blocks=32, count=96)
 
 
 @dataclass(frozen=True)
@@ -79,3 +89,47 @@ def record_log(node: SshNode, spec: WriterSpec, data_dev: str, log_dev: str, out
         raise InfraError(f"{node.name}: the log takes {used} bytes, more than the {len(raw)} fetched")
     out.write_bytes(raw[:used])
     return Recording(acks, used)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m harness.durability.logrecord --inventory FILE --node N --out LOG``: record
+    :data:`RECORDED_SPEC` on the node's first two scratch disks; ``LOG.json`` keeps the job,
+    the node's kernel and the date."""
+    parser = argparse.ArgumentParser(prog="python -m harness.durability.logrecord")
+    parser.add_argument("--inventory", type=Path, required=True)
+    parser.add_argument("--node", required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    args = parser.parse_args(argv)
+    try:
+        if args.out.exists() and not args.force:
+            raise ConfigError(f"{args.out} exists; --force overwrites it")
+        inv = load_inventory(args.inventory)
+        if args.node not in inv.nodes:
+            raise ConfigError(f"{args.inventory}: no node {args.node!r}")
+        scratch = inv.nodes[args.node].scratch_devices
+        if len(scratch) < 2:
+            raise ConfigError(f"{args.node}: the inventory names {len(scratch)} scratch devices, the log needs 2")
+        with SshNode(args.node, inv.ssh_specs()[args.node]) as node:
+            kernel = node.run(["uname", "-r"], timeout=10, sudo=False).stdout.strip()
+            done = record_log(node, RECORDED_SPEC, scratch[0], scratch[1], args.out)
+    except (HarnessError, OSError) as exc:
+        print(f"logrecord: {exc}", file=sys.stderr)
+        return 2
+    meta = {
+        "spec": dataclasses.asdict(RECORDED_SPEC),
+        "acked": len(done.acks),
+        "log_bytes": done.log_bytes,
+        "node": args.node,
+        "kernel": kernel,
+        "data_device": scratch[0],
+        "log_device": scratch[1],
+        "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    args.out.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
+    print(f"{args.out}: {done.log_bytes} bytes, {len(done.acks)} writes acknowledged")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
