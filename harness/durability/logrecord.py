@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import base64
 import dataclasses
+import gzip
 import json
 import shlex
 import sys
@@ -35,9 +36,10 @@ __all__ = ["RECORDED_SPEC", "TARGET", "Recording", "main", "record_log", "setup_
 TARGET: Final = "harness-logw"
 #: the log's head zeroed before the target starts, and the most of it fetched
 LOG_WINDOW: Final = 4 << 20
-#: the job the recordings in tests/data/durability were written with: 96 writes of 4 KiB over
-#: 32 blocks from 1 MiB on, a log of about 450 KiB
-RECORDED_SPEC: Final = WriterSpec(trial=0x4C4F47, job=0, seed=31, bs=4096, first_block=256, blocks=32, count=96)
+#: the job the recordings in tests/data/durability were written with: 1,100 writes of 512 bytes
+#: over 64 blocks from 1 MiB on (a log entry each, so over a thousand replay points), a log of
+#: about 1.1 MiB
+RECORDED_SPEC: Final = WriterSpec(trial=0x4C4F47, job=0, seed=31, bs=512, first_block=2048, blocks=64, count=1100)
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,7 @@ def teardown_script() -> str:
 
 def record_log(node: SshNode, spec: WriterSpec, data_dev: str, log_dev: str, out: Path) -> Recording:
     """Record ``spec`` written durably through a log-writes target on ``node``; the log's used
-    part goes to ``out``."""
+    part goes to ``out`` (gzipped when its name ends in .gz)."""
     node.run_script(setup_script(data_dev, log_dev), timeout=60)
     try:
         script = writer_script(spec, f"/dev/mapper/{TARGET}", durable=True)
@@ -87,14 +89,14 @@ def record_log(node: SshNode, spec: WriterSpec, data_dev: str, log_dev: str, out
         used = used_bytes(whole)
     if used > len(raw):
         raise InfraError(f"{node.name}: the log takes {used} bytes, more than the {len(raw)} fetched")
-    out.write_bytes(raw[:used])
+    out.write_bytes(gzip.compress(raw[:used], mtime=0) if out.suffix == ".gz" else raw[:used])
     return Recording(acks, used)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m harness.durability.logrecord --inventory FILE --node N --out LOG``: record
-    :data:`RECORDED_SPEC` on the node's first two scratch disks; ``LOG.json`` keeps the job,
-    the node's kernel and the date."""
+    """``python -m harness.durability.logrecord --inventory FILE --node N --out NAME.log.gz``:
+    record :data:`RECORDED_SPEC` on the node's first two scratch disks; ``NAME.json`` keeps
+    the job, the node's kernel and the date."""
     parser = argparse.ArgumentParser(prog="python -m harness.durability.logrecord")
     parser.add_argument("--inventory", type=Path, required=True)
     parser.add_argument("--node", required=True)
@@ -126,7 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "log_device": scratch[1],
         "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    args.out.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
+    sidecar = args.out.with_name(args.out.name.removesuffix(".gz").removesuffix(".log") + ".json")
+    sidecar.write_text(json.dumps(meta, indent=2) + "\n")
     print(f"{args.out}: {done.log_bytes} bytes, {len(done.acks)} writes acknowledged")
     return 0
 

@@ -16,9 +16,8 @@ from harness.durability.logwrites import FLUSH, FUA, used_bytes
 from harness.durability.oracle import WriterSpec
 from harness.durability.replaycheck import durable_index, replay_check, replay_points
 from harness.durability.stamp import block_bytes
-from tests.unit.test_durability_logwrites import Op, build_log
+from tests.unit.test_durability_logwrites import RECORDED, Op, build_log, unpacked
 
-RECORDED = sorted((Path(__file__).resolve().parents[1] / "data" / "durability").glob("*.log"))
 SPEC = WriterSpec(trial=7, job=0, seed=3, bs=1024, first_block=0, blocks=6, count=24)
 
 
@@ -73,9 +72,10 @@ def test_replay_points_hold_every_flush_and_draw_the_rest_by_seed(tmp_path: Path
 
 
 @pytest.mark.skipif(not RECORDED, reason="no dm-log-writes log recorded on the lab yet (tests/data/durability)")
-@pytest.mark.parametrize("log", RECORDED, ids=[p.name for p in RECORDED])
-def test_a_recorded_log_replayed_at_every_flush_and_between_loses_nothing(log: Path) -> None:
-    spec = WriterSpec(**json.loads(log.with_suffix(".json").read_text())["spec"])
+@pytest.mark.parametrize("recorded", RECORDED, ids=[p.name for p in RECORDED])
+def test_a_recorded_log_replayed_at_every_flush_and_between_loses_nothing(recorded: Path, tmp_path: Path) -> None:
+    log = unpacked(recorded, tmp_path)
+    spec = WriterSpec(**json.loads(recorded.with_name(log.stem + ".json").read_text())["spec"])
     index = durable_index(log, spec)
     check = replay_check(log, spec, between=1000, seed=31)
     assert len(index.durable_at) == spec.count, "every write of the durable writer is made durable in the log"
@@ -83,3 +83,4 @@ def test_a_recorded_log_replayed_at_every_flush_and_between_loses_nothing(log: P
     assert check.blind == (), f"the negative control went unnoticed at points {check.blind[:5]}"
     assert check.at_flushes == len(index.flush_points) >= spec.count
     assert check.points >= 1000 and check.durable_writes == spec.count
+    assert check.controls >= spec.count - 1  # a next write to claim at every point but the last
