@@ -53,7 +53,9 @@ def setup_script(data_dev: str, log_dev: str) -> str:
     return (
         "set -e; modprobe dm-log-writes; "
         f"dd if=/dev/zero of={log} bs=1M count={LOG_WINDOW >> 20} oflag=direct status=none; "
-        f'sz=$(blockdev --getsz {data}); dmsetup create {TARGET} --table "0 $sz log-writes {data} {log}"'
+        f'sz=$(blockdev --getsz {data}); dmsetup create {TARGET} --table "0 $sz log-writes {data} {log}"; '
+        # a node without udev gets no /dev/mapper link of its own: make it, and check it is the device
+        f"dmsetup mknodes {TARGET}; test -b /dev/mapper/{TARGET}"
     )
 
 

@@ -336,7 +336,7 @@ class SshNode:
         transport = self._conn.transport if self._conn is not None else None
         if transport is None:
             raise ConnectionLost(self.name, "no transport")
-        chan = transport.open_session(timeout=30)
+        chan: paramiko.Channel = transport.open_session(timeout=30)
         chan.settimeout(timeout + _BACKSTOP)
         chan.exec_command(render_command(argv, timeout=timeout, sudo=self._use_sudo(sudo)))
         return chan
