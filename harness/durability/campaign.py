@@ -23,7 +23,7 @@ from harness.cell.fault import Faults
 from harness.cell.partition import PARTITION
 from harness.cell.runner import CellRunner
 from harness.durability.bounds import PathFigures, ResourceConfig
-from harness.durability.durmap import DurabilityMap, aggregate, render_markdown, samples_of_map
+from harness.durability.durmap import MAP_FILE, DurabilityMap, aggregate, render_markdown, samples_of_map
 from harness.durability.plan import Placement, Trial, TrialSpace
 from harness.durability.trialrun import ChannelNode, Site, TrialRun, footprint, run_trial
 from harness.errors import RefusedError
@@ -47,7 +47,6 @@ LINK_BYTES_S: Final = 10e9 / 8
 CUT_HOLD_S: Final = 120.0
 #: DRBD's backing disk on every lab node
 LAB_BACKING: Final = "/dev/ubda"
-MAP_FILE: Final = "durability-map.md"
 
 
 @dataclass
