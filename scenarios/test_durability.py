@@ -12,7 +12,8 @@ adds the trials up.
 Protocol C must lose no acknowledged write; A and B may lose up to their bound; the negative
 control (the writes never sent, claimed acknowledged) must be caught in every trial.
 
-``--durability-trials N`` (default 0: skipped) and ``--durability-seed S``.  ``disruptive``:
+``--durability-trials N`` (default 16, about a minute on the lab; 0 skips it) and
+``--durability-seed S``.  ``disruptive``:
 the cut stalls the pair's writes; the trials switch the lab's protocols, so the embedded lab
 only.
 """
@@ -33,7 +34,7 @@ def test_durability_map(harness_session: HarnessSession, record_property: Any, r
     count = int(request.config.getoption("durability_trials"))
     seed = int(request.config.getoption("durability_seed"))
     if count == 0:
-        pytest.skip("no durability trials asked for (--durability-trials N draws the map from N crash trials)")
+        pytest.skip("--durability-trials 0: no durability map drawn")
     if harness_session.inventory.lab is None:
         pytest.skip("the durability trials cut links and switch protocols: the embedded lab only")
     runner = harness_session.runner
