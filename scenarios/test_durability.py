@@ -13,7 +13,8 @@ Protocol C must lose no acknowledged write; A and B may lose up to their bound; 
 control (the writes never sent, claimed acknowledged) must be caught in every trial.
 
 ``--durability-trials N`` (default 16, about a minute on the lab; 0 skips it) and
-``--durability-seed S``.  ``disruptive``:
+``--durability-seed S``; ``--durability-crash sigkill`` strikes each fault with the lab's
+SIGKILL of the node and its reboot instead (the reference the fast cut is measured against).  ``disruptive``:
 the cut stalls the pair's writes; the trials switch the lab's protocols, so the embedded lab
 only.
 """
@@ -24,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from harness.durability.campaign import LAB_SPACE, run_campaign, write_map
+from harness.durability.campaign import CRASHES, LAB_SPACE, run_campaign, write_map
 from harness.durability.plan import plan
 from harness.plugin.session import HarnessSession
 
@@ -38,7 +39,8 @@ def test_durability_map(harness_session: HarnessSession, record_property: Any, r
     if harness_session.inventory.lab is None:
         pytest.skip("the durability trials cut links and switch protocols: the embedded lab only")
     runner = harness_session.runner
-    campaign = run_campaign(runner, harness_session.protocol_switch, plan(seed, count, LAB_SPACE), seed)
+    crash = next(c for c in CRASHES if c == request.config.getoption("durability_crash"))
+    campaign = run_campaign(runner, harness_session.failover_parts, plan(seed, count, LAB_SPACE), seed, crash)
     path = write_map(runner, campaign)
     record_property("summary", campaign.summary())
     record_property("map", str(path))

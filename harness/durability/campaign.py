@@ -11,16 +11,15 @@ job, same AZ (``single-az``-like pairs) or across the lab's AZs, no added round 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import groupby
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal, get_args
 
-from harness.cell.failover import ProtocolSwitch
-from harness.cell.fault import Faults
+from harness.cell.failover import FailoverParts
 from harness.cell.partition import PARTITION
+from harness.cell.roles import wait_promotable
 from harness.cell.runner import CellRunner
 from harness.durability.bounds import PathFigures, ResourceConfig
 from harness.durability.durmap import MAP_FILE, DurabilityMap, aggregate, render_markdown, samples_of_map
@@ -31,7 +30,7 @@ from harness.impair.apply import AppliedImpairment
 from harness.safety.device import guard_replicated_device
 from harness.units import KIB
 
-__all__ = ["LAB_SPACE", "Campaign", "pair_for", "run_campaign", "write_map"]
+__all__ = ["CRASHES", "LAB_SPACE", "Campaign", "Crash", "pair_for", "run_campaign", "write_map"]
 
 LAB_SPACE: Final = TrialSpace(
     products=("drbd",),
@@ -49,9 +48,18 @@ CUT_HOLD_S: Final = 120.0
 LAB_BACKING: Final = "/dev/ubda"
 
 
+Crash = Literal["cut", "sigkill"]
+CRASHES: Final[tuple[Crash, ...]] = get_args(Crash)
+METHODS: Final[dict[Crash, str]] = {
+    "cut": "the replication path cut at the drawn moment, the survivor read (the fast fault)",
+    "sigkill": "the lab's SIGKILL of the node at the drawn moment and its reboot (the reference)",
+}
+
+
 @dataclass
 class Campaign:
     seed: int
+    crash: Crash = "cut"
     runs: list[TrialRun] = field(default_factory=list)
     elapsed_s: float = 0.0
 
@@ -97,36 +105,84 @@ def _tcp_wmem_max(node: ChannelNode) -> int:
     return int(node.run(["cat", "/proc/sys/net/ipv4/tcp_wmem"], timeout=10, sudo=False).stdout.split()[-1])
 
 
-@contextmanager
-def _site(runner: CellRunner, faults: Faults, pair_name: str, needed: int) -> Iterator[Site]:
+class _Cut:
+    """The fast fault: the primary's path to the peer cut by the impairer (dead-man switched)."""
+
+    def __init__(self, runner: CellRunner, pair_name: str, primary: ChannelNode) -> None:
+        self.runner, self.pair_name, self.primary = runner, pair_name, primary
+        self.applied: list[AppliedImpairment] = []
+
+    def cut(self, trial: Trial) -> None:
+        inv, pair = self.runner.inventory, self.runner.inventory.pairs[self.pair_name]
+        self.runner.faults.impairer.apply(
+            self.primary, iface=inv.nodes[pair.primary].replication.iface,
+            peer_ip=inv.nodes[pair.secondary].replication.ip, profile=PARTITION, hold_s=CUT_HOLD_S,
+            role="primary", on_planned=self.applied.append, port=pair.shaped_port(),
+        )  # fmt: skip
+
+    def heal(self, trial: Trial) -> None:
+        while self.applied:
+            self.runner.faults.impairer.clear(self.primary, self.applied.pop())
+        self.runner.replication(self.pair_name, self.runner.inventory.pairs[self.pair_name].primary).wait_healthy(300.0)
+
+
+class _Kill:
+    """The reference fault: the lab's SIGKILL of the node the trial names, its reboot, the
+    protocol set again on the rejoined node, and the primary promoted again if it rebooted."""
+
+    def __init__(self, runner: CellRunner, pair_name: str, parts: FailoverParts, protocol: str) -> None:
+        self.runner, self.pair_name, self.parts, self.protocol = runner, pair_name, parts, protocol
+
+    def _victim(self, trial: Trial) -> str:
+        pair = self.runner.inventory.pairs[self.pair_name]
+        return pair.primary if trial.fault == "primary-crash" else pair.secondary
+
+    def cut(self, trial: Trial) -> None:
+        self.parts.crasher.crash(self._victim(trial))
+
+    def heal(self, trial: Trial) -> None:
+        pair = self.runner.inventory.pairs[self.pair_name]
+        self.parts.crasher.recover(self._victim(trial))
+        if self.protocol != pair.protocol:
+            self.parts.protocols.set(self.protocol)
+        primary = self.runner.replication(self.pair_name, pair.primary)
+        if primary.state().role != "Primary":
+            wait_promotable(primary)
+            primary.promote()
+        primary.wait_healthy(600.0)
+
+
+def _site(runner: CellRunner, pair_name: str, needed: int, fault: _Cut | _Kill | None) -> Site:
+    """The pair's site for its next trial (or trials: the cut keeps the nodes up); ``fault``
+    None: the fast cut."""
     inv, pair = runner.inventory, runner.inventory.pairs[pair_name]
     primary, peer = _live(runner.pool.get(pair.primary)), _live(runner.pool.get(pair.secondary))
     peer_ip = inv.nodes[pair.secondary].replication.ip
-    replication = runner.replication(pair_name, pair.primary)
-    guard_replicated_device(primary, replication, needed_bytes=needed)
-    applied: list[AppliedImpairment] = []
-
-    def cut() -> None:
-        faults.impairer.apply(
-            primary, iface=inv.nodes[pair.primary].replication.iface, peer_ip=peer_ip, profile=PARTITION,
-            hold_s=CUT_HOLD_S, role="primary", on_planned=applied.append, port=pair.shaped_port(),
-        )  # fmt: skip
-
-    def heal() -> None:
-        while applied:
-            faults.impairer.clear(primary, applied.pop())
-
+    guard_replicated_device(primary, runner.replication(pair_name, pair.primary), needed_bytes=needed)
+    strike = fault if fault is not None else _Cut(runner, pair_name, primary)
     rtt = runner.baseline_rtt(primary, peer_ip)
     path = PathFigures(rtt.max_ms / 1000.0, LINK_BYTES_S, _tcp_wmem_max(primary))
     minor = int(pair.device.removeprefix("/dev/drbd"))
-    try:
-        yield Site(pair_name, primary, peer, pair.device, LAB_BACKING, minor, cut, heal, path, replication)
-    finally:
-        heal()
+    return Site(pair_name, primary, peer, pair.device, LAB_BACKING, minor, strike.cut, strike.heal, path)
+
+
+def _group(
+    runner: CellRunner, campaign: Campaign, parts: FailoverParts, *, name: str, protocol: str, todo: list[Trial]
+) -> None:
+    needed = max(footprint(t) for t in todo)
+    config = ResourceConfig("drbd", protocol)
+    if campaign.crash == "cut":
+        site = _site(runner, name, needed, None)
+        for trial in todo:
+            campaign.runs.append(run_trial(site, trial, config))
+        return
+    kill = _Kill(runner, name, parts, protocol)
+    for trial in todo:  # a crash leaves the site's connections dead: a new site each trial
+        campaign.runs.append(run_trial(_site(runner, name, needed, kill), trial, config))
 
 
 def run_campaign(
-    runner: CellRunner, switch_of: Callable[[str], ProtocolSwitch], trials: list[Trial], seed: int
+    runner: CellRunner, parts_of: Callable[[str], FailoverParts], trials: list[Trial], seed: int, crash: Crash = "cut"
 ) -> Campaign:
     """Every trial, on the pair its placement names; the trials of a placement no pair has are
     refused."""
@@ -137,21 +193,18 @@ def run_campaign(
             raise RefusedError(f"trial {trial.trial_id}: the inventory has no DRBD pair {trial.placement}")
         placed.append((name, trial))
     placed.sort(key=lambda p: (p[0], p[1].protocol))
-    campaign = Campaign(seed)
+    campaign = Campaign(seed, crash)
     start = time.monotonic()
     for (name, protocol), group in groupby(placed, key=lambda p: (p[0], p[1].protocol)):
         pair = runner.inventory.pairs[name]
-        todo = [t for _, t in group]
-        switch = switch_of(name)
+        parts = parts_of(name)
         with runner.host_slot([pair.primary, pair.secondary], exclusive=True):
             try:
-                switch.set(protocol)
+                parts.protocols.set(protocol)
                 runner.replication(name, pair.primary).wait_healthy(300.0)
-                with _site(runner, runner.faults, name, max(footprint(t) for t in todo)) as site:
-                    for trial in todo:
-                        campaign.runs.append(run_trial(site, trial, ResourceConfig("drbd", protocol)))
+                _group(runner, campaign, parts, name=name, protocol=protocol, todo=[t for _, t in group])
             finally:
-                switch.set(pair.protocol)
+                parts.protocols.set(pair.protocol)
                 runner.replication(name, pair.primary).wait_healthy(300.0)
     campaign.elapsed_s = time.monotonic() - start
     return campaign
@@ -162,6 +215,6 @@ def write_map(runner: CellRunner, campaign: Campaign) -> Path:
     dmap = campaign.dmap
     runner.store.append(samples_of_map(dmap, {"run_id": runner.run_id, "seed": campaign.seed}))
     path = runner.run_dir / MAP_FILE
-    method = "a cut of the primary's replication path at the drawn moment (not a guest's SIGKILL)"
+    method = METHODS[campaign.crash]
     path.write_text(f"# Durability map\n\n{campaign.summary()}.\nFault: {method}.\n\n{render_markdown(dmap)}\n")
     return path

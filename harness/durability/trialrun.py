@@ -48,7 +48,6 @@ from harness.durability.plan import Trial
 from harness.errors import InfraError
 from harness.remote.command import Runner
 from harness.remote.duplex import Duplex
-from harness.replication import Replication
 from harness.units import MIB
 
 __all__ = [
@@ -96,10 +95,11 @@ class Site:
     device: str
     backing: str
     minor: int
-    cut: Callable[[], None]
-    heal: Callable[[], None]
+    #: strikes the trial's fault (the fast cut, or the lab's SIGKILL of the node it names)
+    cut: Callable[[Trial], None]
+    #: undoes it and returns once the pair is healthy again, with its primary
+    heal: Callable[[Trial], None]
     path: PathFigures
-    primary_replication: Replication
 
 
 @dataclass(frozen=True)
@@ -210,7 +210,7 @@ class RegionImage(io.BytesIO):
 
 
 def run_trial(site: Site, trial: Trial, config: ResourceConfig) -> TrialRun:
-    """Write, cut at the drawn moment, read the survivor's copy, classify, heal, resync."""
+    """Write, strike the fault at the drawn moment, read the survivor's copy, heal, classify."""
     if trial.product != "drbd" or trial.fault not in ("primary-crash", "peer-crash"):
         raise InfraError(f"trial {trial.trial_id}: the fast runner does drbd primary and peer crashes only")
     start = time.monotonic()
@@ -232,14 +232,15 @@ def run_trial(site: Site, trial: Trial, config: ResourceConfig) -> TrialRun:
         got = ", ".join(str(len(log)) for log in logs)
         raise InfraError(f"{site.primary.name}: trial {trial.trial_id}'s writers acknowledged {got} of {target} writes")
     written = time.monotonic() - start
-    site.cut()
+    site.cut(trial)
     try:
         survivor = site.peer if trial.fault == "primary-crash" else site.primary
         _settle(survivor, site.minor)
         regions = [RegionImage(spec, _read(survivor, site.backing, spec)) for spec in specs]
     finally:
-        site.heal()
-    healed = time.monotonic()
+        healing = time.monotonic()
+        site.heal(trial)
+    recovery = time.monotonic() - healing
     report = OracleReport(0)
     caught = False
     for spec, log, region, upto in zip(specs, logs, regions, sent, strict=True):
@@ -248,9 +249,7 @@ def run_trial(site: Site, trial: Trial, config: ResourceConfig) -> TrialRun:
         caught = caught or classify(spec, claimed, region).lost_acked > 0
     for j in jobs:
         j.feeder.join(30)
-        j.duplex.finish(60)
-    site.primary_replication.wait_healthy(300.0)
-    recovery = time.monotonic() - healed
+        j.duplex.finish(30)
     bound: LossBound = loss_bound(config, site.path, trial.fault, trial.workload.bs)
     outcome = TrialOutcome(trial, report.acked_writes, report.lost_acked, report.counts["torn"], bound, recovery)
     return TrialRun(outcome, caught, written, time.monotonic() - start)

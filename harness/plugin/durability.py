@@ -28,3 +28,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=DEFAULT_SEED,
         help="the seed the durability trials are drawn from (default: %(default)s)",
     )
+    group.addoption(
+        "--durability-crash",
+        choices=["cut", "sigkill"],
+        default="cut",
+        help="how a durability trial's fault strikes: cut, the replication path cut and the survivor read "
+        "(fast); sigkill, the lab's SIGKILL of the node and its reboot (the reference) (default: %(default)s)",
+    )
