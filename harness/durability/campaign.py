@@ -19,7 +19,7 @@ from typing import Final, Literal, get_args
 
 from harness.cell.failover import FailoverParts
 from harness.cell.partition import PARTITION
-from harness.cell.roles import wait_promotable
+from harness.cell.roles import restore_other_pairs, wait_promotable
 from harness.cell.runner import CellRunner
 from harness.durability.bounds import PathFigures, ResourceConfig
 from harness.durability.durmap import MAP_FILE, DurabilityMap, aggregate, render_markdown, samples_of_map
@@ -142,7 +142,11 @@ class _Kill:
 
     def heal(self, trial: Trial) -> None:
         pair = self.runner.inventory.pairs[self.pair_name]
-        self.parts.crasher.recover(self._victim(trial))
+        victim = self._victim(trial)
+        self.parts.crasher.recover(victim)
+        # the node's other pairs (md-nbd's array, the other DRBD resource) rejoin as well
+        for line in restore_other_pairs(self.runner, victim, done=self.pair_name):
+            self.runner.ledger.record("durability-restored", {"node": victim, "change": line})
         if self.protocol != pair.protocol:
             self.parts.protocols.set(self.protocol)
         primary = self.runner.replication(self.pair_name, pair.primary)

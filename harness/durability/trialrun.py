@@ -9,7 +9,8 @@ What the fault leaves to be read is what the survivor holds once the path is cut
     primary died at that moment.  The primary's sends after the cut never arrive, as its
     dead kernel's would not.
 ``peer-crash``
-    the primary's own disk: the peer's loss is the primary's view of a link gone silent.
+    the primary's own disk, once the writes it had been sent ended (the fault healed): the
+    peer's loss is the primary's view of a link gone silent, and the primary never stopped.
 
 The cut is the harness's impairer dropping every packet of the resource from the primary to
 the peer (``netem loss 100%`` on its replication interface, the resource's port only, never
@@ -233,23 +234,28 @@ def run_trial(site: Site, trial: Trial, config: ResourceConfig) -> TrialRun:
         raise InfraError(f"{site.primary.name}: trial {trial.trial_id}'s writers acknowledged {got} of {target} writes")
     written = time.monotonic() - start
     site.cut(trial)
+    regions: list[RegionImage] = []
     try:
-        survivor = site.peer if trial.fault == "primary-crash" else site.primary
-        _settle(survivor, site.minor)
-        regions = [RegionImage(spec, _read(survivor, site.backing, spec)) for spec in specs]
+        if trial.fault == "primary-crash":
+            _settle(site.peer, site.minor)
+            regions = [RegionImage(spec, _read(site.peer, site.backing, spec)) for spec in specs]
     finally:
         healing = time.monotonic()
         site.heal(trial)
     recovery = time.monotonic() - healing
+    for j in jobs:
+        j.feeder.join(30)
+        j.duplex.finish(30)
+    if not regions:
+        # the primary survived and went on with the writes already sent: read it once they
+        # ended (a read beside a write in progress would show a block half old, half new)
+        regions = [RegionImage(spec, _read(site.primary, site.backing, spec)) for spec in specs]
     report = OracleReport(0)
     caught = False
     for spec, log, region, upto in zip(specs, logs, regions, sent, strict=True):
         report = report.merged(classify(spec, log, region))
         claimed = [*log, *range(upto, min(spec.count, upto + WINDOW))]
         caught = caught or classify(spec, claimed, region).lost_acked > 0
-    for j in jobs:
-        j.feeder.join(30)
-        j.duplex.finish(30)
     bound: LossBound = loss_bound(config, site.path, trial.fault, trial.workload.bs)
     outcome = TrialOutcome(trial, report.acked_writes, report.lost_acked, report.counts["torn"], bound, recovery)
     return TrialRun(outcome, caught, written, time.monotonic() - start)
