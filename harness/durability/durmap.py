@@ -24,6 +24,7 @@ from harness.durability.plan import Trial
 from harness.runfiles.samples import METRICS, Sample
 
 __all__ = [
+    "MAP_FILE",
     "SCENARIO",
     "CellKey",
     "DurabilityMap",
@@ -38,6 +39,8 @@ __all__ = [
 ]
 
 SCENARIO: Final = "durability_map"
+#: the map's table in a run's directory
+MAP_FILE: Final = "durability-map.md"
 #: product, mode, placement, fault
 CellKey = tuple[str, str, str, str]
 _FIELDS: Final = (

@@ -42,6 +42,7 @@ __all__ = [
     "entries",
     "flush_points",
     "read_super",
+    "used_bytes",
 ]
 
 MAGIC: Final = 0x6A736677736872
@@ -127,6 +128,17 @@ def flush_points(path: Path) -> list[int]:
     rebuilds the disk as the flush (or FUA write) left it."""
     with path.open("rb") as log:
         return [e.index + 1 for e in entries(log, str(path)) if e.durable_point]
+
+
+def used_bytes(path: Path) -> int:
+    """How many bytes of the log its entries take (the super included): the part of a log
+    device worth keeping."""
+    with path.open("rb") as log:
+        head = read_super(log, str(path))
+        end = head.sectorsize
+        for e in entries(log, str(path)):
+            end = e.data_at + (0 if e.flags & DISCARD else e.length)
+    return end
 
 
 def _copy(log: BinaryIO, image: BinaryIO, entry: LogEntry, where: str) -> None:

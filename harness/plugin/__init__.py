@@ -47,6 +47,7 @@ DEFAULT_INVENTORY = "inventories/lab.yaml"
 pytest_plugins = [
     "harness.plugin.baseline",
     "harness.plugin.disruptive",
+    "harness.plugin.durability",
     "harness.plugin.junit",
     "harness.plugin.leftovers",
     "harness.plugin.metrics",

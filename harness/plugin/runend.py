@@ -29,6 +29,7 @@ import pytest
 from harness.baseline.gate import GateResult
 from harness.baseline.markdown import regressed_cells, verdict_line
 from harness.baseline.refs import Side
+from harness.durability.durmap import MAP_FILE
 from harness.plugin.baseline import BaselineStep
 from harness.plugin.interrupt import INTERRUPT_KEY
 from harness.plugin.metrics import export_run_metrics
@@ -146,7 +147,7 @@ class RunEnd:
         run = self.hs.run
         write_atomic(run.bounds_txt, "\n".join([*judgement_lines(verdicts), *fit]) + "\n")
         problems = [line for line in metrics if line.startswith("metrics: NOT")]
-        files = _files(names, compared=gate is not None)
+        files = _files(names, compared=gate is not None, mapped=(run.path / MAP_FILE).exists())
         self.screen = dataclasses.replace(screen, problems=(*problems, *screen.problems), files=files)
         self.names = names
         write_atomic(run.summary_md, self.screen.markdown(run.run_id, int(session.exitstatus)))
@@ -174,7 +175,7 @@ class RunEnd:
                 terminalreporter.write_line(line)
 
 
-def _files(names: list[str], compared: bool) -> tuple[tuple[str, str], ...]:
+def _files(names: list[str], compared: bool, mapped: bool = False) -> tuple[tuple[str, str], ...]:
     """The run's files a reader looks at next, and what each holds."""
     what = {
         "comparison.md": "every scenario's table: pairs side by side, ratios, predictions, verdicts",
@@ -185,5 +186,7 @@ def _files(names: list[str], compared: bool) -> tuple[tuple[str, str], ...]:
     files.append(("bounds.txt", "every relative bound (cross- vs same-AZ, replicated vs local) and the model's fit"))
     if compared:
         files.append(("baseline-compare.md", "the baseline comparison, every compared cell"))
+    if mapped:
+        files.append((MAP_FILE, "the durability map: crash trials, acknowledged and lost writes, bounds"))
     files.append(("junit.xml", "one test case per cell, with its metrics"))
     return tuple(files)

@@ -329,6 +329,18 @@ class SshNode:
             self.close()
         return b"".join(chunks).decode(errors="replace"), completed
 
+    def channel(self, argv: Sequence[str], *, timeout: float, sudo: bool = True) -> paramiko.Channel:
+        """A session running ``argv``, for a caller that writes its stdin while reading its
+        output (:mod:`harness.remote.duplex`); the caller closes it."""
+        self.open()
+        transport = self._conn.transport if self._conn is not None else None
+        if transport is None:
+            raise ConnectionLost(self.name, "no transport")
+        chan: paramiko.Channel = transport.open_session(timeout=30)
+        chan.settimeout(timeout + _BACKSTOP)
+        chan.exec_command(render_command(argv, timeout=timeout, sudo=self._use_sudo(sudo)))
+        return chan
+
     # -- files ------------------------------------------------------------------------------
     def put_text(self, path: str, text: str, *, mode: int = 0o644, timeout: float = 30.0) -> None:
         """Write ``text`` to ``path`` on the node (atomically, through a temp file)."""

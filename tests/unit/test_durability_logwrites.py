@@ -2,14 +2,14 @@
 
 The logs built here follow the kernel target's on-disk format (struct log_write_super at
 sector 0, one struct log_write_entry per sector-size block, the data after it) to exercise the
-parser's logic only: they are not a kernel's output.  A real log recorded below a replicated
-device on the lab's kernel is to be added as tests/data/dm-log-writes/*.log (with a .img of
-the disk it was replayed from is not needed: the test checks the log's own consistency); until
-then the recorded-log test skips and says so.
+parser's logic only: they are not a kernel's output.  The logs recorded on the lab's kernel
+are tests/data/durability/*.log.gz (how each was made: the README there); the recorded-log test
+checks a log's own consistency, and skips, saying so, while there is none.
 """
 
 from __future__ import annotations
 
+import gzip
 import io
 import struct
 import tempfile
@@ -32,7 +32,15 @@ from harness.durability.logwrites import (
     read_super,
 )
 
-RECORDED = sorted((Path(__file__).resolve().parents[1] / "data" / "dm-log-writes").glob("*.log"))
+RECORDED = sorted((Path(__file__).resolve().parents[1] / "data" / "durability").glob("*.log.gz"))
+
+
+def unpacked(log: Path, where: Path) -> Path:
+    """A recorded log (kept gzipped) as a file the reader can seek in."""
+    out = where / log.name.removesuffix(".gz")
+    out.write_bytes(gzip.decompress(log.read_bytes()))
+    return out
+
 
 # (sector, data or a discard's sector count, flags, mark)
 Op = tuple[int, bytes | int, int, str]
@@ -139,9 +147,10 @@ def test_a_damaged_log_is_one_error_naming_it(tmp_path: Path) -> None:
         read_super(f)
 
 
-@pytest.mark.skipif(not RECORDED, reason="no recorded dm-log-writes log yet: the lead adds one from the lab's kernel")
-@pytest.mark.parametrize("log", RECORDED, ids=[p.name for p in RECORDED])
-def test_a_recorded_log_parses_to_its_end_and_replays(log: Path, tmp_path: Path) -> None:
+@pytest.mark.skipif(not RECORDED, reason="no dm-log-writes log recorded on the lab yet (tests/data/durability)")
+@pytest.mark.parametrize("recorded", RECORDED, ids=[p.name for p in RECORDED])
+def test_a_recorded_log_parses_to_its_end_and_replays(recorded: Path, tmp_path: Path) -> None:
+    log = unpacked(recorded, tmp_path)
     with log.open("rb") as f:
         head = read_super(f, str(log))
         found = list(entries(f, str(log)))
