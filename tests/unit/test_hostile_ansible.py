@@ -13,6 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness.errors import ConfigError
+from harness.inventory.ansible_ini import host_port
 from harness.limits import MAX_HOSTS
 from tests.unit.fuzz_tally import surface
 from tests.unit.hostile_inputs import FUZZ, GUARD_S, no_sentinel, run_cli, secret_forms, unchanged
@@ -102,6 +104,13 @@ def test_ports_are_1_to_65535_whatever_is_written(tmp_path: Path, hosts: str, na
     mapping = MAPPING.replace("hosts.ini", name)
     line = run_cli(_convert(tmp_path, hosts, mapping, name)).refusal()
     assert message in line and str(tmp_path / name) in line  # the file the port is written in
+
+
+def test_a_port_is_quoted_by_its_start_once_redacted() -> None:
+    """Cut to 30 characters first, a URL in the port lost its ``@`` and kept its password."""
+    with pytest.raises(ConfigError) as refused:
+        host_port("postgresql://ci:hunter2hunter2@db/x", "ansible_port")
+    assert str(refused.value) == "ansible_port: port 'postgresql://ci:***redacted***' is not a whole number in 1-65535"
 
 
 @pytest.mark.parametrize(
