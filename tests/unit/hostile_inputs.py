@@ -22,6 +22,7 @@ import resource
 import secrets
 import shutil
 import signal
+import sys
 import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -224,18 +225,23 @@ def _strays(scratch: Path) -> tuple[str, ...]:
 
 
 def run_cli(argv: Iterable[str]) -> Outcome:
-    """``harness ARGV`` in this process, in a fresh working and temporary directory, under the
-    time and memory guards (a hang is the alarm's exception, a blow-up the MemoryError the
-    guard provokes; both also end in an internal error, which the Outcome tells apart)."""
+    """``harness ARGV`` in this process, in a fresh working and temporary directory, with a
+    closed standard input (as in CI), under the time and memory guards (a hang is the alarm's
+    exception, a blow-up the MemoryError the guard provokes; both also end in an internal
+    error, which the Outcome tells apart)."""
     args = tuple(argv)
     out, err = io.StringIO(), io.StringIO()
     started = time.monotonic()
+    stdin, sys.stdin = sys.stdin, io.StringIO()
     with _scratch() as scratch:
-        with _guarded() as measure, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = main(list(args))
-            except SystemExit as exc:  # argparse's own refusals
-                code = int(exc.code or 0)
+        try:
+            with _guarded() as measure, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    code = main(list(args))
+                except SystemExit as exc:  # argparse's own refusals
+                    code = int(exc.code or 0)
+        finally:
+            sys.stdin = stdin
         strays = _strays(scratch)
     seconds = time.monotonic() - started
     outcome = Outcome(args, code, out.getvalue(), err.getvalue(), seconds, measure.hung, measure.peak_mib, strays)
@@ -289,16 +295,15 @@ def _state(root: Path) -> Tree:
 @contextlib.contextmanager
 def unchanged(*roots: Path, allowed: Iterable[str] = ()) -> Iterator[None]:
     """Assert that nothing under ``roots`` is made, changed or removed by the block, except the
-    paths (relative to their root) in ``allowed``."""
+    paths (relative to their root) in ``allowed``, a directory with everything in it."""
     before = {root: _state(root) for root in roots}
     yield
-    keep = set(allowed)
+    keep = {".", *allowed}
     moved: set[str] = set()
     for root, state in before.items():
         after = _state(root)
-        moved |= {f"{root}/{p}" for p in set(state) | set(after) if state.get(p) != after.get(p)} - {
-            f"{root}/{p}" for p in keep | {"."}
-        }
+        changed = {p for p in set(state) | set(after) if state.get(p) != after.get(p)}
+        moved |= {f"{root}/{p}" for p in changed if not any(p == k or p.startswith(f"{k}/") for k in keep)}
     note(("write",), {"write"} if moved else ())
     assert not moved, f"written without a flag: {sorted(moved)}"
 
