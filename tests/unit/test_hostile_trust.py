@@ -28,7 +28,7 @@ from harness.errors import ConfigError
 from harness.limits import MAX_KNOWN_HOSTS_LINE
 from harness.remote.trust import read_known_hosts
 from tests.unit.fuzz_tally import note, surface
-from tests.unit.hostile_inputs import FUZZ, GUARD_S, probe, run_cli, unchanged
+from tests.unit.hostile_inputs import FUZZ, GUARD_S, no_sentinel, probe, run_cli, secret_forms, unchanged
 from tests.unit.reliability.support import new_key
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -144,8 +144,12 @@ _LONG_LINE = f"h ssh-rsa {_LONG_KEY}"
         ("h ssh-rsa A", "known_hosts:2: not a known_hosts line: its key is not base64"),  # was exit 70
         ("@revoked h ssh-rsa AAAAB3NzaC1yc2E=", "known_hosts:2: '@revoked': the harness checks no revocations"),
         (_LONG_LINE, f"known_hosts:2: a line of {len(_LONG_LINE)} characters; a known_hosts line has at most 16384"),
+        (
+            f"|1|x|y {_KEY.get_name()} {_KEY.get_base64()}",
+            "known_hosts:2: a hashed host name is |1|salt|hash, both base64",
+        ),
     ],
-    ids=["bad base64", "revoked", "a 1 MB key (40 s in paramiko)"],
+    ids=["bad base64", "revoked", "a 1 MB key (40 s in paramiko)", "a hashed name of no base64 (exit 70 at lookup)"],
 )
 def test_a_known_hosts_line_the_harness_cannot_read_is_refused_naming_it(
     tmp_path: Path, line: str, message: str
@@ -245,9 +249,9 @@ _HASHED = "|1|" + base64.b64encode(b"s" * 20).decode() + "|" + base64.b64encode(
 
 @st.composite
 def known_hosts_line(draw: st.DrawFn) -> str:
-    """A line as a known_hosts may hold it, or may not."""
-    marker = draw(st.sampled_from(["", "", "", "@revoked ", "@cert-authority ", "@bogus "]))
-    hosts = draw(st.sampled_from(["h", "h,g", "[h]:2222", _HASHED, "|1|x|y", "*.example.com", "!h"]))
+    """A line as a known_hosts may hold it, or may not (a password pasted in, now and then)."""
+    marker = draw(st.sampled_from(["", "", "", "@revoked ", "@cert-authority ", "@bogus "]) | secret_forms())
+    hosts = draw(st.sampled_from(["h", "h,g", "[h]:2222", _HASHED, "|1|x|y", "*.example.com", "!h"]) | secret_forms())
     line = f"{marker}{hosts} {draw(st.sampled_from(_TYPES))} {draw(_key())}"
     if draw(st.integers(0, 19)) == 0:  # past the limit, or just within it
         line += " " + "c" * (MAX_KNOWN_HOSTS_LINE - len(line) - draw(st.sampled_from([-1, 1])))
@@ -267,6 +271,7 @@ def test_fuzz_known_hosts(tmp_path_factory: pytest.TempPathFactory, lines: list[
         with probe():
             known = read_known_hosts(path)
     except ConfigError as exc:
+        no_sentinel(lines, [str(exc)])
         assert f"{path}:" in str(exc) or "NUL" in str(exc) or "UTF-8" in str(exc), exc
         return
     found = known.lookup("127.0.0.1")
@@ -297,6 +302,7 @@ def test_fuzz_trust_known_hosts(
         with unchanged(tmp, allowed=["known_hosts"]):
             outcome = run_cli(argv).clean((0, 2, 3))
         after = (tmp / "known_hosts").read_bytes().decode()  # as written: no newline translated
+    no_sentinel(lines, [outcome.stdout, outcome.stderr])
     kept = after.startswith(before)
     note(("write",), () if kept else ("write",))
     assert kept, f"known_hosts changed, not only added to:\n{before!r}\n{after!r}"
@@ -312,10 +318,17 @@ def test_fuzz_trust_known_hosts(
 
 
 @FUZZ
-@given(payload=st.binary(max_size=2000).map(lambda b: b"SSH-2.0-x\r\n" + b) | st.binary(max_size=200))
+@given(
+    payload=st.binary(max_size=2000).map(lambda b: b"SSH-2.0-x\r\n" + b)
+    | st.binary(max_size=200)
+    | st.tuples(
+        st.sampled_from(["SSH-2.0-{}\r\n", "SSH-1.5-{}\r\n", "HTTP/1.1 401 {}\r\n\r\n", "{}\r\n"]), secret_forms()
+    ).map(lambda parts: parts[0].format(parts[1]).encode())
+)
 @surface("SSH server payloads (harness trust)")
 def test_fuzz_ssh_server_bytes(tmp_path_factory: pytest.TempPathFactory, payload: bytes) -> None:
-    """Any bytes from the server: one InfraError line (exit 5), no traceback, nothing pinned."""
+    """Any bytes from the server (a password in its banner, now and then): one InfraError line
+    (exit 5), no traceback, nothing pinned, the banner's password not quoted."""
     tmp = tmp_path_factory.mktemp("trust")
     with _servers(_sends(payload)) as ports:
         argv = ["trust", "--inventory", str(_inventory(tmp, ports, tmp / "kh")), "--yes"]
@@ -323,3 +336,4 @@ def test_fuzz_ssh_server_bytes(tmp_path_factory: pytest.TempPathFactory, payload
             outcome = run_cli(argv)
     outcome.clean((5,))
     assert "Traceback" not in outcome.stderr
+    no_sentinel([payload.decode(errors="replace")], [outcome.stdout, outcome.stderr])
