@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from tests.unit.fuzz_tally import surface
 from tests.unit.hostile_files import CLASSES, write_bytes
-from tests.unit.hostile_inputs import FUZZ, no_sentinel, run_cli, secret_forms, unchanged
+from tests.unit.hostile_inputs import FUZZ, no_secret, no_sentinel, run_cli, secret_forms, unchanged
 from tests.unit.hostile_records import JSON_VALUES, RAW_JSON, broken_record, with_raw
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,6 +38,10 @@ def _reports(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 def _show(reports: Path) -> list[str]:
     return ["baseline", "show", "lab-ref", "--reports", str(reports)]
+
+
+def _list(reports: Path) -> list[str]:
+    return ["baseline", "list", "--reports", str(reports)]
 
 
 def test_the_baseline_copy_itself_is_readable(tmp_path: Path) -> None:
@@ -67,6 +71,21 @@ def test_hostile_baseline_files_are_refused_in_one_line(tmp_path: Path, kind: st
     with unchanged(baseline):
         line = run_cli(_show(reports)).refusal()
     assert str(baseline / name) in line
+
+
+@pytest.mark.parametrize("key", ["name", "inventory", "saved", "run_id", "notes"])
+def test_a_password_in_baseline_json_is_never_shown_nor_written(tmp_path: Path, key: str) -> None:
+    """Its texts were shown as written: by show and list, and in compare's Markdown and report."""
+    reports, baseline, run = _reports(tmp_path)
+    info = baseline / "baseline.json"
+    secret = "Qs3cr3tPassw0rd"
+    info.write_text(_with_metadata(info.read_text(), [("", key, json.dumps(f"postgresql://ci:{secret}@db/h"))]))
+    commands = [_show(reports), _list(reports), ["compare", "lab-ref", str(run), "--reports", str(reports)]]
+    outcomes = [run_cli(argv).clean((0, 1, 2)) for argv in commands]  # a baseline renamed is not found by its name
+    written = [p for p in run.rglob("*") if p.name not in ("samples.ndjson", "run.json")]
+    texts = [text for o in outcomes for text in (o.stdout, o.stderr)]
+    no_secret(secret, texts, written)
+    assert key == "notes" or "postgresql://ci:***redacted***@db/h" in "".join(texts)
 
 
 # -- the fuzz target ----------------------------------------------------------------------------
@@ -120,7 +139,7 @@ def test_fuzz_saved_baselines(
     compare = ["compare", "lab-ref", str(run), "--reports", str(reports), *([] if write else ["--no-write"])]
     outcomes = []
     with unchanged(reports, allowed=[RUN.name] if write else []):  # compare writes into the run only
-        for argv in [_show(reports), ["baseline", "list", "--reports", str(reports)], compare]:
+        for argv in [_show(reports), _list(reports), compare]:
             outcomes.append(run_cli(argv).clean((0, 1, 2)))
     written = [p for p in run.rglob("*") if p.name not in ("samples.ndjson", "run.json")]
     texts = [text for o in outcomes for text in (o.stdout, o.stderr)]

@@ -96,4 +96,4 @@ def test_fuzz_metric_identities(
         outcome = run_cli(argv).clean()
     no_sentinel(identity.values(), [outcome.stdout, outcome.stderr], [prom] if prom.exists() else [])
     if outcome.code == 0:
-        _exposition_reads_back(prom.read_text() if textfile else outcome.stdout)
+        _exposition_reads_back(prom.read_bytes().decode() if textfile else outcome.stdout)  # no newline translated

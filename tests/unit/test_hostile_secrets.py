@@ -144,6 +144,8 @@ def test_a_password_anywhere_in_run_json_never_reaches_history_nor_the_database(
         ["results", "status", "--results-db", f"postgresql//ci:{SECRET}@{CLOSED}/h"],
         ["history", "--results-db", f"ci:{SECRET}@db://x"],
         ["metrics", str(RUN), "--pushgateway", f"http:/u:{SECRET}@{CLOSED}/"],
+        # an @ in the password, and a character no host name holds after it: was exit 70 (UnicodeError)
+        ["history", "--results-db", f"postgresql://ci:{SECRET[:6]}@\ufff9{SECRET[6:]}@{CLOSED}/h"],
     ],
 )
 def test_failing_urls_are_told_without_their_password(argv: list[str]) -> None:
@@ -151,6 +153,12 @@ def test_failing_urls_are_told_without_their_password(argv: list[str]) -> None:
     no_secret(SECRET, [outcome.stdout, outcome.stderr])
     no_secret(SECRET[:6], [outcome.stderr])
     assert REDACTED in outcome.stderr
+
+
+def test_a_host_name_no_resolver_can_encode_is_bad_input() -> None:
+    """A label of 70 characters: the resolver's UnicodeError was an internal error."""
+    line = run_cli(["history", "--results-db", f"postgresql://ci@{'a' * 70}:1/h"]).refusal()
+    assert line.endswith("not a host name: encoding with 'idna' codec failed (UnicodeError: label too long)")
 
 
 # -- the fuzz targets ---------------------------------------------------------------------------
