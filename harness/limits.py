@@ -20,6 +20,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_HOSTS",
     "MAX_IN_FLIGHT",
+    "MAX_KNOWN_HOSTS_LINE",
     "MAX_NAME_LEN",
     "MAX_NDJSON_BYTES",
     "MAX_NODES",
@@ -49,6 +50,10 @@ MAX_EXPANDED_CHARS: Final = 4 * MAX_FILE_BYTES
 
 #: Hosts of an Ansible inventory, its host ranges (``db[01:99]``) counted before they expand.
 MAX_HOSTS: Final = 100_000
+
+#: Characters of one known_hosts line: an RSA key of 16,384 bits (the largest OpenSSH makes)
+#: is a line of about 2,800; paramiko reads a key's numbers in time quadratic in their length.
+MAX_KNOWN_HOSTS_LINE: Final = 16 * 1024
 
 #: Digits of a number written as text (a size, rate, duration, port or count): 2**64 has 20,
 #: and no figure the harness uses needs more than 30; more is an error, not an overflow.

@@ -23,7 +23,16 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["REDACTED", "is_secret_name", "looks_secret", "redact", "redact_about_url", "redact_obj", "redact_url"]
+__all__ = [
+    "REDACTED",
+    "is_secret_name",
+    "looks_secret",
+    "redact",
+    "redact_about_url",
+    "redact_head",
+    "redact_obj",
+    "redact_url",
+]
 
 REDACTED = "***redacted***"
 
@@ -41,18 +50,25 @@ _SECRET_WORDS = (
 # `name = value` where the name holds a secret word anywhere (DB_PASSWORD, vault_token,
 # ansible_ssh_pass, X-Vault-Token, "password": ...); the value is quoted or runs to the next
 # blank.  A name after a dot is a location, not an assignment: error messages say
-# `nodes.n1.ssh.password: unknown key`, and that must stay readable.
+# `nodes.n1.ssh.password: unknown key`, and that must stay readable.  A value redacted already
+# is no assignment either: a URL's user named like a secret (`https://x-access-token:***@host/`)
+# keeps its host and path.
 _ASSIGNMENT = re.compile(
     rf"(?i)(?<![.\w-])([\w-]*?(?:{_SECRET_WORDS})[\w-]*)"
-    r"([\"']?\s*[:=]\s*)(\"[^\"]*\"|'[^']*'|\S+)"
+    rf"([\"']?\s*[:=]\s*)(?!{re.escape(REDACTED)})(\"[^\"]*\"|'[^']*'|\S+)"
 )
 # A variable name that holds a secret: the words above, a vault, and a key that is not a
 # reference to one (`ssh_key` holds a key, `ssh_key_file`, `key_env` and `host_key_checking` do not).
 _SECRET_NAME = re.compile(
     rf"(?i){_SECRET_WORDS}|vault|private_?key(?!_file)|(?<![a-z])keys?(?![a-z])(?!_(?:file|path|env|checking)(?![a-z]))"
 )
-# The password of a URL's userinfo (`scheme://user:password@host`); the user stays readable.
-_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/:@'\"]*):([^\s@'\"]*?)@")
+# The password of a URL's userinfo (`scheme://user:password@host`); the user stays readable,
+# and the password may hold any character a word can (RFC 3986 allows `'` in it).
+_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/:@'\"]*):([^\s@]*?)@")
+# A word that reads like a URL with userinfo whose `//` is missing or misspelt
+# (`postgresql:/ci:pw@db`, `ci:pw@db`; no `://` before its last `@`): everything from its
+# first `:` to its last `@`.
+_MANGLED = re.compile(r"\A([^:@\s]*):(\S*)@(?=[^@]*\Z)")
 # A URL's authority (`//userinfo@host:port`), for text known to be one URL or one word.
 _URL_AUTHORITY = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://([^/?#]*)")
 _BARE = re.compile(
@@ -82,6 +98,12 @@ def redact(text: str) -> str:
     return _BARE.sub(REDACTED, text)
 
 
+def redact_head(text: str, limit: int) -> str:
+    """The first ``limit`` characters of :func:`redact` of ``text``, for an error that quotes a
+    value's start: cut first, a URL loses the ``@`` after its password and the password stays."""
+    return redact(text)[:limit]
+
+
 def _authority(match: re.Match[str]) -> str:
     userinfo, at, host = match.group(1).rpartition("@")
     if not at or ":" not in userinfo:
@@ -92,8 +114,10 @@ def _authority(match: re.Match[str]) -> str:
 
 def redact_url(text: str) -> str:
     """:func:`redact` for a URL, or one command-line word holding one (``--results-db=...``):
-    its password is redacted whatever characters it holds (a blank, an ``@``)."""
-    return redact(_URL_AUTHORITY.sub(_authority, text))
+    its password is redacted whatever characters it holds (a blank, an ``@``), and so is what
+    reads like one in a URL whose ``//`` is missing (``postgresql:/ci:pw@db``)."""
+    shown = redact(_URL_AUTHORITY.sub(_authority, text))
+    return shown if "://" in shown.rpartition("@")[0] else _MANGLED.sub(rf"\1:{REDACTED}@", shown)
 
 
 def redact_about_url(text: str, url: str) -> str:

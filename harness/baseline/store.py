@@ -33,6 +33,7 @@ from typing import Any, Final
 from filelock import FileLock
 
 from harness.errors import ConfigError
+from harness.redact import redact_obj, redact_url
 from harness.report.aggregate import aggregate_samples
 from harness.runfiles.rundir import BASELINE_INFO, RunDir
 from harness.runfiles.runinfo import RunInfo
@@ -114,17 +115,18 @@ class BaselineInfo:
         try:
             run = data.get("run")
             exitstatus = data.get("exitstatus")
+            # its texts are shown and written (list, show, compare's Markdown): redacted as a run's are
             return cls(
-                name=str(data["name"]),
-                inventory=str(data["inventory"]),
-                saved=str(data["saved"]),
-                run_id=str(data["run_id"]),
+                name=redact_url(str(data["name"])),
+                inventory=redact_url(str(data["inventory"])),
+                saved=redact_url(str(data["saved"])),
+                run_id=redact_url(str(data["run_id"])),
                 cells=int(data["cells"]),
                 samples=int(data["samples"]),
                 path=path,
                 exitstatus=None if exitstatus is None else int(exitstatus),
                 run=None if run is None else RunInfo.from_dict(run, where=where),
-                extra=MappingProxyType({k: v for k, v in data.items() if k not in _KNOWN}),
+                extra=MappingProxyType({k: redact_obj(v) for k, v in data.items() if k not in _KNOWN}),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"{where}: not baseline metadata ({exc})") from None

@@ -25,6 +25,7 @@ from typing import Final, Literal
 
 from harness.errors import HarnessError
 from harness.limits import MAX_BONNIE_BYTES, MAX_DIGITS
+from harness.redact import redact_head
 
 __all__ = ["PHASES", "BonnieOutputError", "BonniePhase", "BonnieResult", "parse_bonnie_csv"]
 
@@ -100,7 +101,7 @@ def _number(text: str, what: str) -> float | None:
     if text == "" or set(text) == {"+"}:  # "+++++" rate, "+++" %CPU: too fast to time
         return None
     if not _NUMBER_RE.match(text):  # no sign, no exponent, no inf or nan: bonnie++ writes none of them
-        raise BonnieOutputError(f"bonnie++ CSV: {what} is {text[:40]!r}, not a non-negative number")
+        raise BonnieOutputError(f"bonnie++ CSV: {what} is {redact_head(text, 40)!r}, not a non-negative number")
     return float(text)
 
 
@@ -109,7 +110,7 @@ def _latency(text: str, what: str) -> float | None:
         return None
     match = _LATENCY_RE.match(text)
     if not match:
-        raise BonnieOutputError(f"bonnie++ CSV: {what} latency {text[:40]!r} is not <number>us|ms|s")
+        raise BonnieOutputError(f"bonnie++ CSV: {what} latency {redact_head(text, 40)!r} is not <number>us|ms|s")
     return float(match[1]) * _LATENCY_UNIT[match[2]]
 
 

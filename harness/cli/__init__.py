@@ -16,6 +16,7 @@ from harness.argtypes import number
 from harness.cli.bench import BENCHMARKS, add_bench_arguments
 from harness.cli.crash import report_internal_error
 from harness.cli.killcheck import add_killcheck_arguments, killcheck_command
+from harness.cli.trust import trust_command
 from harness.errors import HarnessError
 from harness.runfiles.runid import run_id_argument
 from harness.userfiles.jsonsafe import dumps
@@ -205,30 +206,6 @@ def _cleanup(args: argparse.Namespace) -> int:
     return 5 if failed else 0
 
 
-def _trust(args: argparse.Namespace) -> int:
-    from harness.inventory import load_inventory
-    from harness.remote.trust import pin_host_key, trust_status
-
-    inventory = load_inventory(Path(args.inventory))
-    changed = False
-    for name, node in sorted(inventory.nodes.items()):
-        status = trust_status(name, node.ssh)
-        print(f"{name}: {status.host_entry} {status.key.get_name()} {status.fingerprint}: {status.state}")
-        if status.state == "CHANGED":
-            changed = True
-            print(
-                f"  the key differs from the one pinned in {node.ssh.known_hosts}; not touching it. If the node "
-                "was rebuilt, verify the new fingerprint and remove the old line yourself.",
-                file=sys.stderr,
-            )
-        elif status.state == "new":
-            ok = args.yes or input(f"  pin this key for {name} in {node.ssh.known_hosts}? [yes/no] ").strip() == "yes"
-            if ok:
-                pin_host_key(node.ssh, status)
-                print(f"  pinned in {node.ssh.known_hosts}")
-    return 3 if changed else 0
-
-
 def _report(args: argparse.Namespace) -> int:
     from harness.cli.report import run
 
@@ -314,7 +291,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     clean.add_argument("--dry-run", action="store_true", help="list, change nothing")
 
-    trust = add(sub, "trust", _trust, "show nodes' host key fingerprints; pin new ones in the inventory's known_hosts")
+    trust = add(
+        sub, "trust", trust_command, "show nodes' host key fingerprints; pin new ones in the inventory's known_hosts"
+    )
     trust.add_argument("--inventory", required=True)
     trust.add_argument(
         "--yes", action="store_true", help="pin new keys without asking (fingerprints verified elsewhere)"

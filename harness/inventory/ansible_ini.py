@@ -33,6 +33,7 @@ from typing import Any, Final
 
 from harness.errors import ConfigError
 from harness.limits import MAX_DIGITS, MAX_HOSTS
+from harness.redact import redact_head
 
 __all__ = ["expand_host_range", "host_port", "looks_like_ini", "parse_ini_inventory"]
 
@@ -47,7 +48,7 @@ def host_port(value: object, where: str) -> int:
     """A TCP port from a host line (``name:2222``) or ``ansible_port``: 1-65535, or ConfigError."""
     text = str(value).strip()
     if isinstance(value, bool) or not (text.isascii() and text.isdigit()) or len(text) > 5:
-        raise ConfigError(f"{where}: port {text[:MAX_DIGITS]!r} is not a whole number in 1-{_MAX_PORT}")
+        raise ConfigError(f"{where}: port {redact_head(text, MAX_DIGITS)!r} is not a whole number in 1-{_MAX_PORT}")
     port = int(text)
     if not 1 <= port <= _MAX_PORT:
         raise ConfigError(f"{where}: port {port} is outside 1-{_MAX_PORT}")

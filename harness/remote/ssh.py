@@ -39,6 +39,7 @@ from harness.errors import (
     RefusedError,
 )
 from harness.remote.command import WAIT_ONLY_MARK, CommandResult, render_command, timed_out
+from harness.remote.knownhosts import host_entry, read_known_hosts
 from harness.remote.netns import connect_in_netns
 from harness.remote.spec import SshSpec
 from harness.remote.warmshell import WarmShell, WarmShellBroken, WarmShellTimeout
@@ -137,7 +138,10 @@ class SshNode:
         )
         # fabric installs AutoAddPolicy; replace it before anything connects.
         conn.client.set_missing_host_key_policy(paramiko.RejectPolicy())
-        conn.client.load_host_keys(str(self.spec.known_hosts))
+        # the harness's reader, not paramiko's: bounded, linear, a damaged line one refusal
+        entry = host_entry(self.spec.host, self.spec.port)
+        for pinned in (read_known_hosts(self.spec.known_hosts).lookup(entry) or {}).values():
+            conn.client.get_host_keys().add(entry, pinned.get_name(), pinned)
         return conn
 
     def open(self) -> None:

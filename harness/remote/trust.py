@@ -5,9 +5,10 @@ The harness itself always connects with paramiko's ``RejectPolicy`` against that
 command is the only way a key gets into it, and only after a person (``--yes`` in
 automation that has verified fingerprints out of band) accepts it.
 
-``known_hosts`` is read as any file a user names (regular, bounded, UTF-8: a FIFO or a
-directory is refused in one line, never waited on); a server that speaks no SSH is one
-error line too, paramiko's own traceback of it never reaching the terminal.
+``known_hosts`` is read as untrusted input (:mod:`harness.remote.knownhosts`: a FIFO, a
+directory, a damaged or endless line is refused in one line, never waited on); a server that
+speaks no SSH is one error line too, paramiko's own traceback of it never reaching the
+terminal.  A key is pinned on a line of its own, even after a last line without its newline.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import logging
+import os
 import socket
 import struct
 from collections.abc import Callable, Mapping
@@ -24,9 +26,9 @@ from pathlib import Path
 import paramiko
 
 from harness.errors import InfraError
+from harness.remote.knownhosts import host_entry, read_known_hosts
 from harness.remote.netns import connect_in_netns
 from harness.remote.spec import SshSpec
-from harness.userfiles.userfile import read_config_text
 
 __all__ = [
     "HostKeyStatus",
@@ -56,32 +58,6 @@ def fingerprint(key: paramiko.PKey) -> str:
     """OpenSSH-style ``SHA256:...`` fingerprint."""
     digest = hashlib.sha256(key.asbytes()).digest()
     return "SHA256:" + base64.b64encode(digest).decode().rstrip("=")
-
-
-def _host_entry(spec: SshSpec) -> str:
-    return spec.host if spec.port == 22 else f"[{spec.host}]:{spec.port}"
-
-
-def read_known_hosts(path: Path) -> paramiko.HostKeys:
-    """The keys a ``known_hosts`` file pins (none when it is not there); ConfigError for a file
-    that is not a regular, bounded UTF-8 file.  Lines paramiko cannot read are skipped, as its
-    own loader skips them."""
-    known = paramiko.HostKeys()
-    if not path.exists() and not path.is_symlink():
-        return known
-    text = read_config_text(path, "known_hosts file")
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        try:
-            entry = paramiko.hostkeys.HostKeyEntry.from_line(line, number)
-        except (paramiko.SSHException, ValueError, TypeError):
-            continue
-        if entry is not None and entry.key is not None:
-            for name in entry.hostnames:
-                known.add(name, entry.key.get_name(), entry.key)
-    return known
 
 
 def fetch_host_key(spec: SshSpec) -> paramiko.PKey:
@@ -114,7 +90,7 @@ def fetch_host_key(spec: SshSpec) -> paramiko.PKey:
 def trust_status(node: str, spec: SshSpec, fetch: Callable[[SshSpec], paramiko.PKey] = fetch_host_key) -> HostKeyStatus:
     known = read_known_hosts(spec.known_hosts)  # before connecting: a bad file needs no node
     key = fetch(spec)
-    entry = _host_entry(spec)
+    entry = host_entry(spec.host, spec.port)
     pinned: dict[str, paramiko.PKey] = dict(known.lookup(entry) or {})
     if key.get_name() in pinned:
         state = "pinned" if pinned[key.get_name()] == key else "CHANGED"
@@ -128,7 +104,7 @@ def trust_status(node: str, spec: SshSpec, fetch: Callable[[SshSpec], paramiko.P
 def pinned_keys(spec: SshSpec) -> list[paramiko.PKey]:
     """The host keys the node's ``known_hosts`` pins for its address (none when absent)."""
     known = read_known_hosts(spec.known_hosts)
-    return list((known.lookup(_host_entry(spec)) or {}).values())
+    return list((known.lookup(host_entry(spec.host, spec.port)) or {}).values())
 
 
 def shared_host_keys(specs: Mapping[str, SshSpec]) -> list[tuple[str, list[str]]]:
@@ -146,5 +122,8 @@ def pin_host_key(spec: SshSpec, status: HostKeyStatus) -> None:
         raise InfraError(f"{status.node}: refusing to pin a key in state {status.state}")
     spec.known_hosts.parent.mkdir(parents=True, exist_ok=True)
     line = f"{status.host_entry} {status.key.get_name()} {status.key.get_base64()}\n"
-    with Path(spec.known_hosts).open("a", encoding="utf-8") as f:
-        f.write(line)
+    with Path(spec.known_hosts).open("a+b") as f:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(max(0, size - 1))
+        lead = b"\n" if size and f.read(1) != b"\n" else b""  # a last line without its newline
+        f.write(lead + line.encode())

@@ -63,6 +63,9 @@ def results_db(value: str | None, reports_root: Path) -> ResultsDb | None:
         return None
     if value.startswith(_POSTGRES):
         return ResultsDb(url=value)
+    shown = redact_url(value)
+    if shown != value:  # a path is never quoted with a password in it: `postgresql:/ci:pw@db` is no file
+        raise ConfigError(f"--results-db {shown}: holds a password but is no postgresql:// or postgres:// URL")
     if value.startswith(_SQLITE):
         return ResultsDb(path=Path(value[len(_SQLITE) :]))
     if "://" in value:

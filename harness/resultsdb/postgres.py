@@ -42,6 +42,8 @@ class PostgresStore(ResultsStore):
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             detail = redact_about_url(first, url)
             raise InfraError(f"{self.where}: cannot connect to the results database: {detail}") from None
+        except UnicodeError as exc:  # a host name the resolver cannot encode (a 64-character label)
+            raise ConfigError(f"{self.where}: not a host name: {redact_about_url(str(exc), url)}") from None
         try:
             self.migrate()
         except psycopg.Error as exc:

@@ -1,11 +1,13 @@
 """Hostile Ansible inventories (INI and YAML) and mappings: host ranges that would expand
 without end, files of many hosts, ports of thousands of digits, NULs and secret-named variables.
 Each refusal is the real ``harness inventory from-ansible`` under the time and memory guards
-(tests/unit/hostile_inputs.py); the fuzz target generates INI inventories of every construct the
-reader knows, hostile values included."""
+(tests/unit/hostile_inputs.py); the fuzz targets generate INI and YAML inventories of every
+construct the reader knows (groups, children, hosts, vars, ranges, ports, secret-named
+variables, vault values, NULs), hostile values included."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -13,6 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness.errors import ConfigError
+from harness.inventory.ansible_ini import host_port
 from harness.limits import MAX_HOSTS
 from tests.unit.fuzz_tally import surface
 from tests.unit.hostile_inputs import FUZZ, GUARD_S, no_sentinel, run_cli, secret_forms, unchanged
@@ -104,6 +108,13 @@ def test_ports_are_1_to_65535_whatever_is_written(tmp_path: Path, hosts: str, na
     assert message in line and str(tmp_path / name) in line  # the file the port is written in
 
 
+def test_a_port_is_quoted_by_its_start_once_redacted() -> None:
+    """Cut to 30 characters first, a URL in the port lost its ``@`` and kept its password."""
+    with pytest.raises(ConfigError) as refused:
+        host_port("postgresql://ci:hunter2hunter2@db/x", "ansible_port")
+    assert str(refused.value) == "ansible_port: port 'postgresql://ci:***redacted***' is not a whole number in 1-65535"
+
+
 @pytest.mark.parametrize(
     ("hosts", "message"),
     [
@@ -187,3 +198,75 @@ def test_fuzz_ansible_ini(tmp_path_factory: pytest.TempPathFactory, hosts: str) 
     with unchanged(tmp):
         outcome = run_cli(argv).clean()
     no_sentinel([hosts], [outcome.stdout, outcome.stderr])
+
+
+class _Raw(str):
+    """A YAML scalar written as it is (a number of 5,000 digits, a tag), not quoted."""
+
+
+_YAML_VALUE = st.one_of(
+    st.text(max_size=20),
+    st.sampled_from(["\x00", "\ud800", "{{ lookup('x') }}", "a b", ""]),
+    st.integers(-(10**20), 10**20),
+    st.sampled_from(["9" * 5000, "1e400", ".inf", "0", "65536", "-1", "[[[[[[[[[[", "!unsafe x",
+                     '!vault "$ANSIBLE_VAULT;1.1;AES256 3132"', "&a x", "*a"]).map(_Raw),
+)  # fmt: skip
+_HOST_VARS = st.sampled_from(["ansible_host", "ansible_port", "ansible_user", "ansible_become", "root_pw", "ec2_type"])
+
+
+def _yaml(value: object) -> str:
+    """``value`` as YAML flow text: mappings and lists, strings quoted, _Raw as written."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_yaml(k)}: {_yaml(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, _Raw):
+        return str(value)
+    return "null" if value is None else json.dumps(value)
+
+
+@st.composite
+def _group(draw: st.DrawFn, depth: int = 0) -> dict[str, object]:
+    body: dict[str, object] = {}
+    if draw(st.booleans()):
+        hosts = [draw(_host()).split(" ")[0].split(":")[0] for _ in range(draw(st.integers(0, 3)))]
+        body["hosts"] = {
+            h: draw(st.none() | st.dictionaries(_HOST_VARS | _WORD, _YAML_VALUE, max_size=3)) for h in hosts
+        }
+    if draw(st.booleans()):
+        body["vars"] = draw(st.dictionaries(_HOST_VARS | _WORD, _YAML_VALUE, max_size=3))
+    if depth < 3 and draw(st.booleans()):
+        names = st.sampled_from(["g", "h", "all"]) | _WORD
+        body["children"] = {draw(names): draw(_group(depth + 1)) for _ in range(draw(st.integers(1, 3)))}
+    return body
+
+
+@st.composite
+def yaml_inventory(draw: st.DrawFn) -> bytes:
+    """A YAML inventory: ``all`` with groups of hosts, vars and children nested a few deep,
+    hostile ranges and values, a NUL now and then, and the sentinel password in a variable of
+    a host the mapping converts."""
+    good = {"db1": {"ansible_host": "192.0.2.11", "repl_ip": "10.1.0.11", "repl_iface": "eth1"},
+            "db2": {"ansible_host": "192.0.2.12", "repl_ip": "10.1.0.12", "repl_iface": "eth1"}}  # fmt: skip
+    good["db1"][draw(_HOST_VARS | _WORD)] = draw(secret_forms())
+    tree = draw(_group())
+    children = tree.setdefault("children", {})
+    assert isinstance(children, dict)
+    if draw(st.booleans()):
+        children["g"] = {"hosts": good}
+    text = _yaml({"all": tree}) + "\n"
+    return text.encode() + (b"# \x00\n" if draw(st.integers(0, 9)) == 0 else b"")
+
+
+@FUZZ
+@given(hosts=yaml_inventory())
+@surface("Ansible YAML inventory")
+def test_fuzz_ansible_yaml(tmp_path_factory: pytest.TempPathFactory, hosts: bytes) -> None:
+    """Whatever the YAML holds: exit 0 or one clear refusal, no hang, no blow-up, nothing written,
+    no password copied or quoted."""
+    tmp = tmp_path_factory.mktemp("yaml")
+    mapping = MAPPING.replace("hosts.ini", "hosts.yaml").replace(
+        "host_vars: {", "host_vars: {instance_type: ec2_type, "
+    )
+    argv = _convert(tmp, hosts, mapping, "hosts.yaml")
+    with unchanged(tmp):
+        outcome = run_cli(argv).clean()
+    no_sentinel([hosts.decode()], [outcome.stdout, outcome.stderr])

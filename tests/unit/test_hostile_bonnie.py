@@ -2,7 +2,7 @@
 accepts too (a negative %CPU once made the samples, and so the whole run, unreadable), and what
 it refuses is its own error, never Python's.  The lines are the ones recorded on the lab
 (tests/data/bonnie, sources in its README), broken field by field; the fuzz target breaks up to
-three fields of either line at once with any text."""
+three fields of either line at once with any text, a password among them."""
 
 from __future__ import annotations
 
@@ -10,14 +10,15 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.bonnie import BonnieOutputError, bonnie_values
 from harness.bonnie.result import BonnieResult, parse_bonnie_csv
 from harness.limits import MAX_BONNIE_BYTES
 from harness.runfiles.samples import METRICS, Sample
-from tests.unit.hostile_inputs import FUZZ
+from tests.unit.fuzz_tally import surface
+from tests.unit.hostile_inputs import fuzz, no_sentinel, probe, secret_forms
 
 DATA = Path(__file__).parent.parent / "data" / "bonnie"
 LINES = [
@@ -69,6 +70,14 @@ def test_figures_no_reader_accepts_are_refused_by_the_parser(field: int, text: s
         parse_bonnie_csv(_with(field, text))
 
 
+def test_a_password_in_a_field_is_redacted_before_its_quote_is_cut() -> None:
+    """The quote is the field's first 40 characters: cut first, the URL lost its ``@`` and most
+    of its password stayed."""
+    with pytest.raises(BonnieOutputError) as refused:
+        parse_bonnie_csv(_with(RATE, "--results-db=postgres://ci:hunter2hunter2@h/d"))
+    assert "hunter" not in str(refused.value) and "'--results-db=postgres://ci:***redacted*" in str(refused.value)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -89,20 +98,25 @@ _FIELD = st.one_of(
     st.sampled_from(["inf", "-inf", "nan", "-1", "1e400", "9" * 400, "+++++", "+++", "", "5us", "-2ms", "0", '"']),
     st.floats().map(repr),
     st.integers().map(str),
+    secret_forms(),  # a password pasted where a figure goes: the error quotes the field
 )
 
 
-@settings(FUZZ, max_examples=200)  # a parse is microseconds: more examples, same second
+@fuzz(200)  # a parse is microseconds: more examples, same second
 @given(
     line=st.sampled_from(LINES),
     changes=st.lists(st.tuples(st.integers(0, 49), _FIELD), min_size=1, max_size=3),
 )
+@surface("bonnie++ CSV")
 def test_fuzz_bonnie_csv(line: str, changes: list[tuple[int, str]]) -> None:
-    """Any field broken: the parser's own error, or results whose every sample reads back."""
-    for field, text in changes:
-        line = _with(field, text.replace(",", ";"), line)
+    """Any field broken: the parser's own error (no password quoted), or results whose every
+    sample reads back."""
+    texts = [text.replace(",", ";") for _, text in changes]
+    for (field, _), text in zip(changes, texts, strict=True):
+        line = _with(field, text, line)
     try:
-        results = parse_bonnie_csv(line)
-    except BonnieOutputError:
-        return
-    _readable(results)
+        with probe():
+            results = parse_bonnie_csv(line)
+            _readable(results)
+    except BonnieOutputError as exc:
+        no_sentinel(texts, [str(exc)])

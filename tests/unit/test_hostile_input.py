@@ -2,37 +2,32 @@
 
 Every entry point that reads a user's YAML (``harness inventory check``, ``harness inventory
 from-ansible`` for the Ansible inventory and for the mapping, ``harness sizing --catalog``,
-``pytest --inventory``) and the baselines (``harness baseline show``) answers a hostile file
-with the project's usage error: exit code 2 (4, pytest's usage error, for ``pytest``), one line
-that starts with ``error:``, no traceback.  Each class the issue lists is run once as a real
-subprocess under a 10 s timeout (a guard against hangs, not a performance figure); hypothesis
-then generates more files of the loader's classes and runs them in-process under a 10 s alarm.
+``pytest --inventory``) answers a hostile file with the project's usage error: exit code 2 (4,
+pytest's usage error, for ``pytest``), one line that starts with ``error:``, no traceback.  Each
+class the issue lists is run once as a real subprocess under a 10 s timeout (a guard against
+hangs, not a performance figure) and in-process under the guards of tests/unit/hostile_inputs.py;
+the fuzz targets generate more files of the loader's classes, and any bytes, each with a
+password in it, and count what they find (baselines: tests/unit/test_hostile_baseline.py).
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
-import shutil
-import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.cli import main
-from tests.unit.hostile_files import CATALOG_ONLY, CLASSES, hostile_yaml, write_bytes
+from tests.unit.fuzz_tally import surface
+from tests.unit.hostile_files import CATALOG_ONLY, CLASSES, hostile_yaml
+from tests.unit.hostile_inputs import fuzz, no_sentinel, run_cli, secret_forms, unchanged
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTS = ROOT / "inventories/ansible/hosts.yaml"
 MAPPING = ROOT / "inventories/ansible/mapping.yaml"
-BASELINE = ROOT / "reports/baselines/lab/lab-ref"
 GUARD_S = 10
 
 Argv = Callable[[Path], list[str]]
@@ -71,32 +66,9 @@ def _one_clear_line(stderr: str, argv: list[str]) -> str:
     return lines[0]
 
 
-class _NoAnswer(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def _alarm(seconds: int) -> Iterator[None]:
-    def expired(signum: int, frame: FrameType | None) -> None:
-        raise _NoAnswer(f"no answer within {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 def _in_process(argv: list[str]) -> tuple[int, str]:
-    err = io.StringIO()
-    with _alarm(GUARD_S), contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            code = main(argv)
-        except SystemExit as exc:  # argparse's parser.error (the sizing command's errors)
-            code = int(exc.code or 0)
-    return code, err.getvalue()
+    outcome = run_cli(argv)
+    return outcome.code, outcome.stderr
 
 
 @pytest.mark.parametrize("entry", list(ENTRY_POINTS))
@@ -152,69 +124,46 @@ def test_pytest_inventory_is_a_usage_error(tmp_path: Path, kind: str) -> None:
     assert "Traceback" not in result.stdout + result.stderr
 
 
-def _baseline_copy(reports: Path) -> Path:
-    target = reports / "baselines/lab/lab-ref"
-    shutil.copytree(BASELINE, target)
-    return target
-
-
-_BASELINE_FILES: dict[str, tuple[str, Callable[[Path], None]]] = {
-    "metadata nested 100,000 deep": ("baseline.json", write_bytes(b"[" * 100_000 + b"]" * 100_000)),
-    "metadata in Latin-1": ("baseline.json", write_bytes('{"name": "caf\xe9"}'.encode("latin-1"))),
-    "metadata 60 MB": ("baseline.json", CLASSES["60 MB file"]),
-    "samples nested 100,000 deep": ("samples.ndjson", write_bytes(b"[" * 100_000 + b"]" * 100_000 + b"\n")),
-    "samples from /dev/zero": ("samples.ndjson", CLASSES["/dev/zero"]),
-    "samples a FIFO": ("samples.ndjson", CLASSES["FIFO"]),
-}
-
-
-@pytest.mark.parametrize("kind", list(_BASELINE_FILES))
-def test_hostile_baseline_files_are_refused_in_one_line(tmp_path: Path, kind: str) -> None:
-    name, write = _BASELINE_FILES[kind]
-    baseline = _baseline_copy(tmp_path / "reports")
-    (baseline / name).unlink()
-    write(baseline / name)
-    argv = ["baseline", "show", "lab-ref", "--reports", str(tmp_path / "reports")]
-    result = _cli(argv)
-    assert result.returncode == 2, result.stderr
-    _one_clear_line(result.stderr, argv)
-
-
-def test_the_baseline_copy_itself_is_readable(tmp_path: Path) -> None:
-    """The control of the test above: untouched, the copied baseline shows (exit 0)."""
-    _baseline_copy(tmp_path / "reports")
-    result = _cli(["baseline", "show", "lab-ref", "--reports", str(tmp_path / "reports")])
-    assert result.returncode == 0, result.stderr
-    assert json.loads((BASELINE / "baseline.json").read_text())["name"] == "lab-ref"
-
-
 # -- generated -------------------------------------------------------------------------------
 
 
-@settings(max_examples=40)
-@given(entry=st.sampled_from(list(ENTRY_POINTS)), data=hostile_yaml())
+@fuzz(40)
+@given(entry=st.sampled_from(list(ENTRY_POINTS)), data=hostile_yaml(), form=secret_forms())
+@surface("YAML entry points: hostile YAML")
 def test_generated_hostile_files_are_refused_by_the_loader(
-    tmp_path_factory: pytest.TempPathFactory, entry: str, data: bytes
+    tmp_path_factory: pytest.TempPathFactory, entry: str, data: bytes, form: str
 ) -> None:
-    hostile = tmp_path_factory.mktemp("hostile") / "file.yaml"
-    hostile.write_bytes(data)
+    """A file of a class the loader refuses, after a line holding a password: refused naming
+    file:line:column, nothing written, the password not quoted."""
+    tmp = tmp_path_factory.mktemp("hostile")
+    hostile = tmp / "file.yaml"
+    hostile.write_bytes(f"x_url: {form}\n".encode() + data)
     argv = ENTRY_POINTS[entry](hostile)
-    code, stderr = _in_process(argv)
-    line = _one_clear_line(stderr, argv)
-    assert code == 2, stderr
+    with unchanged(tmp):
+        outcome = run_cli(argv).clean((2,))
+    line = _one_clear_line(outcome.stderr, argv)
     assert line.split("error: ", 1)[1].startswith(f"{hostile}:")  # file:line:column, from the loader
+    no_sentinel([form], [outcome.stdout, outcome.stderr])
 
 
-@settings(max_examples=40)
-@given(entry=st.sampled_from(list(ENTRY_POINTS)), data=st.binary(max_size=512))
+_BYTES = st.binary(max_size=512) | st.tuples(st.binary(max_size=256), secret_forms(), st.binary(max_size=256)).map(
+    lambda parts: parts[0] + parts[1].encode() + parts[2]
+)
+
+
+@fuzz(40)
+@given(entry=st.sampled_from(list(ENTRY_POINTS)), data=_BYTES)
+@surface("YAML entry points: arbitrary bytes")
 def test_arbitrary_bytes_never_crash(tmp_path_factory: pytest.TempPathFactory, entry: str, data: bytes) -> None:
-    """Any bytes at all: a clear error (schema errors may take several lines), never a traceback."""
-    hostile = tmp_path_factory.mktemp("bytes") / "file.yaml"
+    """Any bytes at all, a password among them: a clear error (schema errors may take several
+    lines), never a traceback; nothing written, the password not quoted."""
+    tmp = tmp_path_factory.mktemp("bytes")
+    hostile = tmp / "file.yaml"
     hostile.write_bytes(data)
-    code, stderr = _in_process(ENTRY_POINTS[entry](hostile))
-    assert code == 2, stderr
-    assert "Traceback" not in stderr and "internal error" not in stderr, stderr
-    assert stderr.startswith(("error: ", "harness sizing: error: ")), stderr
+    with unchanged(tmp):
+        outcome = run_cli(ENTRY_POINTS[entry](hostile)).clean((2,))
+    assert outcome.stderr.startswith(("error: ", "harness sizing: error: ")), outcome.stderr
+    no_sentinel([data.decode(errors="replace")], [outcome.stdout, outcome.stderr])
 
 
 def test_a_key_file_under_an_unknown_users_home_is_refused(tmp_path: Path) -> None:

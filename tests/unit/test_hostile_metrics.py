@@ -2,7 +2,8 @@
 (quotes, newlines, a scenario named like a path), ``harness metrics`` prints an exposition
 Prometheus' own parser reads back, with the same values, and ``--openmetrics-file`` writes that
 one file and nothing else.  The run is the recorded lab run tests/data/runs/20261121-110501-f674
-with its identities replaced in code; the fuzz target replaces them with any text."""
+with its identities replaced in code; the fuzz target replaces them with any text, a password
+among them, and writes the textfile or prints."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 
 from harness.runfiles.samples import IDENTITY_KEYS, SampleStore, read_samples
-from tests.unit.hostile_inputs import FUZZ, run_cli, unchanged
+from tests.unit.fuzz_tally import surface
+from tests.unit.hostile_inputs import FUZZ, no_sentinel, run_cli, secret_forms, unchanged
 from tests.unit.promtool import check_metrics
 
 RUN = Path(__file__).resolve().parents[1] / "data" / "runs" / "20261121-110501-f674"
@@ -75,12 +77,23 @@ def test_a_textfile_that_cannot_be_written_is_refused(tmp_path: Path, target: st
 
 
 @FUZZ
-@given(identity=st.dictionaries(st.sampled_from(IDENTITY_KEYS), st.text(max_size=40), max_size=5))
-def test_fuzz_metric_identities(tmp_path_factory: pytest.TempPathFactory, identity: dict[str, str]) -> None:
-    """Any identity: an exposition that reads back (or a refusal of the run); nothing written."""
+@given(
+    identity=st.dictionaries(st.sampled_from(IDENTITY_KEYS), st.text(max_size=40) | secret_forms(), max_size=5),
+    textfile=st.booleans(),
+)
+@surface("metrics: run identities")
+def test_fuzz_metric_identities(
+    tmp_path_factory: pytest.TempPathFactory, identity: dict[str, str], textfile: bool
+) -> None:
+    """Any identity: an exposition that reads back (or a refusal of the run), printed or in the
+    one textfile asked for; nothing else written, no password in either."""
     tmp = tmp_path_factory.mktemp("metrics")
     run = _run(tmp, identity)
-    with unchanged(tmp):
-        outcome = run_cli(["metrics", str(run)]).clean()
+    (tmp / "prom").mkdir()
+    prom = tmp / "prom" / "run.prom"
+    argv = ["metrics", str(run), *(["--openmetrics-file", str(prom)] if textfile else [])]
+    with unchanged(tmp, allowed=["prom/run.prom"] if textfile else []):
+        outcome = run_cli(argv).clean()
+    no_sentinel(identity.values(), [outcome.stdout, outcome.stderr], [prom] if prom.exists() else [])
     if outcome.code == 0:
-        _exposition_reads_back(outcome.stdout)
+        _exposition_reads_back(prom.read_bytes().decode() if textfile else outcome.stdout)  # no newline translated

@@ -4,11 +4,13 @@ by the real import of the four recorded lab runs (tests/data/runs/history-lab4),
 code; every reader (``harness history``, ``harness results status``, ``harness compare
 history:N``) and the writer (``harness results import``) answer in one line, exit 2, under the
 time and memory guards (tests/unit/hostile_inputs.py).  The fuzz target breaks the database at
-random (a cell of any row, a table, bytes of the file) and runs every reader on it."""
+random (a cell of any row, a table, bytes of the file; a password in a cell) and runs every
+reader on it, which changes nothing of the file and quotes no password."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import sqlite3
 from pathlib import Path
@@ -23,7 +25,8 @@ from harness.resultsdb.records import record_of
 from harness.resultsdb.sqlite import SqliteStore
 from harness.runfiles.runinfo import RunInfo
 from harness.runfiles.samples import Sample
-from tests.unit.hostile_inputs import FUZZ, run_cli, unchanged
+from tests.unit.fuzz_tally import surface
+from tests.unit.hostile_inputs import FUZZ, no_sentinel, run_cli, secret_forms, unchanged
 
 RUNS = Path(__file__).resolve().parents[1] / "data" / "runs" / "history-lab4"
 NEWEST = RUNS / "20261125-120534-2874"
@@ -50,8 +53,14 @@ def _readers(db: Path) -> list[list[str]]:
     ]
 
 
+def _connect(db: Path) -> contextlib.closing[sqlite3.Connection]:
+    """A connection closed at the end (a ``with`` on the connection alone only commits: its
+    open WAL would be checkpointed by the next reader, a change the reader did not make)."""
+    return contextlib.closing(sqlite3.connect(db))
+
+
 def _sql(db: Path, *statements: str) -> None:
-    with sqlite3.connect(db) as conn:
+    with _connect(db) as conn, conn:
         for statement in statements:
             conn.execute(statement)
 
@@ -156,6 +165,8 @@ _VALUES = st.one_of(
     st.text(max_size=30),
     st.binary(max_size=30),
     st.sampled_from(["{", "[]", '{"a": "\\ud800"}', "1" * 5000, '{"run_id": "x", "started": 1e300}', "-1"]),
+    secret_forms(),
+    secret_forms().map(lambda form: json.dumps({"run_id": "x", "inventory_name": form, "profile": form})),
 )
 
 
@@ -184,16 +195,18 @@ def _damaged(db: Path, what: str, value: object) -> None:
         table, column = what.split(".")
         first = f"(SELECT MIN(rowid) FROM {table})"
         # a NOT NULL or key the file itself keeps, a number SQLite has no type for: no such damage
-        with sqlite3.connect(db) as conn, contextlib.suppress(sqlite3.IntegrityError, OverflowError):
+        with _connect(db) as conn, conn, contextlib.suppress(sqlite3.IntegrityError, OverflowError):
             conn.execute(f"UPDATE {table} SET {column} = ? WHERE rowid = {first}", (value,))
 
 
 @FUZZ
 @given(damages=st.lists(damage(), min_size=1, max_size=3))
+@surface("results database: damaged or foreign files")
 def test_fuzz_results_database(
     built: Path, tmp_path_factory: pytest.TempPathFactory, damages: list[tuple[str, object]]
 ) -> None:
-    """Whatever is broken: every reader answers 0, 1 or a refusal; no hang, no blow-up."""
+    """Whatever is broken: every reader answers 0, 1 or a refusal; no hang, no blow-up, the
+    database as it was, no password quoted."""
     db = _copy(built, tmp_path_factory.mktemp("db"))
     for what, value in damages:
         try:
@@ -201,4 +214,6 @@ def test_fuzz_results_database(
         except (sqlite3.DatabaseError, UnicodeDecodeError):
             break  # an earlier damage made the file unreadable to sqlite3 itself: that is the case
     for argv in _readers(db):
-        run_cli(argv).clean((0, 1, 2))
+        with unchanged(db.parent):
+            outcome = run_cli(argv).clean((0, 1, 2))
+        no_sentinel([repr(value) for _, value in damages], [outcome.stdout, outcome.stderr])

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from tests.unit.fuzz_tally import surface
 from tests.unit.hostile_inputs import FUZZ, GUARD_S, no_secret, no_sentinel, run_cli, secret_forms, unchanged
+from tests.unit.hostile_records import JSON_VALUES, broken_record, with_raw
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 RUN = DATA / "runs" / "20261121-110501-f674"
@@ -29,13 +30,6 @@ def _run(tmp_path: Path) -> Path:
     (tmp_path / "outside").mkdir(exist_ok=True)
     (tmp_path / "outside" / "keep.png").write_bytes(b"mine")
     return run
-
-
-def _with_raw(lines: list[str], number: int, field: str, raw: str) -> None:
-    """Line ``number`` of samples.ndjson with ``field`` set to the JSON text ``raw``, as written
-    (after the line's own: JSON readers keep the last of two equal keys)."""
-    at = number % len(lines)
-    lines[at] = lines[at].rstrip()[:-1] + f', "{field}": {raw}}}'
 
 
 def test_the_recorded_run_renders(tmp_path: Path) -> None:
@@ -59,7 +53,7 @@ def test_the_recorded_run_renders(tmp_path: Path) -> None:
 def test_a_sample_that_no_file_can_hold_is_refused(tmp_path: Path, field: str, raw: str, message: str) -> None:
     run = _run(tmp_path)
     lines = (run / "samples.ndjson").read_text().splitlines()
-    _with_raw(lines, 0, field, raw)
+    with_raw(lines, 0, field, raw)
     (run / "samples.ndjson").write_text("\n".join(lines) + "\n")
     with unchanged(run):
         line = run_cli(["report", str(run)]).refusal()
@@ -101,7 +95,7 @@ def test_a_password_in_a_samples_text_never_reaches_the_report(tmp_path: Path) -
     secret = "Qs3cr3tPassw0rd"
     lines = (run / "samples.ndjson").read_text().splitlines()
     for field in ("metric", "unit"):
-        _with_raw(lines, 0, field, json.dumps(f"postgresql://ci:{secret}@db/h"))
+        with_raw(lines, 0, field, json.dumps(f"postgresql://ci:{secret}@db/h"))
     (run / "samples.ndjson").write_text("\n".join(lines) + "\n")
     outcome = run_cli(["report", str(run)]).clean((0, 2))
     written = [p for p in run.rglob("*") if p.name != "samples.ndjson"]
@@ -156,26 +150,9 @@ def test_latest_pointing_away_from_its_reports_root_is_not_followed(tmp_path: Pa
 
 # -- the fuzz target ----------------------------------------------------------------------------
 
-_JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=10),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-    max_leaves=8,
-)
-_RAW = st.sampled_from(["NaN", "Infinity", "1e400", "1" + "0" * 400, '"\\ud800"', "[" * 50, "-1", '"\\u0000"']) | (
-    secret_forms().map(lambda form: json.dumps({"pair": form, "verdict_reason": form}))
-)
-_FIELDS = ["metric", "value", "unit", "timestamp", "metadata"]
-
-
-@st.composite
-def broken_record(draw: st.DrawFn) -> tuple[int, str, str]:
-    """(line, field, raw JSON text) to put in a samples.ndjson line."""
-    raw = draw(_RAW) if draw(st.booleans()) else json.dumps(draw(_JSON))
-    return draw(st.integers(0, 40)), draw(st.sampled_from(_FIELDS)), raw
-
 
 @FUZZ
-@given(breaks=st.lists(broken_record(), min_size=1, max_size=3), info=st.none() | _JSON | secret_forms())
+@given(breaks=st.lists(broken_record(), min_size=1, max_size=3), info=st.none() | JSON_VALUES | secret_forms())
 @surface("run directory: samples.ndjson, run.json")
 def test_fuzz_run_files(
     tmp_path_factory: pytest.TempPathFactory, breaks: list[tuple[int, str, str]], info: object
@@ -186,7 +163,7 @@ def test_fuzz_run_files(
     run = _run(tmp)
     lines = (run / "samples.ndjson").read_text().splitlines()
     for number, field, raw in breaks:
-        _with_raw(lines, number, field, raw)
+        with_raw(lines, number, field, raw)
     (run / "samples.ndjson").write_text("\n".join(lines) + "\n")
     if info is not None:
         (run / "run.json").write_text(json.dumps({"run_id": "r", "profile": info} if isinstance(info, str) else info))

@@ -24,6 +24,7 @@ from paramiko.common import AUTH_FAILED
 import harness.cli
 import harness.remote.pool
 from harness.errors import (
+    ConfigError,
     ConnectionLost,
     HostKeyRefused,
     RefusedError,
@@ -232,6 +233,26 @@ def test_case_11_missing_known_hosts_refuses_before_connecting(tmp_path: Path, s
     with pytest.raises(HostKeyRefused, match=r"known_hosts file .* does not exist"):
         SshNode("n1", spec).open()
     assert ssh_server.connections == 0
+
+
+@pytest.mark.reliability_row(11)
+def test_case_11_a_damaged_known_hosts_is_one_refusal_before_connecting(tmp_path: Path, ssh_server: SshServer) -> None:
+    """paramiko's own loader stopped the session on a key that is no base64 (InvalidHostKey)."""
+    spec, _ = client_spec(tmp_path, ssh_server.port, "h ssh-rsa A\n" + ssh_server.known_hosts_line())
+    with pytest.raises(ConfigError, match=rf"{re.escape(str(spec.known_hosts))}:1: not a known_hosts line"):
+        SshNode("n1", spec).open()
+    assert ssh_server.connections == 0
+
+
+@pytest.mark.reliability_row(11)
+def test_case_11_a_hashed_pinned_key_is_accepted(tmp_path: Path, ssh_server: SshServer) -> None:
+    """The harness's own reader pins a hashed host as paramiko's did: the key passes, and only
+    the client key (which this server refuses) fails."""
+    line = ssh_server.known_hosts_line()
+    hashed = paramiko.HostKeys.hash_host(f"[127.0.0.1]:{ssh_server.port}")
+    spec, _ = client_spec(tmp_path, ssh_server.port, f"{hashed} {line.split(' ', 1)[1]}")
+    with pytest.raises(ConnectionLost, match="authentication failed"):
+        SshNode("n1", spec).open()
 
 
 @pytest.mark.reliability_row(12)
