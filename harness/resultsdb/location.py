@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -27,6 +28,7 @@ DEFAULT_FILE: Final = "results.sqlite"
 DISABLED: Final = "none"
 _POSTGRES: Final = ("postgresql://", "postgres://")
 _SQLITE: Final = "sqlite:///"
+_SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
 
 
 @dataclass(frozen=True)
@@ -63,14 +65,15 @@ def results_db(value: str | None, reports_root: Path) -> ResultsDb | None:
         return None
     if value.startswith(_POSTGRES):
         return ResultsDb(url=value)
+    if "://" in value and not value.startswith(_SQLITE):
+        scheme = value.split("://")[0]
+        raise ConfigError(
+            f"--results-db {scheme if _SCHEME.fullmatch(scheme) else redact_url(scheme)}://...: not a database "
+            "this harness writes (postgresql://..., sqlite:///path, a file path, or none)"
+        )
     shown = redact_url(value)
     if shown != value:  # a path is never quoted with a password in it: `postgresql:/ci:pw@db` is no file
         raise ConfigError(f"--results-db {shown}: holds a password but is no postgresql:// or postgres:// URL")
     if value.startswith(_SQLITE):
         return ResultsDb(path=Path(value[len(_SQLITE) :]))
-    if "://" in value:
-        raise ConfigError(
-            f"--results-db {value.split('://')[0]}://...: not a database this harness writes "
-            "(postgresql://..., sqlite:///path, a file path, or none)"
-        )
     return ResultsDb(path=Path(value))

@@ -230,6 +230,8 @@ def test_fuzz_url_options(parts: tuple[str, str, str | None], command: tuple[str
     with unchanged(RUN, HISTORY):
         outcome = run_cli(argv).clean((2, 5))
     no_secret(password, [outcome.stdout, outcome.stderr])
+    if shown is not None and "--results-db" in command and not written.startswith(("postgresql://", "postgres://")):
+        shown = written.split("://")[0] + "://..."  # a scheme the harness does not open: named, nothing more
     assert shown is None or shown in outcome.stderr, outcome.stderr
 
 
