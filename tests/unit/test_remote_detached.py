@@ -234,7 +234,8 @@ def test_nothing_is_left_when_the_starting_shell_is_gone(tmp_path: Path) -> None
     done = subprocess.run(["/bin/sh", "-c", j.start_script()], capture_output=True, text=True, timeout=5, check=False)
     assert done.returncode == 0 and done.stdout == ""  # communicate() returned: no pipe held open
     sid = pid_of(j)
-    assert session(sid)
+    # the start returns once the job is forked; its setsid may run a moment later on a busy host
+    assert until(lambda: bool(session(sid)), 5)
     DetachedJob.of_argv(["true"], deadline_s=1, pid_file=j.pid_file).stop(NodeShell())
     assert until(lambda: not session(sid), 5)
 
