@@ -47,6 +47,17 @@ def _convert(tmp_path: Path, hosts: str | bytes, mapping: str = MAPPING, name: s
     return ["inventory", "from-ansible", str(inventory), "--mapping", str(path)]
 
 
+def _fuzz_convert(tmp: Path, hosts: str | bytes, name: str) -> None:
+    """One fuzz input converted for real, with a field mapped to a variable the input may set:
+    exit 0 or one clear refusal, no hang, no blow-up, nothing written, no password copied or quoted."""
+    mapping = MAPPING.replace("hosts.ini", name).replace("host_vars: {", "host_vars: {instance_type: ec2_type, ")
+    argv = _convert(tmp, hosts, mapping, name)  # the inputs, written before the watch starts
+    with unchanged(tmp):
+        outcome = run_cli(argv).clean()
+    text = hosts.decode() if isinstance(hosts, bytes) else hosts
+    no_sentinel([text], [outcome.stdout, outcome.stderr])
+
+
 def test_the_good_inventory_converts(tmp_path: Path) -> None:
     """The control: the inventory the cases below break converts (exit 0)."""
     outcome = run_cli(_convert(tmp_path, GOOD)).clean((0,))
@@ -193,11 +204,7 @@ def ini_inventory(draw: st.DrawFn) -> str:
 def test_fuzz_ansible_ini(tmp_path_factory: pytest.TempPathFactory, hosts: str) -> None:
     """Whatever the INI holds: exit 0 or one clear refusal, no hang, no blow-up, nothing written,
     no password copied or quoted."""
-    tmp = tmp_path_factory.mktemp("ini")
-    argv = _convert(tmp, hosts, MAPPING.replace("host_vars: {", "host_vars: {instance_type: ec2_type, "))
-    with unchanged(tmp):
-        outcome = run_cli(argv).clean()
-    no_sentinel([hosts], [outcome.stdout, outcome.stderr])
+    _fuzz_convert(tmp_path_factory.mktemp("ini"), hosts, "hosts.ini")
 
 
 class _Raw(str):
@@ -262,11 +269,4 @@ def yaml_inventory(draw: st.DrawFn) -> bytes:
 def test_fuzz_ansible_yaml(tmp_path_factory: pytest.TempPathFactory, hosts: bytes) -> None:
     """Whatever the YAML holds: exit 0 or one clear refusal, no hang, no blow-up, nothing written,
     no password copied or quoted."""
-    tmp = tmp_path_factory.mktemp("yaml")
-    mapping = MAPPING.replace("hosts.ini", "hosts.yaml").replace(
-        "host_vars: {", "host_vars: {instance_type: ec2_type, "
-    )
-    argv = _convert(tmp, hosts, mapping, "hosts.yaml")
-    with unchanged(tmp):
-        outcome = run_cli(argv).clean()
-    no_sentinel([hosts.decode()], [outcome.stdout, outcome.stderr])
+    _fuzz_convert(tmp_path_factory.mktemp("yaml"), hosts, "hosts.yaml")
