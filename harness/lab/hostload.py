@@ -21,27 +21,9 @@ from pathlib import Path
 from harness.inventory.models import Inventory
 from harness.lab.processes import find_lab_processes
 from harness.probes.hostload import HostReading, local_snapshot
-from harness.probes.hostprocs import other_ticks, process_table
+from harness.probes.hostprocs import other_ticks, process_table, process_ticks
 
 __all__ = ["LabHostProbe", "lab_host_probe", "process_ticks"]
-
-_PROC = Path("/proc")
-#: ``utime stime cutime cstime``, counted from field 3 (the state) after the command name
-_TICK_FIELDS = slice(11, 15)
-
-
-def process_ticks(pid: int) -> int | None:
-    """User and system clock ticks of ``pid`` and of its reaped children; None once it is gone."""
-    try:
-        stat = (_PROC / str(pid) / "stat").read_text()
-    except OSError:
-        return None
-    # the command name (field 2) may hold spaces and parentheses: the fields follow the last ')'
-    fields = stat[stat.rfind(")") + 2 :].split()
-    try:
-        return sum(int(v) for v in fields[_TICK_FIELDS])
-    except ValueError:
-        return None
 
 
 class LabHostProbe:

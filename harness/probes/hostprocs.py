@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-__all__ = ["ProcessStat", "other_ticks", "process_table"]
+__all__ = ["ProcessStat", "other_ticks", "process_stat", "process_table", "process_ticks"]
 
 _PROC: Final = Path("/proc")
 #: ``PF_KTHREAD`` in ``/proc/PID/stat``'s flags: a kernel thread
@@ -37,7 +37,8 @@ class ProcessStat:
     ticks: int
 
 
-def _stat(pid: int) -> ProcessStat | None:
+def process_stat(pid: int) -> ProcessStat | None:
+    """``pid``'s stat now; None once it is gone."""
     try:
         stat = (_PROC / str(pid) / "stat").read_text()
         uid = (_PROC / str(pid)).stat().st_uid
@@ -60,12 +61,18 @@ def _stat(pid: int) -> ProcessStat | None:
     return ProcessStat(ppid, uid, exe, kernel, ticks)
 
 
+def process_ticks(pid: int) -> int | None:
+    """User and system clock ticks of ``pid`` and of its reaped children; None once it is gone."""
+    found = process_stat(pid)
+    return None if found is None else found.ticks
+
+
 def process_table() -> dict[int, ProcessStat]:
     """Every process now, pid → its stat; one that ends while it is read is left out."""
     table: dict[int, ProcessStat] = {}
     for entry in _PROC.iterdir():
         if entry.name.isdigit():
-            found = _stat(int(entry.name))
+            found = process_stat(int(entry.name))
             if found is not None:
                 table[int(entry.name)] = found
     return table
