@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from harness.bonnie import BONNIE_ENGINE, BonnieResult, bonnie_values, job_for_memory, meminfo_total_kib
 from harness.bonnie.result import parse_bonnie_csv
-from harness.cell.certificate import CellCertificate, cell_certificate, read_ends
+from harness.cell.certificate import CellCertificate
 from harness.cell.outcome import CellOutcome, junit_properties, property_name
 from harness.disk.cell import DiskCellRunner
 from harness.disk.layout import DiskLayout
@@ -98,10 +98,8 @@ class BonnieCellRunner:
             self.cells.ledger.record("bonnie-start", {"node": spec.node, "directory": job.directory})
             deadline = _FILE_PHASES_S + 5 * plan.size_mib * MIB / _FLOOR_BYTES_PER_S
             self.cells.progress(f"{spec.id}: bonnie++ -s {job.size_mib} MiB -n {job.files_k} (up to {deadline:.0f} s)")
-            opened = read_ends([node], self.cells.host_probe)
-            out = node.run_script(job.script(), timeout=deadline, check=False)
-            certificate = cell_certificate(
-                opened, read_ends([node], self.cells.host_probe), self.cells.inventory.validity
+            out, certificate = self.disk.certified(
+                node, lambda: node.run_script(job.script(), timeout=deadline, check=False)
             )
             if out.exit_code != 0:
                 raise InfraError(

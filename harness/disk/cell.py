@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import shlex
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from harness.cell import CellRunner
 from harness.cell.certificate import CellCertificate, cell_certificate, read_ends
@@ -43,6 +43,8 @@ from harness.safety.device import guard_scratch_device
 from harness.units import MIB
 
 __all__ = ["DiskCellResult", "DiskCellRunner", "DiskCellSpec", "PreparedTarget", "StudySpec"]
+
+T = TypeVar("T")
 
 #: room a fresh filesystem needs beside the fio file (journal, metadata)
 _FS_SLACK = 64 * MIB
@@ -146,10 +148,9 @@ class DiskCellRunner:
             steady = None
             if spec.fill_pct is not None:
                 self._fill(ready.node, spec, ready.target, ready.sizes)
-            opened = read_ends([ready.node], self.cells.host_probe)
-            outcome = self._fio(ready.node, spec, ready.target, ready.kind, ready.undo)
-            closed = read_ends([ready.node], self.cells.host_probe)
-            certificate = cell_certificate(opened, closed, self.cells.inventory.validity)
+            outcome, certificate = self.certified(
+                ready.node, lambda: self._fio(ready.node, spec, ready.target, ready.kind, ready.undo)
+            )
             states = [g.steady_state for g in outcome.result.groups if g.steady_state is not None]
             if states:
                 steady = all(state.attained for state in states)
@@ -157,6 +158,14 @@ class DiskCellRunner:
         result = self._finish(spec, outcome, wall=wall, steady=steady, test_id=test_id, certificate=certificate)
         self.cells.record_series(result.metadata, outcome.bw_logs, [])
         return result
+
+    def certified(self, node: Runner, engine: Callable[[], T]) -> tuple[T, CellCertificate]:
+        """``engine`` run between two readings of ``node``'s (and the lab host's) pressure: what
+        it returned and the window's certificate."""
+        opened = read_ends([node], self.cells.host_probe)
+        done = engine()
+        closed = read_ends([node], self.cells.host_probe)
+        return done, cell_certificate(opened, closed, self.cells.inventory.validity)
 
     @contextmanager
     def prepared(
