@@ -35,8 +35,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     excinfo = call.excinfo
     if call.when == "call" and report.failed and excinfo is not None and not excinfo.errisinstance(_JUDGED):
-        # the teardown's report carries the item's properties into the JUnit file
+        # the teardown's report carries the item's properties into the JUnit file; the call's
+        # own report says it too, for the first screen (harness.plugin.uncelled)
         item.user_properties.append((ERROR_PROPERTY, excinfo.typename))
+        report.user_properties.append((ERROR_PROPERTY, excinfo.typename))
     return report
 
 

@@ -3,8 +3,9 @@ lost in setup): the first screen names them beside the cells that failed, so it 
 "every cell passed" above a red run.
 
 Read from the terminal reporter's own reports on the controller, one line each: the test's
-id (xdist's ``@<group>`` suffix dropped, as the JUnit names drop it), ``ERROR`` or ``FAIL``,
-and the exception's message.  A test whose id a cell recorded is the cell's to report.
+id (xdist's ``@<group>`` suffix dropped, as the JUnit names drop it), ``ERROR`` or ``FAIL`` as
+the JUnit file has it (:mod:`harness.plugin.junit` marks the call that raised no verdict), and
+the exception's message.  A test whose id a cell recorded is the cell's to report.
 """
 
 from __future__ import annotations
@@ -13,12 +14,9 @@ from collections.abc import Collection
 
 import pytest
 
+from harness.report.junitcases import ERROR_PROPERTY, stable_name
+
 __all__ = ["uncelled_failures"]
-
-
-def _test_id(nodeid: str) -> str:
-    head, sep, tail = nodeid.rpartition("@")
-    return head if sep and "]" not in tail and "::" not in tail else nodeid
 
 
 def _message(report: pytest.TestReport) -> str:
@@ -26,11 +24,6 @@ def _message(report: pytest.TestReport) -> str:
     text = getattr(crash, "message", None) or str(report.longrepr or "")
     lines = [line.strip() for line in str(text).splitlines() if line.strip()]
     return (lines[0] if lines else "(no message)")[:400]
-
-
-def _judged(message: str) -> bool:
-    """A verdict or an assertion (a failure), not a tool's or node's exception (an error)."""
-    return message.startswith(("Failed:", "AssertionError", "assert "))
 
 
 def uncelled_failures(config: pytest.Config, cell_test_ids: Collection[str]) -> list[tuple[str, str, str]]:
@@ -42,9 +35,9 @@ def uncelled_failures(config: pytest.Config, cell_test_ids: Collection[str]) -> 
         for report in stats.get(key, []):
             if not isinstance(report, pytest.TestReport):
                 continue
-            test_id = _test_id(report.nodeid)
+            test_id = stable_name(report.nodeid)
             if test_id in cell_test_ids or test_id in out:
                 continue
-            message = _message(report)
-            out[test_id] = (verdict if report.when == "call" and _judged(message) else "ERROR", test_id, message)
+            errored = report.when != "call" or any(name == ERROR_PROPERTY for name, _ in report.user_properties)
+            out[test_id] = ("ERROR" if errored else verdict, test_id, _message(report))
     return list(out.values())
